@@ -1,0 +1,31 @@
+import { createDatabasePool } from '../../server/db/pool.ts';
+import { migrate } from '../../server/db/migrate.ts';
+import { createLogger } from '../../server/logger.ts';
+import { acquireDataDirLock, ensureDataDir } from '../../server/runtime/data-dir.ts';
+import { startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
+import { configOrExit } from '../shared.ts';
+
+export async function migrateCommand(_args: string[]): Promise<number> {
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
+  let stopPg: (() => Promise<void>) | undefined;
+  let release: (() => Promise<void>) | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    await ensureDataDir(config.dataDir);
+    release = await acquireDataDirLock(config.dataDir);
+    const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, logger });
+    stopPg = pg.stop;
+    url = pg.url;
+  }
+  const pool = await createDatabasePool(url);
+  try {
+    const applied = await migrate(pool);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+    return 0;
+  } finally {
+    await pool.end();
+    await stopPg?.();
+    await release?.();
+  }
+}

@@ -1,0 +1,53 @@
+import { parseArgs } from 'node:util';
+import { createLogger } from '../../server/logger.ts';
+import { startGateway, type Role } from '../../server/serve.ts';
+import { configOrExit } from '../shared.ts';
+
+const ROLES: Role[] = ['api', 'worker', 'all'];
+
+export async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
+  const role = values.role as Role;
+  if (!ROLES.includes(role)) {
+    process.stderr.write(`gateway serve: --role must be one of ${ROLES.join(', ')} (got "${values.role}")\n`);
+    return 2;
+  }
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
+  const gateway = await startGateway({ config, role, logger });
+  if (gateway.temporalUiUrl) logger.info(`Temporal UI: ${gateway.temporalUiUrl}`);
+
+  return new Promise<number>((resolve) => {
+    let stoppingSince = 0;
+    const shutdown = (signal: string, code: number) => {
+      if (stoppingSince) {
+        // One Ctrl-C often arrives twice (terminal process group + npm forwarding it): only a
+        // signal well after the first forces the exit. The exit hook still signals children.
+        if (Date.now() - stoppingSince < 3_000) return;
+        logger.warn({ signal }, 'second signal: exiting now');
+        process.exit(1);
+      }
+      stoppingSince = Date.now();
+      logger.info({ signal }, 'shutting down');
+      gateway.stop().then(
+        () => {
+          logger.info('stopped');
+          resolve(code);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM', 0));
+    process.on('SIGINT', () => shutdown('SIGINT', 0));
+    gateway.workerDone.then(
+      () => !stoppingSince && shutdown('worker stopped', 1),
+      (err: unknown) => {
+        logger.fatal({ err }, 'the Temporal worker failed');
+        if (!stoppingSince) shutdown('worker failed', 1);
+      },
+    );
+  });
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// The `gateway` command. Thin: parse arguments, call one function, print, exit with a status.
+
+const HELP = `gateway — Agent Action Gateway
+
+Usage:
+  gateway serve [--role api|worker|all]   start the gateway (default role: all)
+  gateway migrate                         apply database migrations and exit
+  gateway help                            show this help
+
+Configuration comes from environment variables; see README.md.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'help', ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return (await import('./commands/serve.ts')).serveCommand(rest);
+    case 'migrate':
+      return (await import('./commands/migrate.ts')).migrateCommand(rest);
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(HELP + '\n');
+      return 0;
+    default:
+      process.stderr.write(`gateway: unknown command "${command}"\n\n${HELP}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== -1) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`gateway: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

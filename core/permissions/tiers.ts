@@ -1,0 +1,113 @@
+// Suggested tiers for remembering an approval: the exact keys, then every key broadened one
+// step, then two steps — all keys together, so each tier covers the whole call.
+//   svc:act:arg          → svc:act:*        → svc:*:*
+//   http:POST:host/a/b   → http:POST:host/* → http:ANY:host/*
+
+import {
+  HTTP_SERVICE,
+  MISSING_ARG,
+  PermissionKeyError,
+  parsePermissionKey,
+  splitHostPath,
+} from './keys.ts';
+import type { ParsedPermissionKey } from './keys.ts';
+import { ANY_VERB } from './patterns.ts';
+
+export interface Tier {
+  keys: string[];
+  description: string;
+}
+
+const LEVELS = 3;
+
+function parseOrThrow(key: string): ParsedPermissionKey {
+  const parsed = parsePermissionKey(key);
+  if (parsed === null) throw new PermissionKeyError(`invalid permission key: ${JSON.stringify(key)}`);
+  return parsed;
+}
+
+function hostOf(parsed: ParsedPermissionKey): string {
+  const hostPath = splitHostPath(parsed.arg);
+  if (hostPath === null) throw new PermissionKeyError(`invalid http key arg: ${parsed.arg}`);
+  return hostPath.host;
+}
+
+/** The key broadened `level` steps (0 = unchanged). */
+function broaden(key: string, level: number): string {
+  const p = parseOrThrow(key);
+  if (level === 0) return key;
+  if (p.service === HTTP_SERVICE) {
+    const verb = level >= 2 ? ANY_VERB : p.action;
+    return `${HTTP_SERVICE}:${verb}:${hostOf(p)}/*`;
+  }
+  return level >= 2 ? `${p.service}:*:*` : `${p.service}:${p.action}:*`;
+}
+
+function unique(values: Iterable<string>): string[] {
+  return [...new Set(values)];
+}
+
+function decodeArg(arg: string): string {
+  if (arg === MISSING_ARG) return '(no value)';
+  try {
+    return decodeURIComponent(arg);
+  } catch {
+    return arg;
+  }
+}
+
+/** What one (possibly broadened) key grants, in words. */
+function describeKey(key: string): string {
+  const p = parseOrThrow(key);
+  if (p.service === HTTP_SERVICE) {
+    const host = hostOf(p);
+    if (p.action === ANY_VERB || p.action === '*') return `Any request to ${host}`;
+    if (p.arg === `${host}/*`) return `Any ${p.action} request to ${host}`;
+    return `${p.action} ${decodeArg(p.arg)}`;
+  }
+  if (p.action === '*') return `Any action on ${p.service}`;
+  if (p.arg === '*') return `Any ${p.action} on ${p.service}`;
+  return `${p.action} on ${p.service} for ${decodeArg(p.arg)}`;
+}
+
+function describeTier(keys: readonly string[], level: number): string {
+  // Exact keys can still be whole-action keys (arg `*`); then say what they really grant.
+  if (level === 0 && keys.every((k) => !k.includes('*'))) return 'Only this exact call';
+  return unique(keys.map(describeKey)).join('; ');
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(a);
+  return a.length === b.length && b.every((k) => set.has(k));
+}
+
+/** Throws PermissionKeyError on an unparseable key. */
+export function suggestedTiers(keys: readonly string[]): Tier[] {
+  const exact = unique(keys);
+  const tiers: Tier[] = [];
+  for (let level = 0; level < LEVELS; level++) {
+    const tierKeys = unique(exact.map((k) => broaden(k, level)));
+    if (tiers.some((t) => sameSet(t.keys, tierKeys))) continue;
+    tiers.push({ keys: tierKeys, description: describeTier(tierKeys, level) });
+  }
+  return tiers;
+}
+
+/** `derived_keys` of an approval: the exact keys, deduplicated in order. */
+export function derivedKeys(keys: readonly string[]): string[] {
+  return unique(keys);
+}
+
+export function tierKeys(tiers: readonly Tier[]): string[] {
+  return unique(tiers.flatMap((t) => t.keys));
+}
+
+/**
+ * Whether `remember_keys` may be planted: each key must appear in some tier. An empty list is
+ * rejected — remembering nothing would report allow_remember while planting no rule.
+ */
+export function isSubsetOfTiers(rememberKeys: readonly string[], tiers: readonly Tier[]): boolean {
+  if (rememberKeys.length === 0) return false;
+  const allowed = new Set(tierKeys(tiers));
+  return rememberKeys.every((k) => allowed.has(k));
+}

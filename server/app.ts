@@ -1,0 +1,63 @@
+// The Express application: request context, JSON bodies, health, REST /v1, the dashboard.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import express, { type Express } from 'express';
+import type { DatabasePool } from 'slonik';
+import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import { requestContext } from './http/request-context.ts';
+import type { Logger } from './logger.ts';
+import type { ReadinessReport } from './readiness.ts';
+import { diagnosticsRoutes } from './routes/diagnostics.ts';
+import { healthRoutes } from './routes/health.ts';
+
+export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
+export const BODY_LIMIT = '1mb';
+
+export interface AppDeps {
+  logger: Logger;
+  pool: DatabasePool;
+  temporal: Client | undefined;
+  readiness: () => Promise<ReadinessReport>;
+  /** Worker-only processes answer health checks and nothing else. */
+  role: 'api' | 'worker' | 'all';
+  webDir?: string;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestContext(deps.logger));
+  app.use(healthRoutes(deps.readiness));
+  if (deps.role !== 'worker' && deps.temporal) {
+    const v1 = express.Router();
+    v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
+    v1.use(diagnosticsRoutes(deps.temporal));
+    v1.use(notFoundHandler());
+    app.use('/v1', v1);
+    mountDashboard(app, deps.webDir ?? WEB_BUILD_DIR);
+  }
+  app.use(notFoundHandler());
+  app.use(errorHandler());
+  return app;
+}
+
+/** The SvelteKit build is a static single-page app: unknown paths fall back to its shell. */
+function mountDashboard(app: Express, dir: string): void {
+  if (!existsSync(path.join(dir, 'index.html'))) {
+    app.get('/', (_req, res) => {
+      res.status(503).type('text/plain').send('The dashboard is not built yet: run `npm run build`.\n');
+    });
+    return;
+  }
+  app.use(express.static(dir, { index: 'index.html', maxAge: '1h', setHeaders: noCacheForHtml }));
+  app.get(/^\/(?!v1\/|oauth\/|mcp|\.well-known\/).*/, (_req, res) => {
+    res.setHeader('Cache-Control', 'no-cache');
+    res.sendFile(path.join(dir, 'index.html'));
+  });
+}
+
+function noCacheForHtml(res: express.Response, file: string): void {
+  if (file.endsWith('.html')) res.setHeader('Cache-Control', 'no-cache');
+}

@@ -1,0 +1,141 @@
+// The one place the process reads its environment. Every variable is validated by zod; a bad
+// value stops start-up with a single line that names the variable (see ConfigError).
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce
+  .number({ error: 'must be a number' })
+  .int('must be a whole number')
+  .min(1, 'must be between 1 and 65535')
+  .max(65535, 'must be between 1 and 65535');
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const envSchema = z.object({
+  PORT: port.default(8080),
+  PUBLIC_URL: optionalString.pipe(
+    z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+      .optional(),
+  ),
+  DATA_DIR: z.string().trim().min(1).default('./.data'),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+      .optional(),
+  ),
+  TEMPORAL_ADDRESS: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[^\s:/]+:\d+$/, 'must be host:port')
+      .optional(),
+  ),
+  TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+  TEMPORAL_CLI_PATH: optionalString,
+  // 32 bytes, base64 or hex. Generated into DATA_DIR when absent outside production.
+  GATEWAY_MASTER_KEY: optionalString.pipe(
+    z
+      .string()
+      .refine((v) => decodeMasterKey(v) !== null, 'must be 32 bytes as base64 or 64 hex characters')
+      .optional(),
+  ),
+  GATEWAY_ADMIN_EMAIL: optionalString.pipe(z.email({ error: 'must be an email address' }).optional()),
+  GATEWAY_ADMIN_PASSWORD: optionalString.pipe(
+    z.string().min(12, 'must be at least 12 characters').optional(),
+  ),
+  SERVICES_DIR: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    cliPath: string | undefined;
+    /** gRPC port of the embedded dev server. */
+    port: number;
+    uiPort: number;
+  };
+  masterKey: Buffer | undefined;
+  admin: { email: string | undefined; password: string | undefined };
+  /** Built-in services first, then every SERVICES_DIR entry in order. */
+  serviceDirs: string[];
+  logLevel: Env['LOG_LEVEL'];
+  production: boolean;
+  nodeEnv: Env['NODE_ENV'];
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+export function decodeMasterKey(value: string): Buffer | null {
+  const v = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) {
+    const buf = Buffer.from(v, 'base64');
+    if (buf.length === 32) return buf;
+  }
+  return null;
+}
+
+const builtinServicesDir = path.resolve(import.meta.dirname, '..', 'services');
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    const raw = env[variable];
+    throw new ConfigError(variable, `${issue.message}${raw !== undefined ? ` (got ${JSON.stringify(raw)})` : ''}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const masterKey = e.GATEWAY_MASTER_KEY ? decodeMasterKey(e.GATEWAY_MASTER_KEY)! : undefined;
+  if (production && !masterKey) {
+    throw new ConfigError('GATEWAY_MASTER_KEY', 'is required when NODE_ENV=production');
+  }
+  const extraDirs = (e.SERVICES_DIR ?? '')
+    .split(':')
+    .map((d) => d.trim())
+    .filter(Boolean)
+    .map((d) => path.resolve(d));
+  return {
+    port: e.PORT,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      port: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+    },
+    masterKey,
+    admin: { email: e.GATEWAY_ADMIN_EMAIL, password: e.GATEWAY_ADMIN_PASSWORD },
+    serviceDirs: [builtinServicesDir, ...extraDirs],
+    logLevel: e.LOG_LEVEL,
+    production,
+    nodeEnv: e.NODE_ENV,
+  };
+}

@@ -1,0 +1,47 @@
+// The one error middleware: typed errors become the envelope with their status; body-parser
+// failures become invalid_request / payload_too_large; anything else is a logged 500 that never
+// echoes internals to the caller.
+import type { NextFunction, Request, Response } from 'express';
+import { ZodError } from 'zod';
+import { AppError, toEnvelope } from '../errors.ts';
+
+export function zodToAppError(err: ZodError, message = 'the request is not valid'): AppError {
+  return new AppError('invalid_request', message, {
+    issues: err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code })),
+  });
+}
+
+export function errorHandler() {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let appErr: AppError;
+    if (err instanceof AppError) appErr = err;
+    else if (err instanceof ZodError) appErr = zodToAppError(err);
+    else if (isBodyParserError(err)) {
+      appErr =
+        err.type === 'entity.too.large'
+          ? new AppError('payload_too_large', 'the request body is larger than the limit', { limit_bytes: err.limit })
+          : new AppError('invalid_request', err.type === 'entity.parse.failed' ? 'the request body is not valid JSON' : err.message);
+    } else {
+      req.log?.error({ err }, 'unhandled error');
+      appErr = new AppError('internal', 'internal error');
+    }
+    if (res.headersSent) return;
+    res.status(appErr.status).json(toEnvelope(appErr, req.id));
+  };
+}
+
+interface BodyParserError {
+  type: string;
+  message: string;
+  limit?: number;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string' && 'status' in err;
+}
+
+export function notFoundHandler() {
+  return (req: Request, res: Response) => {
+    res.status(404).json(toEnvelope(new AppError('not_found', `no route for ${req.method} ${req.path}`), req.id));
+  };
+}

@@ -1,0 +1,30 @@
+// Request ids and access logs. A caller-supplied X-Request-Id is kept when it looks sane, so one
+// id can follow a request across systems; otherwise we mint one.
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger.ts';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+    log: Logger;
+  }
+}
+
+const SANE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function requestContext(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get('x-request-id');
+    req.id = incoming && SANE_ID.test(incoming) ? incoming : randomUUID();
+    req.log = logger.child({ request_id: req.id });
+    res.setHeader('X-Request-Id', req.id);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // Path only: query strings can carry tokens (OAuth codes, state).
+      req.log.info({ method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
+    next();
+  };
+}

@@ -1,0 +1,39 @@
+// What /readyz reports: the database answers, every migration on disk is applied, Temporal answers.
+import type { Client } from '@temporalio/client';
+import { sql, type DatabasePool } from 'slonik';
+import { pendingMigrations } from './db/migrate.ts';
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { database: string; migrations: string; temporal: string };
+}
+
+async function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function checkReadiness(deps: { pool: DatabasePool; temporal: Client | undefined }): Promise<ReadinessReport> {
+  const checks = { database: 'ok', migrations: 'ok', temporal: 'ok' };
+  try {
+    await within(2_000, deps.pool.query(sql.unsafe`SELECT 1`));
+    const pending = await within(2_000, pendingMigrations(deps.pool));
+    if (pending.length > 0) checks.migrations = `pending: ${pending.join(', ')}`;
+  } catch (err) {
+    checks.database = `error: ${(err as Error).message}`;
+    checks.migrations = 'unknown';
+  }
+  if (!deps.temporal) checks.temporal = 'not connected';
+  else {
+    try {
+      await within(2_000, deps.temporal.connection.workflowService.getSystemInfo({}));
+    } catch (err) {
+      checks.temporal = `error: ${(err as Error).message}`;
+    }
+  }
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+}

@@ -1,0 +1,14 @@
+import { Router } from 'express';
+import type { ReadinessReport } from '../readiness.ts';
+
+export function healthRoutes(readiness: () => Promise<ReadinessReport>): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const report = await readiness();
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+  });
+  return router;
+}

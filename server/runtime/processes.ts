@@ -1,0 +1,114 @@
+// Small helpers for the child processes the gateway supervises (embedded PostgreSQL, Temporal).
+import net from 'node:net';
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Children the gateway must not leave behind. If the process exits without a clean stop (a forced
+ * second signal, an uncaught error), the exit hook signals them synchronously; they then shut
+ * down on their own, and the next start reaps anything that survived.
+ */
+const supervised = new Map<number, NodeJS.Signals>();
+let exitHookInstalled = false;
+
+export function superviseChild(pid: number, stopSignal: NodeJS.Signals): void {
+  supervised.set(pid, stopSignal);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const [child, signal] of supervised) {
+        try {
+          process.kill(child, signal);
+        } catch {
+          /* already gone */
+        }
+      }
+    });
+  }
+}
+
+export function releaseChild(pid: number): void {
+  supervised.delete(pid);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The command line of a live process, so a reused pid is never mistaken for our child. */
+export async function commandLine(pid: number): Promise<string> {
+  try {
+    return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await sleep(50);
+  }
+  return !isAlive(pid);
+}
+
+/** Stops a process politely, then firmly. Returns once it is gone. */
+export async function terminate(pid: number, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
+  if (!isAlive(pid)) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    return;
+  }
+  if (await waitForExit(pid, graceMs)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  await waitForExit(pid, 5_000);
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export async function portAcceptsConnections(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(1_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function waitForPort(host: string, port: number, timeoutMs: number, isDead: () => boolean = () => false): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (isDead()) throw new Error(`process exited before ${host}:${port} accepted connections`);
+    if (await portAcceptsConnections(host, port)) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${host}:${port}`);
+}

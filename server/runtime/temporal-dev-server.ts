@@ -1,0 +1,95 @@
+// The embedded Temporal: `temporal server start-dev` with its SQLite file under DATA_DIR, so
+// workflows survive a restart, the gateway's search attributes registered, and updates enabled.
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../logger.ts';
+import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
+import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+
+/** Search attributes the Temporal UI filters calls by (DESIGN.md §4). */
+export const SEARCH_ATTRIBUTES = {
+  GatewayOrg: 'Keyword',
+  GatewayAgent: 'Keyword',
+  GatewayService: 'Keyword',
+  GatewayAction: 'Keyword',
+  GatewayStatus: 'Keyword',
+} as const;
+
+export const DYNAMIC_CONFIG = [
+  'frontend.enableUpdateWorkflowExecution=true',
+  'frontend.enableExecuteMultiOperation=true',
+];
+
+export interface DevServerOptions {
+  cliPath: string;
+  /** Folder that holds temporal.db; omit for an in-memory server (tests). */
+  dataDir?: string;
+  namespace: string;
+  port?: number;
+  /** 0 or undefined: no Web UI. */
+  uiPort?: number;
+  logger: Logger;
+  /** Name used for the pid file under DATA_DIR/run (embedded mode only). */
+  pidName?: string;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function devServerArgs(opts: { dbFile?: string | undefined; namespace: string; port: number; uiPort?: number | undefined }): string[] {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
+  else args.push('--headless');
+  if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const kv of DYNAMIC_CONFIG) args.push('--dynamic-config-value', kv);
+  return args;
+}
+
+export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const { logger } = opts;
+  const port = opts.port || (await freePort());
+  let dbFile: string | undefined;
+  if (opts.dataDir) {
+    await reapOrphan(opts.dataDir, opts.pidName ?? 'temporal', 'start-dev', logger);
+    await mkdir(path.join(opts.dataDir, 'temporal'), { recursive: true });
+    dbFile = path.join(opts.dataDir, 'temporal', 'temporal.db');
+  }
+  const args = devServerArgs({ dbFile, namespace: opts.namespace, port, uiPort: opts.uiPort });
+  logger.info({ port, uiPort: opts.uiPort || null, dbFile: dbFile ?? ':memory:' }, 'starting Temporal dev server');
+  // Own process group: a Ctrl-C in the terminal reaches the gateway, which stops this in order.
+  const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let exited = false;
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-4000);
+  });
+  child.once('exit', () => (exited = true));
+  if (!child.pid) throw new Error(`could not start ${opts.cliPath}`);
+  superviseChild(child.pid, 'SIGTERM');
+  if (opts.dataDir) await recordChild(opts.dataDir, opts.pidName ?? 'temporal', child.pid);
+  try {
+    await waitForPort('127.0.0.1', port, 60_000, () => exited);
+    if (opts.uiPort) await waitForPort('127.0.0.1', opts.uiPort, 30_000, () => exited);
+  } catch (err) {
+    await terminate(child.pid, 'SIGTERM', 5_000);
+    releaseChild(child.pid);
+    throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`);
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
+    pid: child.pid,
+    async stop() {
+      await terminate(child.pid!, 'SIGTERM', 15_000);
+      releaseChild(child.pid!);
+      if (opts.dataDir) await forgetChild(opts.dataDir, opts.pidName ?? 'temporal');
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// Starts a gateway process: embedded PostgreSQL and Temporal when nothing external is configured,
+// migrations, the Temporal worker and/or the HTTP API. `stop()` undoes it all in reverse order so
+// nothing is left running: close HTTP → drain the worker → close clients → stop children.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createDatabasePool } from './db/pool.ts';
+import { migrate } from './db/migrate.ts';
+import type { Logger } from './logger.ts';
+import { checkReadiness } from './readiness.ts';
+import { acquireDataDirLock, ensureDataDir, loadOrCreateMasterKey } from './runtime/data-dir.ts';
+import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
+import { resolveTemporalCli } from './runtime/temporal-cli.ts';
+import { startTemporalDevServer } from './runtime/temporal-dev-server.ts';
+import { connectTemporalClient } from './temporal/client.ts';
+import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Gateway {
+  url: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalUiUrl: string | undefined;
+  pool: DatabasePool;
+  temporal: Client;
+  /** Resolves when the worker stops on its own (a fatal error); never resolves for api-only. */
+  workerDone: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  role: Role;
+  logger: Logger;
+}
+
+export async function startGateway({ config, role, logger }: StartOptions): Promise<Gateway> {
+  const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
+  const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
+  const stop = async () => {
+    for (const { name, run } of cleanups.splice(0)) {
+      try {
+        await run();
+      } catch (err) {
+        logger.error({ err, step: name }, 'error during shutdown');
+      }
+    }
+  };
+
+  try {
+    const embedded = !config.databaseUrl || !config.temporal.address;
+    if (embedded || !config.masterKey) await ensureDataDir(config.dataDir);
+    if (embedded) onStop('data-dir lock', await acquireDataDirLock(config.dataDir));
+
+    // The vault key is loaded here so a production start without one fails before anything runs.
+    const masterKey = config.masterKey ?? (await loadOrCreateMasterKey(config.dataDir, logger));
+    void masterKey;
+
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, logger });
+      onStop('embedded PostgreSQL', pg.stop);
+      databaseUrl = pg.url;
+    }
+    const pool = await createDatabasePool(databaseUrl);
+    onStop('database pool', () => pool.end());
+    const applied = await migrate(pool, { log: (m) => logger.info(m) });
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+
+    let temporalAddress = config.temporal.address;
+    let temporalUiUrl: string | undefined;
+    if (!temporalAddress) {
+      const cliPath = await resolveTemporalCli({ explicitPath: config.temporal.cliPath, progress: (l) => logger.info(l) });
+      const dev = await startTemporalDevServer({
+        cliPath,
+        dataDir: config.dataDir,
+        namespace: config.temporal.namespace,
+        port: config.temporal.port,
+        uiPort: config.temporal.uiPort,
+        logger,
+      });
+      onStop('Temporal dev server', dev.stop);
+      temporalAddress = dev.address;
+      temporalUiUrl = dev.uiUrl;
+    }
+    const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+    onStop('Temporal client', temporalConn.close);
+
+    let worker: GatewayWorker | undefined;
+    let workerDone: Promise<void> = new Promise(() => undefined);
+    if (role !== 'api') {
+      worker = await createGatewayWorker({ address: temporalAddress, namespace: config.temporal.namespace, deps: { pool, logger }, logger });
+      workerDone = worker.run();
+      onStop('Temporal worker', worker.shutdown);
+    }
+
+    const app = createApp({
+      logger,
+      pool,
+      temporal: temporalConn.client,
+      role,
+      readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
+    });
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, () => resolve());
+    });
+    onStop('HTTP server', () => closeServer(server));
+    const port = (server.address() as AddressInfo).port;
+    const url = `http://localhost:${port}`;
+    logger.info({ url, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, 'gateway ready');
+
+    return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, workerDone, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // Long-lived streams (SSE) would hold close() open forever: give them a moment, then cut.
+    setTimeout(() => server.closeAllConnections(), 5_000).unref();
+  });
+}

@@ -1,0 +1,90 @@
+// The Temporal worker for the gateway's task queue. Workflow code is bundled once per process
+// (or taken from a prebuilt bundle, as the tests do) and activities get their deps injected.
+import path from 'node:path';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Worker,
+  Runtime,
+  makeTelemetryFilterString,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities/index.ts';
+import { TASK_QUEUE } from '../../workflows/definitions.ts';
+import type { Logger } from '../logger.ts';
+
+export const WORKFLOWS_PATH = path.resolve(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
+
+let cachedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  cachedBundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+  return cachedBundle;
+}
+
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (msg: string) => process.stderr.write(`[workflow-bundle] ${msg}\n`),
+  error: (msg: string) => process.stderr.write(`[workflow-bundle] ${msg}\n`),
+};
+
+let runtimeInstalled = false;
+/** Route the SDK's own logs (warnings and up) into the gateway's JSON log. */
+function installRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
+        const fn = level === 'ERROR' ? logger.error.bind(logger) : logger.warn.bind(logger);
+        fn({ temporal: meta ?? {} }, message);
+      }),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    });
+  } catch {
+    // Already installed by someone else in this process (tests): keep theirs.
+  }
+}
+
+export interface GatewayWorker {
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  address: string;
+  namespace: string;
+  deps: ActivityDeps;
+  logger: Logger;
+  bundle?: WorkflowBundleWithSourceMap | { codePath: string };
+  taskQueue?: string;
+}
+
+export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayWorker> {
+  installRuntime(opts.logger);
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue ?? TASK_QUEUE,
+    workflowBundle: opts.bundle ?? (await workflowBundle()),
+    activities: createActivities(opts.deps),
+    // Drain: running activities get this long to finish on SIGTERM before they are cancelled.
+    shutdownGraceTime: '10 seconds',
+  });
+  let running: Promise<void> | undefined;
+  return {
+    run() {
+      running = worker.run().finally(() => connection.close());
+      return running;
+    },
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}

@@ -1,0 +1,3 @@
+// A static single-page app: every page renders in the browser against the REST API.
+export const ssr = false;
+export const prerender = false;
