@@ -6,6 +6,7 @@ const HELP = `gateway — Agent Action Gateway
 Usage:
   gateway serve [--role api|worker|all]   start the gateway (default role: all)
   gateway migrate                         apply database migrations and exit
+  gateway setup                           provision the Temporal CLI for embedded mode
   gateway help                            show this help
 
 Configuration comes from environment variables; see README.md.`;
@@ -17,6 +18,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/serve.ts')).serveCommand(rest);
     case 'migrate':
       return (await import('./commands/migrate.ts')).migrateCommand(rest);
+    case 'setup':
+      return (await import('./commands/setup.ts')).setupCommand(rest);
     case 'help':
     case '--help':
     case '-h':

@@ -18,6 +18,7 @@ export interface AppDeps {
   logger: Logger;
   pool: DatabasePool;
   temporal: Client | undefined;
+  taskQueue: string;
   readiness: () => Promise<ReadinessReport>;
   /** Worker-only processes answer health checks and nothing else. */
   role: 'api' | 'worker' | 'all';
@@ -33,7 +34,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.role !== 'worker' && deps.temporal) {
     const v1 = express.Router();
     v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
-    v1.use(diagnosticsRoutes(deps.temporal));
+    v1.use(diagnosticsRoutes(deps.temporal, deps.pool, deps.taskQueue));
     v1.use(notFoundHandler());
     app.use('/v1', v1);
     mountDashboard(app, deps.webDir ?? WEB_BUILD_DIR);

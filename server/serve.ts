@@ -17,6 +17,7 @@ import { resolveTemporalCli } from './runtime/temporal-cli.ts';
 import { startTemporalDevServer } from './runtime/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
+import { TASK_QUEUE } from '../workflows/definitions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -36,9 +37,12 @@ export interface StartOptions {
   config: Config;
   role: Role;
   logger: Logger;
+  /** Tests share one Temporal server: each file gets its own task queue and a prebuilt bundle. */
+  taskQueue?: string;
+  workflowBundle?: { code: string } | { codePath: string };
 }
 
-export async function startGateway({ config, role, logger }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {
@@ -68,7 +72,7 @@ export async function startGateway({ config, role, logger }: StartOptions): Prom
     }
     const pool = await createDatabasePool(databaseUrl);
     onStop('database pool', () => pool.end());
-    const applied = await migrate(pool, { log: (m) => logger.info(m) });
+    const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) });
     if (applied.length) logger.info({ applied }, 'migrations applied');
 
     let temporalAddress = config.temporal.address;
@@ -93,7 +97,14 @@ export async function startGateway({ config, role, logger }: StartOptions): Prom
     let worker: GatewayWorker | undefined;
     let workerDone: Promise<void> = new Promise(() => undefined);
     if (role !== 'api') {
-      worker = await createGatewayWorker({ address: temporalAddress, namespace: config.temporal.namespace, deps: { pool, logger }, logger });
+      worker = await createGatewayWorker({
+        address: temporalAddress,
+        namespace: config.temporal.namespace,
+        deps: { pool, logger },
+        logger,
+        taskQueue,
+        ...(workflowBundle ? { bundle: workflowBundle } : {}),
+      });
       workerDone = worker.run();
       onStop('Temporal worker', worker.shutdown);
     }
@@ -102,6 +113,7 @@ export async function startGateway({ config, role, logger }: StartOptions): Prom
       logger,
       pool,
       temporal: temporalConn.client,
+      taskQueue,
       role,
       readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
     });

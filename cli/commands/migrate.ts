@@ -1,4 +1,3 @@
-import { createDatabasePool } from '../../server/db/pool.ts';
 import { migrate } from '../../server/db/migrate.ts';
 import { createLogger } from '../../server/logger.ts';
 import { acquireDataDirLock, ensureDataDir } from '../../server/runtime/data-dir.ts';
@@ -18,13 +17,11 @@ export async function migrateCommand(_args: string[]): Promise<number> {
     stopPg = pg.stop;
     url = pg.url;
   }
-  const pool = await createDatabasePool(url);
   try {
-    const applied = await migrate(pool);
+    const applied = await migrate(url);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
     return 0;
   } finally {
-    await pool.end();
     await stopPg?.();
     await release?.();
   }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 
@@ -35,44 +36,46 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFil
 
 const appliedRow = z.object({ name: z.string(), checksum: z.string() });
 
-const CREATE_TABLE = sql.unsafe`
+const CREATE_TABLE = `
   CREATE TABLE IF NOT EXISTS schema_migrations (
     name text PRIMARY KEY,
     checksum text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
   )`;
 
-/** A whole SQL file as one simple-protocol query (no parameters, so several statements run). */
-function rawSql(text: string) {
-  const strings = Object.freeze(Object.assign([text], { raw: Object.freeze([text]) })) as unknown as TemplateStringsArray;
-  return sql.unsafe(strings);
-}
-
-export async function migrate(pool: DatabasePool, opts: { dir?: string; log?: (msg: string) => void } = {}): Promise<string[]> {
+/**
+ * Applies pending migrations over one dedicated `pg` connection: migration files hold several
+ * statements, which slonik (rightly, for application queries) refuses to send in one query.
+ */
+export async function migrate(databaseUrl: string, opts: { dir?: string; log?: (msg: string) => void } = {}): Promise<string[]> {
   const files = await readMigrations(opts.dir);
   const appliedNow: string[] = [];
-  await pool.connect(async (conn) => {
-    await conn.query(sql.unsafe`SELECT pg_advisory_lock(${LOCK_KEY})`);
-    try {
-      await conn.query(CREATE_TABLE);
-      const applied = new Map(
-        (await conn.any(sql.type(appliedRow)`SELECT name, checksum FROM schema_migrations`)).map((r) => [r.name, r.checksum]),
-      );
-      for (const file of files) {
-        const known = applied.get(file.name);
-        if (known === file.checksum) continue;
-        if (known !== undefined) throw new MigrationChangedError(file.name);
-        await conn.transaction(async (tx) => {
-          await tx.query(rawSql(file.body));
-          await tx.query(sql.unsafe`INSERT INTO schema_migrations (name, checksum) VALUES (${file.name}, ${file.checksum})`);
-        });
-        opts.log?.(`applied migration ${file.name}`);
-        appliedNow.push(file.name);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    await client.query(CREATE_TABLE);
+    const { rows } = await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM schema_migrations');
+    const applied = new Map(rows.map((r) => [r.name, r.checksum]));
+    for (const file of files) {
+      const known = applied.get(file.name);
+      if (known === file.checksum) continue;
+      if (known !== undefined) throw new MigrationChangedError(file.name);
+      try {
+        await client.query('BEGIN');
+        await client.query(file.body); // no parameters: simple protocol, several statements allowed
+        await client.query('INSERT INTO schema_migrations (name, checksum) VALUES ($1, $2)', [file.name, file.checksum]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${file.name} failed: ${(err as Error).message}`, { cause: err });
       }
-    } finally {
-      await conn.query(sql.unsafe`SELECT pg_advisory_unlock(${LOCK_KEY})`);
+      opts.log?.(`applied migration ${file.name}`);
+      appliedNow.push(file.name);
     }
-  });
+  } finally {
+    await client.end(); // closing the session releases the advisory lock
+  }
   return appliedNow;
 }
 

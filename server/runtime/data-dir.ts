@@ -51,6 +51,7 @@ export async function acquireDataDirLock(dataDir: string): Promise<() => Promise
 }
 
 export async function recordChild(dataDir: string, name: string, pid: number): Promise<void> {
+  await mkdir(path.join(dataDir, 'run'), { recursive: true, mode: 0o755 });
   await writeFile(path.join(dataDir, 'run', `${name}.pid`), String(pid));
 }
 

@@ -121,16 +121,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   });
   child.once('exit', () => (exited = true));
   if (!child.pid) throw new Error('could not start PostgreSQL');
-  await recordChild(opts.dataDir, 'postgres', child.pid);
   superviseChild(child.pid, 'SIGINT');
-  try {
-    await waitForPort('127.0.0.1', port, 60_000, () => exited);
-  } catch (err) {
-    throw new Error(`embedded PostgreSQL did not start: ${(err as Error).message}\n${stderr.trim()}`);
-  }
-
   const admin = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  await ensureDatabase(`${admin}/postgres`, database);
+  try {
+    await recordChild(opts.dataDir, 'postgres', child.pid);
+    await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
+      throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
+    });
+    await ensureDatabase(`${admin}/postgres`, database);
+  } catch (err) {
+    await terminate(child.pid, 'SIGINT', 15_000);
+    releaseChild(child.pid);
+    throw err;
+  }
   logger.info({ port, pgData }, 'embedded PostgreSQL ready');
 
   return {

@@ -80,7 +80,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   } catch (err) {
     await terminate(child.pid, 'SIGTERM', 5_000);
     releaseChild(child.pid);
-    throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`);
+    throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`, { cause: err });
   }
   return {
     address: `127.0.0.1:${port}`,

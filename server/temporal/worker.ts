@@ -60,7 +60,7 @@ export interface WorkerOptions {
   namespace: string;
   deps: ActivityDeps;
   logger: Logger;
-  bundle?: WorkflowBundleWithSourceMap | { codePath: string };
+  bundle?: { code: string } | { codePath: string };
   taskQueue?: string;
 }
 

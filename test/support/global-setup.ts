@@ -1,1 +1,54 @@
-export default async () => {}
+// One real PostgreSQL and one real Temporal dev server for the whole integration run. Each test
+// file then makes its own database and task queue (test/support/gateway.ts), so files are isolated.
+// Teardown stops every child even when tests fail; the processes module's exit hook covers crashes.
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { createLogger } from '../../server/logger.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
+import { resolveTemporalCli } from '../../server/runtime/temporal-cli.ts';
+import { startTemporalDevServer } from '../../server/runtime/temporal-dev-server.ts';
+import { WORKFLOWS_PATH } from '../../server/temporal/worker.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    temporalAddress: string;
+    temporalCliPath: string;
+    workflowBundlePath: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'warn');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-it-'));
+  await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own OS user
+  const stops: Array<() => Promise<void>> = [];
+  const teardown = async () => {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error('teardown:', err));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const [pg, cliPath, bundle] = await Promise.all([
+      startEmbeddedPostgres({ dataDir: dir, logger, database: 'postgres' }),
+      resolveTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH }),
+      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
+    ]);
+    stops.push(pg.stop);
+    const temporal = await startTemporalDevServer({ cliPath, namespace: 'default', logger });
+    stops.push(temporal.stop);
+    const bundlePath = path.join(dir, 'workflow-bundle.js');
+    await writeFile(bundlePath, bundle.code);
+    await ensureDatabase(pg.url, 'postgres');
+    project.provide('pgAdminUrl', pg.url);
+    project.provide('temporalAddress', temporal.address);
+    project.provide('temporalCliPath', cliPath);
+    project.provide('workflowBundlePath', bundlePath);
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return teardown;
+}

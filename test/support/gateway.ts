@@ -1,0 +1,71 @@
+// Starts an in-process gateway for one test file: its own database (migrated), its own task queue,
+// the shared Temporal server, a random port. Only third-party upstreams are ever simulated.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../server/config.ts';
+import { createLogger, type Logger } from '../../server/logger.ts';
+import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
+import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
+
+export interface TestGateway extends Gateway {
+  config: Config;
+  logger: Logger;
+  logs: string[];
+  request(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function createTestDatabase(): Promise<string> {
+  const admin = inject('pgAdminUrl');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await ensureDatabase(admin, name);
+  return admin.replace(/\/[^/]*$/, `/${name}`);
+}
+
+export async function startTestGateway(opts: { role?: Role; env?: Record<string, string>; databaseUrl?: string } = {}): Promise<TestGateway> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '1',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'info',
+    ...opts.env,
+  });
+  config.port = 0;
+  // Capture logs in memory: tests search them for secrets and for expected lines.
+  const logs: string[] = [];
+  const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
+  const gateway = await startGateway({
+    config,
+    role: opts.role ?? 'all',
+    logger,
+    taskQueue: `test-${randomUUID()}`,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  const request: TestGateway['request'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    }
+    const res = await fetch(gateway.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  return { ...gateway, config, logger, logs, request };
+}

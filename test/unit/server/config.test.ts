@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../server/config.ts';
+
+const KEY_HEX = 'ab'.repeat(32);
+
+function errorFor(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('has sensible embedded defaults', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.publicUrl).toBe('http://localhost:8080');
+    expect(c.dataDir).toMatch(/\/\.data$/);
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.temporal).toMatchObject({ address: undefined, namespace: 'default', port: 7233, uiPort: 8233 });
+    expect(c.logLevel).toBe('info');
+    expect(c.production).toBe(false);
+    expect(c.serviceDirs).toHaveLength(1);
+    expect(c.serviceDirs[0]).toMatch(/\/services$/);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT', /PORT must be a number \(got "abc"\)/],
+    [{ PORT: '70000' }, 'PORT', /between 1 and 65535/],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL', /absolute http/],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /postgres:\/\//],
+    [{ TEMPORAL_ADDRESS: 'http://x:1' }, 'TEMPORAL_ADDRESS', /host:port/],
+    [{ GATEWAY_MASTER_KEY: 'short' }, 'GATEWAY_MASTER_KEY', /32 bytes/],
+    [{ GATEWAY_ADMIN_EMAIL: 'nope' }, 'GATEWAY_ADMIN_EMAIL', /email/],
+    [{ GATEWAY_ADMIN_PASSWORD: 'short' }, 'GATEWAY_ADMIN_PASSWORD', /at least 12/],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /LOG_LEVEL/],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV', /NODE_ENV/],
+  ])('rejects %j naming the variable', (env, variable, message) => {
+    const err = errorFor(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(message);
+    expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('requires a master key in production', () => {
+    expect(errorFor({ NODE_ENV: 'production' }).variable).toBe('GATEWAY_MASTER_KEY');
+    expect(loadConfig({ NODE_ENV: 'production', GATEWAY_MASTER_KEY: KEY_HEX }).masterKey).toEqual(Buffer.from(KEY_HEX, 'hex'));
+  });
+
+  it('accepts a base64 master key and trims the public URL', () => {
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    const c = loadConfig({ GATEWAY_MASTER_KEY: b64, PUBLIC_URL: 'https://gw.example.com/' });
+    expect(c.masterKey).toEqual(Buffer.alloc(32, 7));
+    expect(c.publicUrl).toBe('https://gw.example.com');
+  });
+
+  it('splits SERVICES_DIR on colons after the built-in folder', () => {
+    const c = loadConfig({ SERVICES_DIR: '/a:/b/c::' });
+    expect(c.serviceDirs.slice(1)).toEqual(['/a', '/b/c']);
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', PUBLIC_URL: '' }).databaseUrl).toBeUndefined();
+  });
+});
