@@ -1,24 +1,26 @@
 // The Express application: request context, JSON bodies, health, REST /v1, the dashboard.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import express, { type Express } from 'express';
-import type { DatabasePool } from 'slonik';
+import express, { type Express, type Request } from 'express';
+import { authenticate, requireHuman } from './auth/middleware.ts';
+import { loginRoutes, logoutRoutes } from './auth/routes.ts';
+import { AppError } from './errors.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { requestContext } from './http/request-context.ts';
 import type { Logger } from './logger.ts';
 import type { ReadinessReport } from './readiness.ts';
 import { diagnosticsRoutes } from './routes/diagnostics.ts';
 import { healthRoutes } from './routes/health.ts';
+import { identityRoutes } from './identities/routes.ts';
+import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
 export const BODY_LIMIT = '1mb';
 
 export interface AppDeps {
   logger: Logger;
-  pool: DatabasePool;
-  temporal: Client | undefined;
-  taskQueue: string;
+  /** Absent in worker-only processes, which serve health checks and nothing else. */
+  api?: { deps: ServiceDeps; services: Services };
   readiness: () => Promise<ReadinessReport>;
   /** Worker-only processes answer health checks and nothing else. */
   role: 'api' | 'worker' | 'all';
@@ -31,10 +33,15 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', 'loopback');
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps.readiness));
-  if (deps.role !== 'worker' && deps.temporal) {
+  if (deps.role !== 'worker' && deps.api) {
+    const { services, deps: sd } = deps.api;
     const v1 = express.Router();
     v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
-    v1.use(diagnosticsRoutes(deps.temporal, deps.pool, deps.taskQueue));
+    v1.use(loginRoutes(services.auth));
+    v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
+    v1.use(logoutRoutes(services.auth));
+    v1.use(identityRoutes(services.identities));
+    v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(sd.temporal, sd.pool, sd.taskQueue));
     v1.use(notFoundHandler());
     app.use('/v1', v1);
     mountDashboard(app, deps.webDir ?? WEB_BUILD_DIR);
@@ -42,6 +49,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(notFoundHandler());
   app.use(errorHandler());
   return app;
+}
+
+function requireAdmin(req: Request, _res: unknown, next: () => void): void {
+  const p = requireHuman(req);
+  if (p.role !== 'admin') throw new AppError('forbidden', 'admins only');
+  next();
 }
 
 /** The SvelteKit build is a static single-page app: unknown paths fall back to its shell. */

@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { createApp } from './app.ts';
+import { bootstrapFirstAdmin } from './identities/bootstrap.ts';
+import { createServices, type ServiceDeps } from './services.ts';
 import type { Config } from './config.ts';
 import { createDatabasePool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
@@ -62,7 +64,6 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
 
     // The vault key is loaded here so a production start without one fails before anything runs.
     const masterKey = config.masterKey ?? (await loadOrCreateMasterKey(config.dataDir, logger));
-    void masterKey;
 
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
@@ -74,6 +75,7 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     onStop('database pool', () => pool.end());
     const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) });
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    await bootstrapFirstAdmin(pool, config, logger);
 
     let temporalAddress = config.temporal.address;
     let temporalUiUrl: string | undefined;
@@ -109,11 +111,10 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
       onStop('Temporal worker', worker.shutdown);
     }
 
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey };
     const app = createApp({
       logger,
-      pool,
-      temporal: temporalConn.client,
-      taskQueue,
+      ...(role !== 'worker' ? { api: { deps: serviceDeps, services: createServices(serviceDeps) } } : {}),
       role,
       readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
     });

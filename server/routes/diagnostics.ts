@@ -13,7 +13,7 @@ const pingRow = z.object({ id: z.string(), workflow_id: z.string(), message: z.s
 
 export function diagnosticsRoutes(temporal: Client, pool: DatabasePool, taskQueue: string): Router {
   const router = Router();
-  router.post('/diagnostics/ping', async (req, res) => {
+  router.post('/ping', async (req, res) => {
     const body = pingBody.parse(req.body ?? {});
     const workflowId = diagnosticPingWorkflowId(randomUUID());
     const result = await temporal.workflow.execute<(i: { message: string }) => Promise<DiagnosticPingResult>>('diagnosticPingWorkflow', {
@@ -24,7 +24,7 @@ export function diagnosticsRoutes(temporal: Client, pool: DatabasePool, taskQueu
     });
     res.status(201).json({ workflow_id: result.workflowId, row_id: result.rowId });
   });
-  router.get('/diagnostics/ping/:workflowId', async (req, res) => {
+  router.get('/ping/:workflowId', async (req, res) => {
     const row = await pool.maybeOne(sql.type(pingRow)`
       SELECT id, workflow_id, message, created_at FROM diagnostic_pings WHERE workflow_id = ${req.params.workflowId}`);
     if (!row) throw notFound('ping');

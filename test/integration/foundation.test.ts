@@ -18,29 +18,32 @@ describe('foundation wiring (real PostgreSQL + real Temporal)', () => {
   });
 
   it('runs a real workflow whose activity writes a row, readable from PostgreSQL and Temporal', async () => {
-    const created = await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'wiring' } });
+    const admin = gw.as(gw.adminToken);
+    expect((await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'x' } })).status).toBe(401);
+    const created = await admin('POST', '/v1/diagnostics/ping', { message: 'wiring' });
     expect(created.status).toBe(201);
     expect(created.body.workflow_id).toMatch(/^diagnostic-ping-/);
-    const read = await gw.request('GET', `/v1/diagnostics/ping/${created.body.workflow_id}`);
+    const read = await admin('GET', `/v1/diagnostics/ping/${created.body.workflow_id}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ row_id: created.body.row_id, message: 'wiring', workflow_status: 'COMPLETED' });
   });
 
   it('answers bad input with the typed error envelope and a request id', async () => {
-    const bad = await gw.request('POST', '/v1/diagnostics/ping', { body: '{"message":' });
+    const auth = { authorization: `Bearer ${gw.adminToken}` };
+    const bad = await gw.request('POST', '/v1/diagnostics/ping', { body: '{"message":', headers: auth });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_request');
     expect(bad.body.request_id).toBe(bad.headers.get('x-request-id'));
 
-    const unknownField = await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'x', extra: 1 } });
+    const unknownField = await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'x', extra: 1 }, headers: auth });
     expect(unknownField.status).toBe(400);
     expect(unknownField.body.error.details.issues[0].code).toBe('unrecognized_keys');
 
-    const tooBig = await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'x'.repeat(2 * 1024 * 1024) } });
+    const tooBig = await gw.request('POST', '/v1/diagnostics/ping', { body: { message: 'x'.repeat(2 * 1024 * 1024) }, headers: auth });
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.error.code).toBe('payload_too_large');
 
-    const missing = await gw.request('GET', '/v1/no-such-thing');
+    const missing = await gw.request('GET', '/v1/no-such-thing', { headers: auth });
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('not_found');
   });

@@ -46,6 +46,17 @@ describe('gateway serve lifecycle', () => {
       TEMPORAL_UI_PORT: String(await freePort()),
       TEMPORAL_CLI_PATH: inject('temporalCliPath'),
       LOG_LEVEL: 'info',
+      GATEWAY_ADMIN_EMAIL: 'ops@example.test',
+      GATEWAY_ADMIN_PASSWORD: 'a long operator password',
+    };
+    const login = async () => {
+      const res = await fetch(`${base}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: env.GATEWAY_ADMIN_EMAIL, password: env.GATEWAY_ADMIN_PASSWORD }),
+      });
+      expect(res.status).toBe(200);
+      return { authorization: `Bearer ${((await res.json()) as { token: string }).token}` };
     };
     const base = `http://127.0.0.1:${port}`;
 
@@ -55,9 +66,10 @@ describe('gateway serve lifecycle', () => {
     const ui = await fetch(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}/`);
     expect(ui.status).toBe(200);
 
+    const auth = await login();
     const ping = await fetch(`${base}/v1/diagnostics/ping`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...auth },
       body: JSON.stringify({ message: 'survives restarts' }),
     });
     expect(ping.status).toBe(201);
@@ -74,7 +86,8 @@ describe('gateway serve lifecycle', () => {
     const second = runCli(['serve'], env);
     started.push(second);
     await waitForReady(base, second);
-    const again = await fetch(`${base}/v1/diagnostics/ping/${workflow_id}`);
+    // The session lives in PostgreSQL: the token from before the restart still works.
+    const again = await fetch(`${base}/v1/diagnostics/ping/${workflow_id}`, { headers: auth });
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ row_id, message: 'survives restarts', workflow_status: 'COMPLETED' });
     second.child.kill('SIGTERM');

@@ -7,10 +7,18 @@ import { createLogger, type Logger } from '../../server/logger.ts';
 import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
 
+export const ADMIN_EMAIL = 'admin@example.test';
+export const ADMIN_PASSWORD = 'correct horse battery staple';
+
 export interface TestGateway extends Gateway {
   config: Config;
   logger: Logger;
   logs: string[];
+  /** A session token of the bootstrap admin. */
+  adminToken: string;
+  login(email: string, password: string): Promise<string>;
+  /** request() with `Authorization: Bearer <token>`. */
+  as(token: string): (method: string, path: string, body?: unknown) => Promise<TestResponse>;
   request(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
 }
 
@@ -37,6 +45,8 @@ export async function startTestGateway(opts: { role?: Role; env?: Record<string,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
+    GATEWAY_ADMIN_EMAIL: ADMIN_EMAIL,
+    GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
     ...opts.env,
   });
   config.port = 0;
@@ -67,5 +77,13 @@ export async function startTestGateway(opts: { role?: Role; env?: Record<string,
     }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
-  return { ...gateway, config, logger, logs, request };
+  const login = async (email: string, password: string) => {
+    const res = await request('POST', '/v1/auth/login', { body: { email, password } });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
+    return res.body.token as string;
+  };
+  const as: TestGateway['as'] = (token) => (method, path, body) =>
+    request(method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${token}` } });
+  const adminToken = opts.role === 'worker' ? '' : await login(ADMIN_EMAIL, ADMIN_PASSWORD);
+  return { ...gateway, config, logger, logs, request, adminToken, login, as };
 }

@@ -1,0 +1,43 @@
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import { publicIdentity } from '../identities/service.ts';
+import { principalOf, SESSION_COOKIE } from './middleware.ts';
+import { SESSION_TTL_SECONDS, type AuthService } from './service.ts';
+
+const loginBody = z.strictObject({
+  email: z.string().trim().min(3).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+function sessionCookie(req: Request, value: string, maxAge: number): string {
+  const secure = req.secure ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
+}
+
+/** Sign-in is open; sign-out needs the session (mounted after authentication). */
+export function loginRoutes(auth: AuthService): Router {
+  const router = Router();
+  router.post('/auth/login', async (req: Request, res: Response) => {
+    const body = loginBody.parse(req.body);
+    try {
+      const session = await auth.login(body.email, body.password);
+      res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS));
+      res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'rate_limited') res.setHeader('Retry-After', String(err.details?.retry_after_seconds ?? 60));
+      throw err;
+    }
+  });
+  return router;
+}
+
+export function logoutRoutes(auth: AuthService): Router {
+  const router = Router();
+  router.post('/auth/logout', async (req, res) => {
+    await auth.logout(principalOf(req));
+    res.setHeader('Set-Cookie', sessionCookie(req, '', 0));
+    res.status(204).end();
+  });
+  return router;
+}

@@ -1,0 +1,84 @@
+// Sign-in, sessions and bearer resolution. One place turns a presented token into a Principal.
+import type { DatabasePool } from 'slonik';
+import { AppError, unauthenticated } from '../errors.ts';
+import * as store from '../identities/store.ts';
+import { DUMMY_HASH, verifyPassword } from './passwords.ts';
+import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
+import { hashToken, newToken, SESSION_PREFIX, tokenKind } from './tokens.ts';
+
+export const SESSION_TTL_SECONDS = 12 * 3600;
+/** Throttle: this many failures for one email within the window locks it until the window passes. */
+export const LOGIN_MAX_FAILURES = 5;
+export const LOGIN_WINDOW_SECONDS = 15 * 60;
+const KEY_TOUCH_INTERVAL_MS = 60_000;
+
+export interface AuthDeps {
+  pool: DatabasePool;
+  /** OAuth access-token verifier (the authorization server, issue 7); absent → JWTs are refused. */
+  verifyAccessToken?: (token: string) => Promise<AgentPrincipal | null>;
+}
+
+export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
+
+export function createAuthService(deps: AuthDeps) {
+  const { pool } = deps;
+
+  return {
+    async login(email: string, password: string): Promise<{ token: string; expiresAt: Date; user: store.IdentityRow }> {
+      const failures = await store.recentFailures(pool, email, LOGIN_WINDOW_SECONDS);
+      if (failures.n >= LOGIN_MAX_FAILURES) {
+        const retryAfter = Math.max(1, Math.ceil((failures.oldest!.getTime() + LOGIN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
+        throw new AppError('rate_limited', 'too many failed sign-in attempts for this account; try again later', { retry_after_seconds: retryAfter });
+      }
+      const user = await store.getUserByEmail(pool, email);
+      // Always run scrypt, so an unknown email costs the same time as a wrong password.
+      const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+      if (!user || !ok || user.status !== 'active') {
+        await store.recordLoginAttempt(pool, email, false);
+        throw new AppError('unauthenticated', 'wrong email or password');
+      }
+      await store.recordLoginAttempt(pool, email, true);
+      const token = newToken(SESSION_PREFIX);
+      const session = await store.createSession(pool, user.id, hashToken(token), SESSION_TTL_SECONDS);
+      const { password_hash: _ph, ...publicUser } = user;
+      return { token, expiresAt: session.expires_at, user: publicUser };
+    },
+
+    async logout(principal: Principal): Promise<void> {
+      if (principal.type !== 'user') throw new AppError('forbidden', 'only a dashboard session can sign out');
+      await store.revokeSession(pool, principal.sessionId);
+    },
+
+    /** Resolves a bearer token of an accepted kind; anything else is `unauthenticated`. */
+    async authenticate(token: string, accept: AcceptedKinds): Promise<Principal> {
+      switch (tokenKind(token)) {
+        case 'session': {
+          if (!accept.session) throw unauthenticated('a dashboard session token is not accepted here');
+          const row = await store.findSession(pool, hashToken(token));
+          if (!row) throw unauthenticated('the session is invalid or expired');
+          const p: UserPrincipal = { type: 'user', orgId: row.org_id, userId: row.user_id, identityId: row.user_id, role: row.role, sessionId: row.session_id };
+          return p;
+        }
+        case 'agent_key': {
+          if (!accept.agentKey) throw unauthenticated('an agent key is not accepted here');
+          const row = await store.findAgentKey(pool, hashToken(token));
+          if (!row) throw unauthenticated('the agent key is invalid or revoked');
+          if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > KEY_TOUCH_INTERVAL_MS) {
+            await store.touchAgentKey(pool, row.key_id);
+          }
+          return { type: 'agent', orgId: row.org_id, userId: row.user_id, identityId: row.identity_id, kind: row.kind, via: 'agent_key', credentialId: row.key_id };
+        }
+        case 'jwt': {
+          if (!accept.oauth || !deps.verifyAccessToken) throw unauthenticated('an OAuth access token is not accepted here');
+          const p = await deps.verifyAccessToken(token);
+          if (!p) throw unauthenticated('the access token is invalid or expired');
+          return p;
+        }
+        default:
+          throw unauthenticated('the bearer token is not recognised');
+      }
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

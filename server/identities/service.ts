@@ -1,0 +1,256 @@
+// Identities, agent keys and permission rules. Each method: authorize → load/validate → write.
+// Visibility: admins see their org; members their own tree; agents their own subtree.
+import type { DatabasePool } from 'slonik';
+import { isAncestor } from '../../core/permissions/chain.ts';
+import { validatePattern } from '../../core/permissions/patterns.ts';
+import { parseTtl } from '../../core/permissions/ttl.ts';
+import type { Principal } from '../auth/principal.ts';
+import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
+import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import * as store from './store.ts';
+
+export interface CreateAgentInput {
+  name: string;
+  parent_id?: string | undefined;
+  inherit_permissions?: boolean | undefined;
+  auto_call_on_approve?: boolean | undefined;
+  key_name?: string | undefined;
+}
+
+export interface CreateRuleInput {
+  effect: 'allow' | 'deny';
+  pattern: string;
+  ttl?: string | undefined;
+  expires_at?: string | undefined;
+}
+
+export function publicIdentity(row: store.IdentityRow) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    org_id: row.org_id,
+    parent_id: row.parent_id,
+    user_id: row.user_id,
+    ...(row.kind === 'user' ? { email: row.email, role: row.role } : {}),
+    ...(row.kind === 'subagent' ? { inherit_permissions: row.inherit_permissions } : {}),
+    ...(row.kind !== 'user' ? { auto_call_on_approve: row.auto_call_on_approve } : {}),
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export function publicRule(r: store.RuleRow) {
+  return {
+    id: r.id,
+    identity_id: r.identity_id,
+    effect: r.effect,
+    pattern: r.pattern,
+    expires_at: r.expires_at?.toISOString() ?? null,
+    source: r.source,
+    approval_id: r.approval_id,
+    created_by: r.created_by,
+    created_at: r.created_at.toISOString(),
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+  };
+}
+
+export function publicKey(k: store.AgentKeyRow) {
+  return {
+    id: k.id,
+    identity_id: k.identity_id,
+    prefix: k.prefix,
+    name: k.name,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+    revoked_at: k.revoked_at?.toISOString() ?? null,
+  };
+}
+
+export function createIdentityService(deps: { pool: DatabasePool }) {
+  const { pool } = deps;
+
+  /** The identity if the principal may see it; 404 otherwise, so ids of others never leak. */
+  async function loadVisible(p: Principal, id: string): Promise<store.IdentityRow> {
+    const row = await store.getIdentity(pool, id);
+    if (!row || row.org_id !== p.orgId) throw notFound('identity');
+    if (p.type === 'user' && p.role === 'admin') return row;
+    if (p.type === 'user') {
+      if (row.user_id === p.userId) return row;
+      throw notFound('identity');
+    }
+    if (row.id === p.identityId) return row;
+    const chain = await store.getChain(pool, row.id);
+    if (chain.some((c) => c.id === p.identityId)) return row;
+    throw notFound('identity');
+  }
+
+  /**
+   * May the principal manage (create under, mint keys for, revoke) this identity? Humans manage
+   * their own tree (admins the org); an agent manages itself and its descendants only.
+   */
+  async function assertManages(p: Principal, target: store.IdentityRow): Promise<void> {
+    if (p.type === 'user') {
+      if (p.role === 'admin' || target.user_id === p.userId) return;
+      throw forbidden('you may only manage identities in your own tree');
+    }
+    if (target.id === p.identityId) return;
+    const chain = await store.getChain(pool, target.id);
+    if (!chain.some((c) => c.id === p.identityId)) throw forbidden('agents may only manage their own subagents');
+  }
+
+  function assertActive(row: store.IdentityRow): void {
+    if (row.status !== 'active') throw new AppError('conflict', `identity is ${row.status}`);
+  }
+
+  return {
+    loadVisible,
+
+    async me(p: Principal) {
+      const chain = await store.getChain(pool, p.identityId);
+      const self = chain[0];
+      if (!self) throw notFound('identity');
+      const org = await store.getOrg(pool, p.orgId);
+      return {
+        identity: publicIdentity(self),
+        chain: chain.map(publicIdentity),
+        org: { id: org.id, name: org.name },
+        authenticated_via: p.type === 'user' ? 'session' : p.via,
+      };
+    },
+
+    async list(p: Principal, filter: { kind?: string | undefined; status?: string | undefined }) {
+      let rows: readonly store.IdentityRow[];
+      if (p.type === 'user' && p.role === 'admin') rows = await store.listOrgIdentities(pool, p.orgId);
+      else rows = await store.getSubtree(pool, p.type === 'user' ? p.userId : p.identityId);
+      return rows
+        .filter((r) => r.org_id === p.orgId)
+        .filter((r) => !filter.kind || r.kind === filter.kind)
+        .filter((r) => (filter.status ? r.status === filter.status : true))
+        .map(publicIdentity);
+    },
+
+    async get(p: Principal, id: string) {
+      return publicIdentity(await loadVisible(p, id));
+    },
+
+    async createAgent(p: Principal, input: CreateAgentInput) {
+      const parent = await loadVisible(p, input.parent_id ?? p.identityId);
+      await assertManages(p, parent);
+      assertActive(parent);
+      if (input.inherit_permissions && parent.kind === 'user') {
+        throw invalidRequest('inherit_permissions applies to subagents only (the parent must be an agent)');
+      }
+      const token = newToken(AGENT_KEY_PREFIX);
+      const result = await pool.transaction(async (tx) => {
+        const identity = await store.createAgent(tx, {
+          orgId: p.orgId,
+          parent,
+          name: input.name,
+          inheritPermissions: input.inherit_permissions ?? false,
+          autoCallOnApprove: input.auto_call_on_approve ?? true,
+          createdBy: p.identityId,
+        });
+        const key = await store.createAgentKey(tx, {
+          identityId: identity.id,
+          prefix: displayPrefix(token),
+          tokenHash: hashToken(token),
+          name: input.key_name ?? null,
+          createdBy: p.identityId,
+        });
+        return { identity, key };
+      });
+      return { identity: publicIdentity(result.identity), key: { ...publicKey(result.key), token } };
+    },
+
+    /** Revoking or archiving an identity does the same to its whole subtree and kills its keys. */
+    async setStatus(p: Principal, id: string, status: 'revoked' | 'archived') {
+      const target = await loadVisible(p, id);
+      if (target.id === p.identityId) throw forbidden(`you cannot ${status === 'revoked' ? 'revoke' : 'archive'} yourself`);
+      if (target.kind === 'user' && !(p.type === 'user' && p.role === 'admin')) throw forbidden('only admins may revoke users');
+      await assertManages(p, target);
+      const subtree = await store.getSubtree(pool, target.id);
+      await pool.transaction(async (tx) => store.setStatus(tx, subtree.map((s) => s.id), status));
+      return publicIdentity((await store.getIdentity(pool, id))!);
+    },
+
+    async listKeys(p: Principal, id: string) {
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      return (await store.listAgentKeys(pool, target.id)).map(publicKey);
+    },
+
+    async createKey(p: Principal, id: string, name: string | undefined) {
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      assertActive(target);
+      if (target.kind === 'user') throw invalidRequest('agent keys belong to agents and subagents, not users');
+      const token = newToken(AGENT_KEY_PREFIX);
+      const key = await store.createAgentKey(pool, {
+        identityId: target.id,
+        prefix: displayPrefix(token),
+        tokenHash: hashToken(token),
+        name: name ?? null,
+        createdBy: p.identityId,
+      });
+      return { ...publicKey(key), token };
+    },
+
+    async revokeKey(p: Principal, id: string, keyId: string) {
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      if (!(await store.revokeAgentKey(pool, target.id, keyId))) throw notFound('agent key');
+    },
+
+    async listRules(p: Principal, id: string, includeRevoked: boolean) {
+      const target = await loadVisible(p, id);
+      return (await store.listRules(pool, target.id, includeRevoked)).map(publicRule);
+    },
+
+    /** Humans only: an agent can never widen its own (or anyone's) permissions. */
+    async createRule(p: Principal, id: string, input: CreateRuleInput) {
+      if (p.type !== 'user') throw forbidden('only people may create permission rules');
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      if (target.kind === 'user') throw invalidRequest('rules apply to agents and subagents; a user is never checked');
+      const check = validatePattern(input.pattern);
+      if (!check.ok) throw invalidRequest(`invalid pattern: ${check.reason}`, { field: 'pattern' });
+      let expiresAt: Date | null = null;
+      if (input.ttl !== undefined && input.expires_at !== undefined) throw invalidRequest('give either ttl or expires_at, not both');
+      if (input.ttl !== undefined) {
+        const ttl = parseTtl(input.ttl);
+        if (!ttl.ok) throw invalidRequest(ttl.message, { field: 'ttl' });
+        expiresAt = new Date(Date.now() + ttl.ms);
+      } else if (input.expires_at !== undefined) {
+        expiresAt = new Date(input.expires_at);
+        if (expiresAt.getTime() <= Date.now()) throw invalidRequest('expires_at must be in the future', { field: 'expires_at' });
+      }
+      const rule = await store.createRule(pool, {
+        orgId: p.orgId,
+        identityId: target.id,
+        effect: input.effect,
+        pattern: input.pattern,
+        expiresAt,
+        source: 'manual',
+        approvalId: null,
+        createdBy: p.identityId,
+      });
+      return publicRule(rule);
+    },
+
+    async revokeRule(p: Principal, id: string, ruleId: string) {
+      if (p.type !== 'user') throw forbidden('only people may revoke permission rules');
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      if (!(await store.revokeRule(pool, target.id, ruleId))) throw notFound('rule');
+    },
+
+    /** For approvals (issue 5): is `ancestorId` above `descendantId`? */
+    async isAncestorOf(ancestorId: string, descendantId: string): Promise<boolean> {
+      const chain = await store.getChain(pool, descendantId);
+      return isAncestor(chain.map(store.toChainIdentity), ancestorId, descendantId);
+    },
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

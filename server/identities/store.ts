@@ -1,0 +1,264 @@
+// SQL for orgs, identities, sessions, agent keys and permission rules. No authorization here:
+// the service decides who may do what; this module only reads and writes rows.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
+
+export const identityRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  kind: z.enum(['user', 'agent', 'subagent']),
+  parent_id: z.string().nullable(),
+  user_id: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  role: z.enum(['admin', 'member']).nullable(),
+  inherit_permissions: z.boolean(),
+  auto_call_on_approve: z.boolean(),
+  status: z.enum(['active', 'archived', 'revoked']),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+  archived_at: z.date().nullable(),
+});
+export type IdentityRow = z.infer<typeof identityRow>;
+
+const IDENTITY_COLUMNS = sql.fragment`
+  id, org_id, kind, parent_id, user_id, name, email, role, inherit_permissions,
+  auto_call_on_approve, status, created_by, created_at, archived_at`;
+
+export const orgRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  approval_ttl_seconds: z.number(),
+  approval_auto_bubble_seconds: z.number().nullable(),
+  max_pending_per_agent: z.number(),
+  created_at: z.date(),
+});
+export type OrgRow = z.infer<typeof orgRow>;
+
+export const ruleRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  identity_id: z.string(),
+  effect: z.enum(['allow', 'deny']),
+  pattern: z.string(),
+  expires_at: z.date().nullable(),
+  source: z.enum(['manual', 'approval']),
+  approval_id: z.string().nullable(),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+  revoked_at: z.date().nullable(),
+});
+export type RuleRow = z.infer<typeof ruleRow>;
+
+export const agentKeyRow = z.object({
+  id: z.string(),
+  identity_id: z.string(),
+  prefix: z.string(),
+  name: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.date(),
+  last_used_at: z.date().nullable(),
+  revoked_at: z.date().nullable(),
+});
+export type AgentKeyRow = z.infer<typeof agentKeyRow>;
+
+type Db = CommonQueryMethods;
+
+export const countOrgs = (db: Db) => db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM orgs`);
+
+export const createOrg = (db: Db, name: string) => db.one(sql.type(orgRow)`INSERT INTO orgs (name) VALUES (${name}) RETURNING *`);
+
+export const getOrg = (db: Db, id: string) => db.one(sql.type(orgRow)`SELECT * FROM orgs WHERE id = ${id}`);
+
+export async function createUser(
+  db: Db,
+  u: { orgId: string; name: string; email: string; role: 'admin' | 'member'; passwordHash: string; createdBy: string | null },
+): Promise<IdentityRow> {
+  return db.one(sql.type(identityRow)`
+    WITH new_id AS (SELECT gen_random_uuid() AS id)
+    INSERT INTO identities (id, org_id, kind, user_id, name, email, role, password_hash, created_by)
+    SELECT id, ${u.orgId}, 'user', id, ${u.name}, ${u.email}, ${u.role}, ${u.passwordHash}, ${u.createdBy} FROM new_id
+    RETURNING ${IDENTITY_COLUMNS}`);
+}
+
+export async function createAgent(
+  db: Db,
+  a: { orgId: string; parent: IdentityRow; name: string; inheritPermissions: boolean; autoCallOnApprove: boolean; createdBy: string },
+): Promise<IdentityRow> {
+  const kind = a.parent.kind === 'user' ? 'agent' : 'subagent';
+  return db.one(sql.type(identityRow)`
+    INSERT INTO identities (org_id, kind, parent_id, user_id, name, inherit_permissions, auto_call_on_approve, created_by)
+    VALUES (${a.orgId}, ${kind}, ${a.parent.id}, ${a.parent.user_id}, ${a.name}, ${kind === 'subagent' && a.inheritPermissions},
+            ${a.autoCallOnApprove}, ${a.createdBy})
+    RETURNING ${IDENTITY_COLUMNS}`);
+}
+
+export const getIdentity = (db: Db, id: string) =>
+  db.maybeOne(sql.type(identityRow)`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${id}`);
+
+export const getUserByEmail = (db: Db, email: string) =>
+  db.maybeOne(
+    sql.type(identityRow.extend({ password_hash: z.string() }))`
+      SELECT ${IDENTITY_COLUMNS}, password_hash FROM identities WHERE kind = 'user' AND lower(email) = lower(${email})`,
+  );
+
+/** The identity and its ancestors, requester first, the user last. */
+export async function getChain(db: Db, id: string): Promise<IdentityRow[]> {
+  const rows = await db.any(sql.type(identityRow.extend({ depth: z.number() }))`
+    WITH RECURSIVE chain AS (
+      SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${id}
+      UNION ALL
+      SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
+    )
+    SELECT ${IDENTITY_COLUMNS}, depth FROM chain ORDER BY depth`);
+  return rows.map(({ depth: _depth, ...r }) => r);
+}
+
+/** The identity and all of its descendants. */
+export async function getSubtree(db: Db, rootId: string): Promise<IdentityRow[]> {
+  const rows = await db.any(sql.type(identityRow.extend({ depth: z.number() }))`
+    WITH RECURSIVE tree AS (
+      SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${rootId}
+      UNION ALL
+      SELECT c.*, t.depth + 1 FROM identities c JOIN tree t ON c.parent_id = t.id WHERE t.depth < 64
+    )
+    SELECT ${IDENTITY_COLUMNS}, depth FROM tree ORDER BY depth, created_at`);
+  return rows.map(({ depth: _depth, ...r }) => r);
+}
+
+export const listOrgIdentities = (db: Db, orgId: string) =>
+  db.any(sql.type(identityRow)`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE org_id = ${orgId} ORDER BY created_at`);
+
+export async function setStatus(db: Db, ids: readonly string[], status: 'archived' | 'revoked'): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(sql.unsafe`
+    UPDATE identities SET status = ${status}, archived_at = COALESCE(archived_at, now())
+    WHERE id = ANY(${sql.array(ids, 'uuid')}) AND status <> 'revoked'`);
+  await db.query(sql.unsafe`
+    UPDATE agent_keys SET revoked_at = now() WHERE identity_id = ANY(${sql.array(ids, 'uuid')}) AND revoked_at IS NULL`);
+}
+
+// Sessions ------------------------------------------------------------------------------------
+
+export const sessionPrincipalRow = z.object({
+  session_id: z.string(),
+  user_id: z.string(),
+  org_id: z.string(),
+  role: z.enum(['admin', 'member']),
+});
+
+export async function createSession(db: Db, userId: string, tokenHash: Buffer, ttlSeconds: number): Promise<{ id: string; expires_at: Date }> {
+  return db.one(sql.type(z.object({ id: z.string(), expires_at: z.date() }))`
+    INSERT INTO sessions (user_id, token_hash, expires_at)
+    VALUES (${userId}, ${sql.binary(tokenHash)}, now() + make_interval(secs => ${ttlSeconds}))
+    RETURNING id, expires_at`);
+}
+
+export const findSession = (db: Db, tokenHash: Buffer) =>
+  db.maybeOne(sql.type(sessionPrincipalRow)`
+    SELECT s.id AS session_id, u.id AS user_id, u.org_id, u.role
+    FROM sessions s JOIN identities u ON u.id = s.user_id
+    WHERE s.token_hash = ${sql.binary(tokenHash)} AND s.revoked_at IS NULL AND s.expires_at > now() AND u.status = 'active'`);
+
+export async function revokeSession(db: Db, sessionId: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`);
+}
+
+export async function recordLoginAttempt(db: Db, email: string, succeeded: boolean): Promise<void> {
+  await db.query(sql.unsafe`INSERT INTO login_attempts (email_lower, succeeded) VALUES (lower(${email}), ${succeeded})`);
+}
+
+/** Failed attempts for this email since its last success, within the window. */
+export const recentFailures = (db: Db, email: string, windowSeconds: number) =>
+  db.one(sql.type(z.object({ n: z.number(), oldest: z.date().nullable() }))`
+    SELECT count(*)::int AS n, min(attempted_at) AS oldest FROM login_attempts
+    WHERE email_lower = lower(${email}) AND NOT succeeded
+      AND attempted_at > now() - make_interval(secs => ${windowSeconds})
+      AND attempted_at > COALESCE((SELECT max(attempted_at) FROM login_attempts WHERE email_lower = lower(${email}) AND succeeded), '-infinity')`);
+
+// Agent keys ----------------------------------------------------------------------------------
+
+export const agentKeyPrincipalRow = z.object({
+  key_id: z.string(),
+  identity_id: z.string(),
+  kind: z.enum(['agent', 'subagent']),
+  user_id: z.string(),
+  org_id: z.string(),
+  last_used_at: z.date().nullable(),
+});
+
+export async function createAgentKey(
+  db: Db,
+  k: { identityId: string; prefix: string; tokenHash: Buffer; name: string | null; createdBy: string },
+): Promise<AgentKeyRow> {
+  return db.one(sql.type(agentKeyRow)`
+    INSERT INTO agent_keys (identity_id, prefix, token_hash, name, created_by)
+    VALUES (${k.identityId}, ${k.prefix}, ${sql.binary(k.tokenHash)}, ${k.name}, ${k.createdBy})
+    RETURNING id, identity_id, prefix, name, created_by, created_at, last_used_at, revoked_at`);
+}
+
+/** A key only authenticates while it, its identity and every ancestor are active. */
+export const findAgentKey = (db: Db, tokenHash: Buffer) =>
+  db.maybeOne(sql.type(agentKeyPrincipalRow)`
+    SELECT k.id AS key_id, i.id AS identity_id, i.kind, i.user_id, i.org_id, k.last_used_at
+    FROM agent_keys k JOIN identities i ON i.id = k.identity_id
+    WHERE k.token_hash = ${sql.binary(tokenHash)} AND k.revoked_at IS NULL AND i.status = 'active'
+      AND i.kind <> 'user'
+      AND NOT EXISTS (
+        WITH RECURSIVE up AS (
+          SELECT p.id, p.parent_id, p.status FROM identities p WHERE p.id = i.parent_id
+          UNION ALL
+          SELECT q.id, q.parent_id, q.status FROM identities q JOIN up ON q.id = up.parent_id
+        ) SELECT 1 FROM up WHERE up.status <> 'active')`);
+
+export async function touchAgentKey(db: Db, keyId: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE agent_keys SET last_used_at = now() WHERE id = ${keyId}`);
+}
+
+export const listAgentKeys = (db: Db, identityId: string) =>
+  db.any(sql.type(agentKeyRow)`
+    SELECT id, identity_id, prefix, name, created_by, created_at, last_used_at, revoked_at
+    FROM agent_keys WHERE identity_id = ${identityId} ORDER BY created_at`);
+
+export async function revokeAgentKey(db: Db, identityId: string, keyId: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE agent_keys SET revoked_at = now() WHERE id = ${keyId} AND identity_id = ${identityId} AND revoked_at IS NULL`);
+  return r.rowCount > 0;
+}
+
+// Permission rules -----------------------------------------------------------------------------
+
+export async function createRule(
+  db: Db,
+  r: { orgId: string; identityId: string; effect: 'allow' | 'deny'; pattern: string; expiresAt: Date | null; source: 'manual' | 'approval'; approvalId: string | null; createdBy: string | null },
+): Promise<RuleRow> {
+  return db.one(sql.type(ruleRow)`
+    INSERT INTO permission_rules (org_id, identity_id, effect, pattern, expires_at, source, approval_id, created_by)
+    VALUES (${r.orgId}, ${r.identityId}, ${r.effect}, ${r.pattern},
+            ${r.expiresAt ? sql.timestamp(r.expiresAt) : null}, ${r.source}, ${r.approvalId}, ${r.createdBy})
+    RETURNING *`);
+}
+
+export const listRules = (db: Db, identityId: string, includeRevoked = false) =>
+  db.any(sql.type(ruleRow)`
+    SELECT * FROM permission_rules WHERE identity_id = ${identityId}
+    ${includeRevoked ? sql.fragment`` : sql.fragment`AND revoked_at IS NULL`}
+    ORDER BY created_at`);
+
+/** Every live rule on a chain, in the shape the pure permission engine takes. */
+export async function rulesForChain(db: Db, identityIds: readonly string[]): Promise<Rule[]> {
+  const rows = await db.any(sql.type(ruleRow)`
+    SELECT * FROM permission_rules WHERE identity_id = ANY(${sql.array(identityIds, 'uuid')}) AND revoked_at IS NULL`);
+  return rows.map((r) => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at }));
+}
+
+export async function revokeRule(db: Db, identityId: string, ruleId: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE permission_rules SET revoked_at = now() WHERE id = ${ruleId} AND identity_id = ${identityId} AND revoked_at IS NULL`);
+  return r.rowCount > 0;
+}
+
+export function toChainIdentity(row: IdentityRow): ChainIdentity {
+  return { id: row.id, kind: row.kind, parentId: row.parent_id, inheritPermissions: row.inherit_permissions };
+}
