@@ -1,15 +1,42 @@
 // Activities do all I/O for workflows. One factory, narrowed dependencies (DESIGN.md §6).
+import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../server/logger.ts';
+import type { VaultKeyring } from '../server/vault/keyring.ts';
 import { createDiagnosticActivities } from './diagnostics.ts';
+import { createWebhookActivities } from './webhooks.ts';
+import { createCallActivities } from './calls.ts';
+import type { Services } from '../server/services.ts';
+import { emitWebhookEvent } from '../server/webhooks/emit.ts';
 
 export interface ActivityDeps {
   pool: DatabasePool;
   logger: Logger;
+  keyring: VaultKeyring;
+  /** For activities that start workflows (webhook deliveries) on the worker's own task queue. */
+  temporal: Client;
+  taskQueue: string;
+  /** The domain services the call activities reuse (registry, vault, connections). */
+  services: Services;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDiagnosticActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createCallActivities({
+      pool: deps.pool,
+      logger: deps.logger,
+      keyring: deps.keyring,
+      temporal: deps.temporal,
+      registry: deps.services.registry,
+      executor: {
+        secretValue: (orgId, name) => deps.services.vault.resolveSecretValue(orgId, name),
+        connectionToken: (orgId, connectionId, requiredScopes) => deps.services.connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
+      },
+      emitEvent: async (event) => {
+        await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);
+      },
+    }),
   };
 }

@@ -7,6 +7,7 @@ Usage:
   gateway serve [--role api|worker|all]   start the gateway (default role: all)
   gateway migrate                         apply database migrations and exit
   gateway setup                           provision the Temporal CLI for embedded mode
+  gateway vault rotate-master-key         re-wrap the vault under a new master key
   gateway help                            show this help
 
 Configuration comes from environment variables; see README.md.`;
@@ -20,6 +21,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/migrate.ts')).migrateCommand(rest);
     case 'setup':
       return (await import('./commands/setup.ts')).setupCommand(rest);
+    case 'vault':
+      return (await import('./commands/vault.ts')).vaultCommand(rest);
     case 'help':
     case '--help':
     case '-h':

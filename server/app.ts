@@ -4,7 +4,9 @@ import path from 'node:path';
 import express, { type Express, type Request } from 'express';
 import { authenticate, requireHuman } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
-import { AppError } from './errors.ts';
+import { AppError, notFound } from './errors.ts';
+import { callRoutes } from './calls/routes.ts';
+import { orgRoutes } from './orgs/routes.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { requestContext } from './http/request-context.ts';
 import type { Logger } from './logger.ts';
@@ -12,6 +14,11 @@ import type { ReadinessReport } from './readiness.ts';
 import { diagnosticsRoutes } from './routes/diagnostics.ts';
 import { healthRoutes } from './routes/health.ts';
 import { identityRoutes } from './identities/routes.ts';
+import { registryRoutes } from './registry/routes.ts';
+import { vaultRoutes } from './vault/routes.ts';
+import { connectionCallbackRoutes, connectionRoutes } from './connections/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { auditRoutes } from './audit/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -38,9 +45,24 @@ export function createApp(deps: AppDeps): Express {
     const v1 = express.Router();
     v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
     v1.use(loginRoutes(services.auth));
+    // Public: the provider redirects the user's browser here; the single-use state authenticates it.
+    v1.use(connectionCallbackRoutes(services.connections));
     v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
     v1.use(logoutRoutes(services.auth));
     v1.use(identityRoutes(services.identities));
+    v1.use(connectionRoutes(services.connections));
+    v1.use(registryRoutes(services.registry));
+    v1.use(vaultRoutes(services.vault));
+    v1.use(webhookRoutes(services.webhooks));
+    v1.use(auditRoutes(services.audit));
+    v1.use(orgRoutes(sd.pool));
+    v1.use(
+      callRoutes(services.calls, async (p, ref) => {
+        const found = (await services.connections.list(p)).find((c) => c.id === ref || c.name === ref);
+        if (!found) throw notFound(`connection "${ref}"`);
+        return found.id;
+      }),
+    );
     v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(sd.temporal, sd.pool, sd.taskQueue));
     v1.use(notFoundHandler());
     app.use('/v1', v1);

@@ -52,6 +52,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   TEMPORAL_PORT: port.default(7233),
+  // After an allow, the call must start within this window (spec: 15 minutes).
+  GATEWAY_EXECUTION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   TEMPORAL_UI_PORT: port.default(8233),
 });
 
@@ -74,6 +76,7 @@ export interface Config {
   admin: { email: string | undefined; password: string | undefined };
   /** Built-in services first, then every SERVICES_DIR entry in order. */
   serviceDirs: string[];
+  executionWindowSeconds: number;
   logLevel: Env['LOG_LEVEL'];
   production: boolean;
   nodeEnv: Env['NODE_ENV'];
@@ -134,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKey,
     admin: { email: e.GATEWAY_ADMIN_EMAIL, password: e.GATEWAY_ADMIN_PASSWORD },
     serviceDirs: [builtinServicesDir, ...extraDirs],
+    executionWindowSeconds: e.GATEWAY_EXECUTION_WINDOW_SECONDS,
     logLevel: e.LOG_LEVEL,
     production,
     nodeEnv: e.NODE_ENV,

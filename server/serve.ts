@@ -8,6 +8,8 @@ import type { DatabasePool } from 'slonik';
 import { createApp } from './app.ts';
 import { bootstrapFirstAdmin } from './identities/bootstrap.ts';
 import { createServices, type ServiceDeps } from './services.ts';
+import { loadServiceDirectories } from './registry/loader.ts';
+import { createCatalog } from '../core/registry/catalog.ts';
 import type { Config } from './config.ts';
 import { createDatabasePool } from './db/pool.ts';
 import { migrate } from './db/migrate.ts';
@@ -96,13 +98,19 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace);
     onStop('Temporal client', temporalConn.close);
 
+    const loaded = await loadServiceDirectories(config.serviceDirs, logger);
+    logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
+    const catalog = createCatalog(loaded.services);
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog };
+    const services = createServices(serviceDeps);
+
     let worker: GatewayWorker | undefined;
     let workerDone: Promise<void> = new Promise(() => undefined);
     if (role !== 'api') {
       worker = await createGatewayWorker({
         address: temporalAddress,
         namespace: config.temporal.namespace,
-        deps: { pool, logger },
+        deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,
         taskQueue,
         ...(workflowBundle ? { bundle: workflowBundle } : {}),
@@ -111,10 +119,9 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
       onStop('Temporal worker', worker.shutdown);
     }
 
-    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey };
     const app = createApp({
       logger,
-      ...(role !== 'worker' ? { api: { deps: serviceDeps, services: createServices(serviceDeps) } } : {}),
+      ...(role !== 'worker' ? { api: { deps: serviceDeps, services } } : {}),
       role,
       readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
     });

@@ -1,10 +1,12 @@
 // Everything shared between workflow code and the rest of the gateway: task queue, message
 // definitions and their types. The API, CLI and dashboard import this file, never workflow code.
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const TASK_QUEUE = 'gateway-actions';
 
-/** Wiring proof (issue 2): a workflow whose one activity writes a row to PostgreSQL. */
+// ---------------------------------------------------------------------------------------------
+// Wiring proof (issue 2): a workflow whose one activity writes a row to PostgreSQL.
+
 export interface DiagnosticPingInput {
   message: string;
 }
@@ -13,5 +15,183 @@ export interface DiagnosticPingResult {
   workflowId: string;
 }
 export const diagnosticPingStatusQuery = defineQuery<'running' | 'done'>('diagnosticPingStatus');
-
 export const diagnosticPingWorkflowId = (id: string) => `diagnostic-ping-${id}`;
+
+// ---------------------------------------------------------------------------------------------
+// The call workflow (DESIGN.md §4): one per action call, id `call-<callId>`.
+
+export const callWorkflowId = (callId: string) => `call-${callId}`;
+
+export type Risk = 'read' | 'write' | 'delete';
+export type ApprovalRisk = 'low' | 'med' | 'high';
+export type Runtime = 'http' | 'mcp' | 'platform';
+
+export interface Tier {
+  keys: string[];
+  description: string;
+}
+
+export interface ChainMember {
+  id: string;
+  kind: 'user' | 'agent' | 'subagent';
+  parentId: string | null;
+  inheritPermissions: boolean;
+}
+
+export interface Clocks {
+  /** A pending approval expires this long after it is raised. */
+  approvalTtlMs: number;
+  /** After an allow, the execution must start within this long or it expires. */
+  executionWindowMs: number;
+  /** Pending this long without a decision: the approval moves one resolver up. Null = off. */
+  autoBubbleMs: number | null;
+}
+
+/**
+ * What the workflow knows about a call. Never holds secrets or the unredacted request: the full
+ * request is stored encrypted in `calls.request_envelope` and decrypted inside activities only.
+ */
+export interface CallSpec {
+  callId: string;
+  orgId: string;
+  requesterId: string;
+  userId: string;
+  /** Requester first, the user last. */
+  chain: ChainMember[];
+  service: string;
+  template: string;
+  action: string;
+  runtime: Runtime;
+  risk: Risk;
+  approvalRisk: ApprovalRisk;
+  permissionKeys: string[];
+  description: string;
+  autoCallOnApprove: boolean;
+  maxPendingPerAgent: number;
+  clocks: Clocks;
+  approvalUrlBase: string;
+  requestId: string | null;
+  verbose: boolean;
+  /** Keyed digest of the full request: identical pending requests share one approval. */
+  callDigest: string;
+}
+
+export interface CompactResult {
+  status_code: number;
+  duration_ms: number;
+  body: unknown;
+  truncated?: boolean;
+}
+
+export interface VerboseResult {
+  status_code: number;
+  headers: Record<string, string>;
+  body: string;
+  duration_ms: number;
+  filtered_body?: unknown;
+}
+
+export type CallResult = CompactResult | VerboseResult;
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface PendingApprovalOutcome {
+  status: 'pending_approval';
+  approval_id: string;
+  approval_url: string;
+  action_description: string;
+  expires_at: string;
+  relationship: 'self' | 'downstream';
+  suggested_tiers: Tier[];
+  auto_call_on_approve: boolean;
+  risk: ApprovalRisk;
+  permission_keys: string[];
+}
+
+export type CallOutcome =
+  | { status: 'called'; result: CallResult; action_description: string }
+  | PendingApprovalOutcome
+  | { status: 'denied'; reason: string }
+  | { status: 'error'; error: ErrorBody };
+
+export type ExecutionStatus = 'pending' | 'executing' | 'executed' | 'failed' | 'cancelled' | 'expired';
+export type ApprovalStatus = 'pending' | 'allowed' | 'denied' | 'bubbled' | 'expired' | 'superseded' | 'cancelled';
+
+export interface ExecutionRecord {
+  id: string;
+  status: ExecutionStatus;
+  runtime: Runtime;
+  triggered_by?: 'user' | 'agent' | 'auto';
+  http_status_code?: number;
+  result?: unknown;
+}
+
+/** The approval record of the spec ("Approval record"), as resolve returns it. */
+export interface ApprovalRecord {
+  id: string;
+  status: ApprovalStatus;
+  relationship: 'self' | 'downstream' | 'not_in_your_chain';
+  risk: ApprovalRisk;
+  permission_keys: string[];
+  suggested_tiers: Tier[];
+  derived_keys: string[];
+  expires_at: string;
+  execution?: ExecutionRecord;
+}
+
+export type Decision = 'allow' | 'allow_remember' | 'deny' | 'bubble';
+
+export interface ResolveInput {
+  decision: Decision;
+  resolverId: string;
+  /** The API checked the org role; the workflow checks ancestry against its own chain. */
+  resolverIsAdmin: boolean;
+  rememberKeys?: string[];
+  /** Milliseconds; the API parsed `<n>h|<n>d`. */
+  rememberTtlMs?: number;
+  rememberTtl?: string;
+  reason?: string;
+}
+
+export interface ReplayInput {
+  callerId: string;
+  triggeredBy: 'user' | 'agent';
+}
+
+export const outcomeUpdate = defineUpdate<CallOutcome>('outcome');
+export const resolveUpdate = defineUpdate<ApprovalRecord, [ResolveInput]>('resolve');
+export const replayUpdate = defineUpdate<CallOutcome, [ReplayInput]>('replay');
+export const cancelUpdate = defineUpdate<ApprovalRecord, [{ callerId: string; reason?: string }]>('cancel');
+export const supersedeSignal = defineSignal<[{ byApprovalId: string }]>('supersede');
+
+export interface CallState {
+  approvalId: string | null;
+  approvalStatus: ApprovalStatus | null;
+  resolverId: string | null;
+  executionStatus: ExecutionStatus | null;
+}
+export const stateQuery = defineQuery<CallState>('state');
+
+/** Errors that an update validator raises; the API maps them to REST error codes. */
+export const UPDATE_ERRORS = {
+  notPending: 'approval_not_pending',
+  notInChain: 'not_in_your_chain',
+  selfResolve: 'cannot_resolve_own_approval',
+  notReplayable: 'not_replayable',
+  replayInFlight: 'replay_in_flight',
+  notRequester: 'not_requester',
+  cannotBubble: 'cannot_bubble',
+  invalidRemember: 'invalid_remember_keys',
+} as const;
+
+export const SEARCH_ATTRIBUTE_NAMES = {
+  org: 'GatewayOrg',
+  agent: 'GatewayAgent',
+  service: 'GatewayService',
+  action: 'GatewayAction',
+  status: 'GatewayStatus',
+} as const;

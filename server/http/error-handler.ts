@@ -3,6 +3,7 @@
 // echoes internals to the caller.
 import type { NextFunction, Request, Response } from 'express';
 import { ZodError } from 'zod';
+import { isUniqueViolation } from '../db/errors.ts';
 import { AppError, toEnvelope } from '../errors.ts';
 
 export function zodToAppError(err: ZodError, message = 'the request is not valid'): AppError {
@@ -16,6 +17,7 @@ export function errorHandler() {
     let appErr: AppError;
     if (err instanceof AppError) appErr = err;
     else if (err instanceof ZodError) appErr = zodToAppError(err);
+    else if (isUniqueViolation(err)) appErr = new AppError('conflict', 'a resource with the same unique name already exists');
     else if (isBodyParserError(err)) {
       appErr =
         err.type === 'entity.too.large'

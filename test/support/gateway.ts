@@ -14,6 +14,8 @@ export interface TestGateway extends Gateway {
   config: Config;
   logger: Logger;
   logs: string[];
+  /** This gateway's own Temporal task queue (its worker polls it). */
+  taskQueue: string;
   /** A session token of the bootstrap admin. */
   adminToken: string;
   login(email: string, password: string): Promise<string>;
@@ -53,11 +55,12 @@ export async function startTestGateway(opts: { role?: Role; env?: Record<string,
   // Capture logs in memory: tests search them for secrets and for expected lines.
   const logs: string[] = [];
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
+  const taskQueue = `test-${randomUUID()}`;
   const gateway = await startGateway({
     config,
     role: opts.role ?? 'all',
     logger,
-    taskQueue: `test-${randomUUID()}`,
+    taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const request: TestGateway['request'] = async (method, path, o = {}) => {
@@ -85,5 +88,5 @@ export async function startTestGateway(opts: { role?: Role; env?: Record<string,
   const as: TestGateway['as'] = (token) => (method, path, body) =>
     request(method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${token}` } });
   const adminToken = opts.role === 'worker' ? '' : await login(ADMIN_EMAIL, ADMIN_PASSWORD);
-  return { ...gateway, config, logger, logs, request, adminToken, login, as };
+  return { ...gateway, config, logger, logs, taskQueue, request, adminToken, login, as };
 }

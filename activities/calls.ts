@@ -1,0 +1,341 @@
+// Activities of the call workflow: every read and write of the call's read model, the permission
+// check against current rules, the upstream execution, audit rows and webhook events. Each is
+// idempotent under retry (ids come from the workflow; inserts tolerate replays).
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
+import { derivedKeys } from '../core/permissions/tiers.ts';
+import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
+import * as calls from '../server/calls/store.ts';
+import { AppError } from '../server/errors.ts';
+import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
+import * as identities from '../server/identities/store.ts';
+import type { Logger } from '../server/logger.ts';
+import type { RegistryService } from '../server/registry/service.ts';
+import type { VaultKeyring } from '../server/vault/keyring.ts';
+import type { Envelope } from '../core/vault/envelope.ts';
+import {
+  callWorkflowId,
+  supersedeSignal,
+  type CallOutcome,
+  type CallSpec,
+  type ErrorBody,
+  type ExecutionStatus,
+  type Tier,
+} from '../workflows/definitions.ts';
+
+export type WebhookEventType = 'approval.raised' | 'approval.resolved' | 'approval.executed' | 'approval.execution_failed';
+
+export interface CallActivityDeps {
+  pool: DatabasePool;
+  logger: Logger;
+  keyring: VaultKeyring;
+  temporal: Client;
+  registry: RegistryService;
+  executor: ExecutorDeps;
+  /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
+  emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
+}
+
+export type CheckResult =
+  | { outcome: 'covered' }
+  | { outcome: 'denied'; reason: string }
+  | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string }
+  | { outcome: 'error'; error: ErrorBody };
+
+export interface ExecuteCallResult {
+  outcome: CallOutcome;
+  httpStatusCode: number | null;
+  executionStatus: ExecutionStatus | null;
+}
+
+function toErrorBody(err: unknown): ErrorBody {
+  if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  return { code: 'internal', message: 'internal error while executing the call' };
+}
+
+export function createCallActivities(deps: CallActivityDeps) {
+  const { pool, logger } = deps;
+
+  const audit = (spec: CallSpec, e: Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>) =>
+    appendAudit(pool, {
+      orgId: spec.orgId,
+      userId: spec.userId,
+      identityChain: spec.chain.map((c) => c.id),
+      service: spec.service,
+      action: spec.action,
+      permissionKeys: spec.permissionKeys,
+      callId: spec.callId,
+      requestId: spec.requestId,
+      ...e,
+    });
+
+  /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
+  const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {
+    const id = `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
+    try {
+      await deps.emitEvent({ orgId: spec.orgId, type, data, id });
+    } catch (err) {
+      logger.warn({ err: (err as Error).message, type }, 'could not emit webhook event');
+    }
+  };
+
+  /** The live chain from the database (statuses may have changed since the call started). */
+  async function liveChain(spec: CallSpec) {
+    const chain = await identities.getChain(pool, spec.requesterId);
+    const inactive = chain.find((c) => c.status !== 'active');
+    return { chain, inactive };
+  }
+
+  async function approvalEventData(approvalId: string) {
+    const a = await calls.getApproval(pool, approvalId);
+    if (!a) return { approval_id: approvalId };
+    const exec = await calls.getExecutionByApproval(pool, approvalId);
+    return {
+      approval_id: a.id,
+      status: a.status,
+      risk: a.risk,
+      permission_keys: a.permission_keys,
+      action_description: a.action_description,
+      requester_id: a.requester_id,
+      resolver_id: a.resolver_id,
+      decision: a.decision,
+      reason: a.reason,
+      expires_at: a.expires_at.toISOString(),
+      ...(exec
+        ? {
+            execution: {
+              id: exec.id,
+              status: exec.status,
+              runtime: exec.runtime,
+              triggered_by: exec.triggered_by,
+              ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
+              ...(exec.result !== null ? { result: exec.result } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
+  return {
+    async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
+      const { chain, inactive } = await liveChain(spec);
+      if (inactive) {
+        await calls.finishCall(pool, spec.callId, 'failed', null);
+        return { outcome: 'error', error: { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } };
+      }
+      const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
+      try {
+        const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
+        if (decision.outcome === 'denied') {
+          const reason = `denied by rule "${decision.rule.pattern}" for ${decision.key}`;
+          await calls.finishCall(pool, spec.callId, 'denied', null);
+          await audit(spec, { event: 'call.denied', actorId: spec.requesterId, decision: 'denied', details: { rule_id: decision.rule.id, reason } });
+          return { outcome: 'denied', reason };
+        }
+        if (decision.outcome === 'covered') return { outcome: 'covered' };
+        return { outcome: 'gap', gapIdentityId: decision.gapIdentityId, firstResolverId: decision.firstResolverId };
+      } catch (err) {
+        if (err instanceof PermissionInputError) return { outcome: 'error', error: { code: 'invalid_request', message: err.message } };
+        throw err;
+      }
+    },
+
+    async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
+      const { spec } = input;
+      const expiresAt = new Date(Date.now() + spec.clocks.approvalTtlMs);
+      const dedupeKey = `${spec.service}:${spec.action}:${spec.callDigest}`;
+      const inserted = await calls.insertApproval(pool, {
+        id: input.approvalId,
+        callId: spec.callId,
+        orgId: spec.orgId,
+        requesterId: spec.requesterId,
+        userId: spec.userId,
+        gapIdentityId: input.gapIdentityId,
+        resolverId: input.firstResolverId,
+        risk: spec.approvalRisk,
+        permissionKeys: spec.permissionKeys,
+        derivedKeys: derivedKeys(spec.permissionKeys),
+        suggestedTiers: input.tiers,
+        actionDescription: spec.description,
+        autoCallOnApprove: spec.autoCallOnApprove,
+        dedupeKey,
+        expiresAt,
+      });
+      const row = inserted ?? (await calls.findPendingDuplicate(pool, spec.requesterId, dedupeKey)) ?? (await calls.getApproval(pool, input.approvalId));
+      if (!row) throw new Error('approval neither inserted nor found');
+      if (row.id !== input.approvalId) {
+        await calls.finishCall(pool, spec.callId, 'deduplicated', null);
+        await audit(spec, { event: 'approval.deduplicated', actorId: spec.requesterId, approvalId: row.id });
+        return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: row.id };
+      }
+      if (inserted) {
+        await calls.setCallStatus(pool, spec.callId, 'pending_approval');
+        await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id } });
+        await emit(spec, 'approval.raised', await approvalEventData(row.id));
+        // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
+        for (const old of await calls.pendingBeyondCap(pool, spec.requesterId, spec.maxPendingPerAgent)) {
+          try {
+            await deps.temporal.workflow.getHandle(callWorkflowId(old.call_id)).signal(supersedeSignal, { byApprovalId: row.id });
+          } catch (err) {
+            logger.warn({ approval_id: old.id, err: (err as Error).message }, 'could not supersede an old approval');
+          }
+        }
+      }
+      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null };
+    },
+
+    async recordDecision(input: {
+      spec: CallSpec;
+      approvalId: string;
+      status: 'allowed' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+      decision: string;
+      resolverId: string | null;
+      reason: string | null;
+      rememberKeys?: string[] | null;
+      rememberTtl?: string | null;
+      execution?: { id: string; expiresAt: string };
+    }) {
+      const { spec } = input;
+      await pool.transaction(async (tx) => {
+        await calls.updateApproval(tx, input.approvalId, {
+          status: input.status,
+          decision: input.decision,
+          reason: input.reason,
+          resolvedBy: input.resolverId,
+          resolved: true,
+          ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
+          ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
+        });
+        if (input.execution) {
+          await calls.insertExecution(tx, { id: input.execution.id, approvalId: input.approvalId, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) });
+        }
+        if (input.status !== 'allowed') await calls.finishCall(tx, spec.callId, input.status, null);
+        else await calls.setCallStatus(tx, spec.callId, 'allowed');
+      });
+      const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
+      await audit(spec, {
+        event,
+        actorId: input.resolverId,
+        approvalId: input.approvalId,
+        executionId: input.execution?.id ?? null,
+        decision: input.decision,
+        details: { status: input.status, ...(input.reason ? { reason: input.reason } : {}), ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}) },
+      });
+      await emit(spec, 'approval.resolved', await approvalEventData(input.approvalId));
+    },
+
+    async recordBubble(input: { spec: CallSpec; approvalId: string; fromId: string; toId: string; actorId: string | null; automatic: boolean }) {
+      await calls.updateApproval(pool, input.approvalId, { status: 'bubbled', resolverId: input.toId, bubbled: true });
+      await audit(input.spec, {
+        event: 'approval.bubbled',
+        actorId: input.actorId,
+        approvalId: input.approvalId,
+        decision: 'bubble',
+        details: { from: input.fromId, to: input.toId, automatic: input.automatic },
+      });
+    },
+
+    async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {
+      await calls.updateExecution(pool, input.executionId, { status: input.status, finished: true });
+      await calls.finishCall(pool, input.spec.callId, `execution_${input.status}`, null);
+      await audit(input.spec, { event: `execution.${input.status}`, approvalId: input.approvalId, executionId: input.executionId, decision: input.status });
+    },
+
+    async executeCall(input: { spec: CallSpec; executionId: string | null; triggeredBy: 'user' | 'agent' | 'auto' | null; recheck: boolean; approvalId?: string | null }): Promise<ExecuteCallResult> {
+      const { spec, executionId } = input;
+      const approvalId = input.approvalId ?? null;
+      if (executionId) {
+        await calls.updateExecution(pool, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
+        await audit(spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
+      }
+      const fail = async (error: ErrorBody, status: ExecutionStatus = 'failed'): Promise<ExecuteCallResult> => {
+        await calls.finishCall(pool, spec.callId, executionId ? `execution_${status}` : 'failed', null);
+        if (executionId) await calls.updateExecution(pool, executionId, { status, error, finished: true });
+        await audit(spec, { event: executionId ? (status === 'cancelled' ? 'execution.cancelled' : 'execution.failed') : 'call.failed', approvalId, executionId, decision: status, details: { error } });
+        if (executionId) await emit(spec, 'approval.execution_failed', await approvalEventData(approvalId!));
+        return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: executionId ? status : null };
+      };
+
+      try {
+        if (input.recheck) {
+          // Rules may have changed while the call waited: a new deny, or a revoked identity, wins.
+          const { chain, inactive } = await liveChain(spec);
+          if (inactive) return await fail({ code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` }, 'cancelled');
+          const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
+          const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
+          if (decision.outcome === 'denied') {
+            return await fail({ code: 'forbidden', message: `denied by rule "${decision.rule.pattern}" since the approval` }, 'cancelled');
+          }
+        }
+        const call = await calls.getCall(pool, spec.callId);
+        if (!call) throw new Error(`call ${spec.callId} not found`);
+        const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
+        const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
+        const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
+        if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
+        const out = await executeUpstream(deps.executor, { orgId: spec.orgId, instance, action, request: stored, verbose: spec.verbose && input.triggeredBy === null });
+        const outcome: CallOutcome = { status: 'called', result: out.result, action_description: spec.description };
+        await calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode);
+        if (executionId) await calls.updateExecution(pool, executionId, { status: 'executed', httpStatusCode: out.httpStatusCode, result: out.result, finished: true });
+        await audit(spec, {
+          event: executionId ? 'execution.executed' : 'call.called',
+          actorId: spec.requesterId,
+          approvalId,
+          executionId,
+          decision: executionId ? 'executed' : 'covered',
+          httpStatusCode: out.httpStatusCode,
+          details: { duration_ms: out.result.duration_ms, request: call.request_redacted },
+        });
+        if (executionId) await emit(spec, 'approval.executed', await approvalEventData(approvalId!));
+        return { outcome, httpStatusCode: out.httpStatusCode, executionStatus: executionId ? 'executed' : null };
+      } catch (err) {
+        if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
+        return fail(toErrorBody(err));
+      }
+    },
+
+    /** allow_remember: rules on the closest non-inheriting ancestor, and on any other identity below the resolver still uncovered. */
+    async plantRules(input: { spec: CallSpec; approvalId: string; patterns: string[]; ttlMs: number; resolverId: string }) {
+      const { spec } = input;
+      const chain = await identities.getChain(pool, spec.requesterId);
+      const chainIds = chain.map(identities.toChainIdentity);
+      const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
+      const targets = new Set([closestNonInheritingAncestor(chainIds, spec.requesterId).id]);
+      const resolverOnChain = chain.some((c) => c.id === input.resolverId) ? input.resolverId : spec.userId;
+      for (const t of rememberTargets({ chain: chainIds, rules, keys: spec.permissionKeys, now: new Date() }, resolverOnChain)) targets.add(t.id);
+      const expiresAt = new Date(Date.now() + input.ttlMs);
+      await pool.transaction(async (tx) => {
+        for (const identityId of targets) {
+          if (chain.find((c) => c.id === identityId)?.kind === 'user') continue;
+          for (const pattern of input.patterns) {
+            const rule = await identities.createRule(tx, {
+              orgId: spec.orgId,
+              identityId,
+              effect: 'allow',
+              pattern,
+              expiresAt,
+              source: 'approval',
+              approvalId: input.approvalId,
+              createdBy: input.resolverId,
+            });
+            await appendAudit(tx, {
+              orgId: spec.orgId,
+              event: 'rule.planted',
+              userId: spec.userId,
+              actorId: input.resolverId,
+              identityChain: chain.map((c) => c.id),
+              service: spec.service,
+              action: spec.action,
+              permissionKeys: [pattern],
+              approvalId: input.approvalId,
+              callId: spec.callId,
+              details: { rule_id: rule.id, identity_id: identityId, expires_at: expiresAt.toISOString() },
+            });
+          }
+        }
+      });
+    },
+  };
+}

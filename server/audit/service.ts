@@ -1,0 +1,95 @@
+// Reading the audit log. Org-scoped; admins see the whole org, members the rows of their own
+// chains (user_id is theirs), agents the rows whose identity chain contains them. Newest first,
+// paginated by an opaque cursor over the row id (stable under concurrent appends).
+import { sql, type DatabasePool } from 'slonik';
+import type { Principal } from '../auth/principal.ts';
+import { invalidRequest } from '../errors.ts';
+import { auditRow, type AuditRow } from './store.ts';
+
+export interface AuditQuery {
+  identity?: string | undefined;
+  service?: string | undefined;
+  action?: string | undefined;
+  event?: string | undefined;
+  /** Inclusive. */
+  since?: string | undefined;
+  /** Exclusive. */
+  until?: string | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export const DEFAULT_AUDIT_LIMIT = 50;
+
+const CURSOR_PREFIX = 'a1:';
+
+export function encodeCursor(id: number): string {
+  return Buffer.from(`${CURSOR_PREFIX}${id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^a1:([1-9]\d{0,15})$/.exec(text);
+  const id = m ? Number(m[1]) : NaN;
+  if (!Number.isSafeInteger(id)) throw invalidRequest('cursor is not valid', { field: 'cursor' });
+  return id;
+}
+
+export function publicAuditEntry(r: AuditRow) {
+  return {
+    id: r.id,
+    at: r.at.toISOString(),
+    event: r.event,
+    org_id: r.org_id,
+    user_id: r.user_id,
+    actor_id: r.actor_id,
+    identity_chain: r.identity_chain,
+    service: r.service,
+    action: r.action,
+    permission_keys: r.permission_keys,
+    decision: r.decision,
+    call_id: r.call_id,
+    approval_id: r.approval_id,
+    execution_id: r.execution_id,
+    http_status_code: r.http_status_code,
+    details: r.details,
+    request_id: r.request_id,
+  };
+}
+
+export function createAuditService(deps: { pool: DatabasePool }) {
+  const { pool } = deps;
+
+  return {
+    async list(p: Principal, q: AuditQuery) {
+      const limit = q.limit ?? DEFAULT_AUDIT_LIMIT;
+      const visibility =
+        p.type === 'agent'
+          ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
+          : p.role === 'admin'
+            ? sql.fragment`TRUE`
+            : sql.fragment`user_id = ${p.userId}`;
+      const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];
+      if (q.identity !== undefined) filters.push(sql.fragment`identity_chain @> ARRAY[${q.identity}]::uuid[]`);
+      if (q.service !== undefined) filters.push(sql.fragment`service = ${q.service}`);
+      if (q.action !== undefined) filters.push(sql.fragment`action = ${q.action}`);
+      if (q.event !== undefined) filters.push(sql.fragment`event = ${q.event}`);
+      if (q.since !== undefined) filters.push(sql.fragment`at >= ${q.since}::timestamptz`);
+      if (q.until !== undefined) filters.push(sql.fragment`at < ${q.until}::timestamptz`);
+      if (q.cursor !== undefined) filters.push(sql.fragment`id < ${decodeCursor(q.cursor)}`);
+      const rows = await pool.any(sql.type(auditRow)`
+        SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
+               call_id, approval_id, execution_id, http_status_code, details, request_id
+        FROM audit_log WHERE ${sql.join(filters, sql.fragment` AND `)}
+        ORDER BY id DESC LIMIT ${limit + 1}`);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        entries: page.map(publicAuditEntry),
+        next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
+      };
+    },
+  };
+}
+
+export type AuditService = ReturnType<typeof createAuditService>;

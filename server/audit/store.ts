@@ -1,0 +1,71 @@
+// The append-only audit log (a trigger refuses UPDATE, DELETE and TRUNCATE). Entries carry the
+// originating user, the identity chain and redacted data only: never a secret or a token.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+export type AuditEvent =
+  | 'call.called'
+  | 'call.denied'
+  | 'call.failed'
+  | 'approval.raised'
+  | 'approval.deduplicated'
+  | 'approval.resolved'
+  | 'approval.bubbled'
+  | 'approval.expired'
+  | 'approval.superseded'
+  | 'execution.started'
+  | 'execution.executed'
+  | 'execution.failed'
+  | 'execution.expired'
+  | 'execution.cancelled'
+  | 'rule.planted';
+
+export interface AuditEntry {
+  orgId: string;
+  event: AuditEvent;
+  userId?: string | null;
+  actorId?: string | null;
+  identityChain?: readonly string[];
+  service?: string | null;
+  action?: string | null;
+  permissionKeys?: readonly string[];
+  decision?: string | null;
+  callId?: string | null;
+  approvalId?: string | null;
+  executionId?: string | null;
+  httpStatusCode?: number | null;
+  details?: Record<string, unknown>;
+  requestId?: string | null;
+}
+
+export const auditRow = z.object({
+  id: z.number(),
+  org_id: z.string(),
+  at: z.date(),
+  event: z.string(),
+  user_id: z.string().nullable(),
+  actor_id: z.string().nullable(),
+  identity_chain: z.array(z.string()),
+  service: z.string().nullable(),
+  action: z.string().nullable(),
+  permission_keys: z.array(z.string()),
+  decision: z.string().nullable(),
+  call_id: z.string().nullable(),
+  approval_id: z.string().nullable(),
+  execution_id: z.string().nullable(),
+  http_status_code: z.number().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  request_id: z.string().nullable(),
+});
+export type AuditRow = z.infer<typeof auditRow>;
+
+export async function appendAudit(db: CommonQueryMethods, e: AuditEntry): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ id: z.number() }))`
+    INSERT INTO audit_log (org_id, event, user_id, actor_id, identity_chain, service, action, permission_keys,
+                           decision, call_id, approval_id, execution_id, http_status_code, details, request_id)
+    VALUES (${e.orgId}, ${e.event}, ${e.userId ?? null}, ${e.actorId ?? null}, ${sql.array(e.identityChain ?? [], 'uuid')},
+            ${e.service ?? null}, ${e.action ?? null}, ${sql.array(e.permissionKeys ?? [], 'text')}, ${e.decision ?? null},
+            ${e.callId ?? null}, ${e.approvalId ?? null}, ${e.executionId ?? null}, ${e.httpStatusCode ?? null},
+            ${sql.jsonb((e.details ?? {}) as never)}, ${e.requestId ?? null})
+    RETURNING id`);
+}

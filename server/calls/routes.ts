@@ -1,0 +1,96 @@
+// REST: action calls (service action, raw HTTP, resume by approval_id) and approvals.
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { CallOutcome } from '../../workflows/definitions.ts';
+import { principalOf } from '../auth/middleware.ts';
+import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import type { CallService } from './service.ts';
+
+const uuid = z.uuid({ error: 'must be a UUID' });
+const params = z.record(z.string(), z.unknown());
+
+const resumeBody = z.strictObject({ approval_id: uuid });
+const actionBody = z.strictObject({
+  service: z.string().min(1).max(100),
+  action: z.string().min(1).max(200),
+  params: params.optional(),
+  verbose: z.boolean().optional(),
+});
+const httpBody = z.strictObject({
+  service: z.string().min(1).max(100),
+  method: z.string().min(3).max(10),
+  path: z.string().min(1).max(8192),
+  body: z.unknown().optional(),
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(8192)).optional(),
+  secret: z
+    .strictObject({
+      name: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/),
+      in: z.enum(['header', 'query']),
+      param: z.string().min(1).max(100),
+      prefix: z.string().max(50).optional(),
+    })
+    .optional(),
+  verbose: z.boolean().optional(),
+});
+const connectionHttpBody = z.strictObject({
+  connection: z.string().min(1).max(128),
+  method: z.string().min(3).max(10),
+  url: z.string().url().max(8192),
+  body: z.unknown().optional(),
+  headers: httpBody.shape.headers,
+  verbose: z.boolean().optional(),
+});
+
+const resolveBody = z.strictObject({
+  decision: z.enum(['allow_once', 'allow_always', 'deny', 'bubble', 'allow', 'allow_remember']),
+  remember_keys: z.array(z.string().min(1).max(2048)).max(20).optional(),
+  ttl: z.string().max(10).optional(),
+  reason: z.string().max(1000).optional(),
+});
+const listQuery = z.strictObject({
+  status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
+  scope: z.enum(['mine', 'assigned', 'actionable']).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+/** `called` 200, `pending_approval` 202, `denied` 200; an error outcome is the error envelope. */
+function sendOutcome(res: Response, outcome: CallOutcome): void {
+  if (outcome.status === 'error') {
+    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
+    throw new AppError(code, outcome.error.message, outcome.error.details);
+  }
+  res.status(outcome.status === 'pending_approval' ? 202 : 200).json(outcome);
+}
+
+export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {
+  const r = Router();
+  r.post('/actions/call', async (req, res) => {
+    const p = principalOf(req);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if ('approval_id' in body) {
+      sendOutcome(res, await calls.resume(p, resumeBody.parse(body).approval_id));
+    } else if ('method' in body || 'path' in body) {
+      sendOutcome(res, await calls.callHttp(p, httpBody.parse(body), req.id));
+    } else {
+      sendOutcome(res, await calls.callAction(p, actionBody.parse(body), req.id));
+    }
+  });
+  r.post('/actions/http', async (req, res) => {
+    const p = principalOf(req);
+    const body = connectionHttpBody.parse(req.body);
+    const connectionId = await resolveConnection(p, body.connection);
+    const { connection: _c, url, ...rest } = body;
+    sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, connectionId));
+  });
+  r.get('/approvals', async (req, res) => {
+    res.json(await calls.listApprovals(principalOf(req), listQuery.parse(req.query)));
+  });
+  r.get('/approvals/:id', async (req, res) => {
+    res.json(await calls.getApproval(principalOf(req), uuid.parse(req.params.id)));
+  });
+  r.post('/approvals/:id/resolve', async (req, res) => {
+    res.json(await calls.resolve(principalOf(req), uuid.parse(req.params.id), resolveBody.parse(req.body)));
+  });
+  return r;
+}

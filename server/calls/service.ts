@@ -1,0 +1,436 @@
+// The API side of an action call: resolve the instance and action, validate, derive permission
+// keys, persist the (encrypted) request, and start the call workflow with Update-with-Start so the
+// caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id,
+// resolve, and the approval views.
+import { createHmac, randomUUID } from 'node:crypto';
+import { ApplicationFailure, defineSearchAttributeKey, WorkflowNotFoundError } from '@temporalio/common';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { redactPaths } from '../../core/execution/redact.ts';
+import { buildActionRequest } from '../../core/execution/request.ts';
+import { isAncestor } from '../../core/permissions/chain.ts';
+import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod } from '../../core/permissions/keys.ts';
+import { parseTtl } from '../../core/permissions/ttl.ts';
+import { renderSummary } from '../../core/registry/summary.ts';
+import {
+  callWorkflowId,
+  outcomeUpdate,
+  replayUpdate,
+  resolveUpdate,
+  UPDATE_ERRORS,
+  type ApprovalRecord,
+  type CallOutcome,
+  type CallSpec,
+  type ChainMember,
+  type Decision,
+  type Risk,
+} from '../../workflows/definitions.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { Config } from '../config.ts';
+import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
+import * as identities from '../identities/store.ts';
+import type { RegistryService } from '../registry/service.ts';
+import type { VaultKeyring } from '../vault/keyring.ts';
+import * as store from './store.ts';
+
+export interface ActionCallInput {
+  service: string;
+  action: string;
+  params?: Record<string, unknown> | undefined;
+  verbose?: boolean | undefined;
+}
+
+export interface RawHttpInput {
+  service: string;
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string> | undefined;
+  secret?: { name: string; in: 'header' | 'query'; param: string; prefix?: string | undefined } | undefined;
+  verbose?: boolean | undefined;
+}
+
+export type ResolveDecision = 'allow_once' | 'allow_always' | 'allow' | 'allow_remember' | 'deny' | 'bubble';
+
+export interface ResolveBody {
+  decision: ResolveDecision;
+  remember_keys?: string[] | undefined;
+  ttl?: string | undefined;
+  reason?: string | undefined;
+}
+
+export interface CallServiceDeps {
+  pool: DatabasePool;
+  temporal: Client;
+  taskQueue: string;
+  registry: RegistryService;
+  keyring: VaultKeyring;
+  masterKey: Buffer;
+  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds'>;
+}
+
+const DECISIONS: Record<ResolveDecision, Decision> = {
+  allow_once: 'allow',
+  allow: 'allow',
+  allow_always: 'allow_remember',
+  allow_remember: 'allow_remember',
+  deny: 'deny',
+  bubble: 'bubble',
+};
+
+const SA = {
+  org: defineSearchAttributeKey('GatewayOrg', 'KEYWORD'),
+  agent: defineSearchAttributeKey('GatewayAgent', 'KEYWORD'),
+  service: defineSearchAttributeKey('GatewayService', 'KEYWORD'),
+  action: defineSearchAttributeKey('GatewayAction', 'KEYWORD'),
+  status: defineSearchAttributeKey('GatewayStatus', 'KEYWORD'),
+};
+
+/** Validator rejections from the workflow, as REST errors. */
+function mapUpdateError(err: unknown): never {
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    const { type, message } = err.cause;
+    switch (type) {
+      case UPDATE_ERRORS.notInChain:
+        throw new AppError('not_in_your_chain', message);
+      case UPDATE_ERRORS.selfResolve:
+      case UPDATE_ERRORS.notRequester:
+        throw new AppError('forbidden', message);
+      case UPDATE_ERRORS.invalidRemember:
+        throw new AppError('invalid_request', message);
+      default:
+        throw new AppError('conflict', message, { reason: type });
+    }
+  }
+  if (err instanceof WorkflowNotFoundError || (err instanceof Error && /already completed|not found/i.test(err.message))) {
+    throw new AppError('conflict', 'this approval is no longer open');
+  }
+  throw err;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function createCallService(deps: CallServiceDeps) {
+  const { pool, temporal, registry } = deps;
+
+  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[] }> {
+    const rows = await identities.getChain(pool, p.identityId);
+    if (rows.length === 0 || rows.some((r) => r.status !== 'active')) throw forbidden('the calling identity or one of its ancestors is not active');
+    return { rows, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
+  }
+
+  interface Prepared {
+    instanceName: string;
+    template: string;
+    action: string;
+    runtime: CallSpec['runtime'];
+    risk: Risk;
+    keys: string[];
+    description: string;
+    redacted: unknown;
+    stored: StoredRequest;
+    verbose: boolean;
+  }
+
+  async function prepareAction(p: Principal, input: ActionCallInput): Promise<Prepared> {
+    const instance = await registry.resolveInstance(p, input.service);
+    const action = instance.service.actions.get(input.action);
+    if (!action) throw invalidRequest(`service "${input.service}" has no action "${input.action}"`, { field: 'action' });
+    if (action.disabled) throw new AppError('forbidden', `action "${input.action}" of "${input.service}" is disabled`);
+    const params = input.params ?? {};
+    const built = buildActionRequest(instance.service, action, params);
+    if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+    const { request } = built;
+    const values = { ...(request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {}), ...request.params };
+    return {
+      instanceName: input.service,
+      template: instance.service.key,
+      action: action.key,
+      runtime: instance.service.runtime,
+      risk: action.risk,
+      keys: [actionPermissionKey(input.service, action.key, action.scopeParam, request.params, request.body)],
+      description: renderSummary(action.summary, values),
+      redacted: redactPaths({ method: request.method, url: request.url, params: request.params, body: request.body ?? null }, action.redact),
+      stored: { kind: 'action', params },
+      verbose: input.verbose ?? false,
+    };
+  }
+
+  async function prepareHttp(p: Principal, input: RawHttpInput, connectionId?: string): Promise<Prepared> {
+    const instance = await registry.resolveInstance(p, input.service);
+    const method = input.method.toUpperCase();
+    if (!/^[A-Z]{3,10}$/.test(method)) throw invalidRequest('method must be an HTTP verb', { field: 'method' });
+    const pseudo = instance.service.baseUrls.length === 0;
+    let url: URL;
+    try {
+      // The http service takes absolute URLs; a service instance takes a path on its own server.
+      url = pseudo || /^https?:\/\//i.test(input.path) ? new URL(input.path) : new URL(`${instance.service.baseUrls[0]!.replace(/\/+$/, '')}/${input.path.replace(/^\/+/, '')}`);
+    } catch {
+      throw invalidRequest(pseudo ? 'path must be an absolute http(s) URL for the http service' : 'path is not a valid URL path', { field: 'path' });
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidRequest('only http and https URLs are allowed', { field: 'path' });
+    if (instance.service.hosts.length > 0 && !instance.service.hosts.includes(url.hostname.toLowerCase())) {
+      throw invalidRequest(`${url.hostname} is not a host of service ${instance.service.key}`, { field: 'path' });
+    }
+    if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
+    const stored: StoredRequest = {
+      kind: 'http',
+      method,
+      url: url.toString(),
+      ...(input.headers ? { headers: input.headers } : {}),
+      ...(input.body !== undefined ? { body: input.body } : {}),
+      ...(input.secret ? { inject: { secret: input.secret.name, in: input.secret.in, name: input.secret.param, ...(input.secret.prefix ? { prefix: input.secret.prefix } : {}) } } : {}),
+      ...(connectionId ? { connection: connectionId } : {}),
+    };
+    return {
+      instanceName: input.service,
+      template: instance.service.key,
+      action: `${method} ${url.host}${url.pathname}`,
+      runtime: 'http',
+      risk: riskForHttpMethod(method),
+      keys: [httpPermissionKey(method, url)],
+      description: `${method} ${url.origin}${url.pathname}`,
+      // Raw headers may carry credentials the caller typed in: never persisted.
+      redacted: { method, url: `${url.origin}${url.pathname}`, params: Object.fromEntries(url.searchParams), body: input.body ?? null, headers: Object.keys(input.headers ?? {}) },
+      stored,
+      verbose: input.verbose ?? false,
+    };
+  }
+
+  async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
+    const { chain } = await chainOf(p);
+    const org = await identities.getOrg(pool, p.orgId);
+    const requester = await identities.getIdentity(pool, p.identityId);
+    const callId = randomUUID();
+    const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
+    const envelope = deps.keyring.encrypt(JSON.stringify(prepared.stored), requestAad(callId));
+    await store.insertCall(pool, {
+      id: callId,
+      orgId: p.orgId,
+      requesterId: p.identityId,
+      userId: p.userId,
+      service: prepared.instanceName,
+      template: prepared.template,
+      action: prepared.action,
+      runtime: prepared.runtime,
+      risk: prepared.risk,
+      permissionKeys: prepared.keys,
+      description: prepared.description,
+      requestRedacted: prepared.redacted,
+      requestEnvelope: envelope,
+      disclosed: [],
+      requestId,
+    });
+    const spec: CallSpec = {
+      callId,
+      orgId: p.orgId,
+      requesterId: p.identityId,
+      userId: p.userId,
+      chain,
+      service: prepared.instanceName,
+      template: prepared.template,
+      action: prepared.action,
+      runtime: prepared.runtime,
+      risk: prepared.risk,
+      approvalRisk: approvalRisk(prepared.risk),
+      permissionKeys: prepared.keys,
+      description: prepared.description,
+      autoCallOnApprove: requester?.auto_call_on_approve ?? true,
+      maxPendingPerAgent: org.max_pending_per_agent,
+      clocks: {
+        approvalTtlMs: org.approval_ttl_seconds * 1000,
+        executionWindowMs: deps.config.executionWindowSeconds * 1000,
+        autoBubbleMs: org.approval_auto_bubble_seconds ? org.approval_auto_bubble_seconds * 1000 : null,
+      },
+      approvalUrlBase: deps.config.publicUrl,
+      requestId,
+      verbose: prepared.verbose,
+      callDigest,
+    };
+    try {
+      return await temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
+        startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
+          workflowId: callWorkflowId(callId),
+          taskQueue: deps.taskQueue,
+          args: [spec],
+          workflowIdConflictPolicy: 'FAIL',
+          typedSearchAttributes: [
+            { key: SA.org, value: p.orgId },
+            { key: SA.agent, value: p.identityId },
+            { key: SA.service, value: prepared.instanceName },
+            { key: SA.action, value: prepared.action },
+            { key: SA.status, value: 'checking' },
+          ],
+          memo: { description: prepared.description },
+        }),
+      });
+    } catch (err) {
+      await store.finishCall(pool, callId, 'failed', null);
+      throw err;
+    }
+  }
+
+  /** Who may see an approval: its requester's chain upward, the owning user, org admins. */
+  async function loadVisibleApproval(p: Principal, id: string) {
+    const a = await store.getApproval(pool, id);
+    if (!a || a.org_id !== p.orgId) throw notFound('approval');
+    const chainRows = await identities.getChain(pool, a.requester_id);
+    const chain = chainRows.map(identities.toChainIdentity);
+    const admin = p.type === 'user' && p.role === 'admin';
+    const self = a.requester_id === p.identityId;
+    const ancestor = isAncestor(chain, p.identityId, a.requester_id);
+    if (!admin && !self && !ancestor) throw notFound('approval');
+    return { a, chainRows, relationship: self ? 'self' : ancestor ? 'downstream' : 'not_in_your_chain' } as const;
+  }
+
+  async function approvalView(p: Principal, id: string) {
+    const { a, chainRows, relationship } = await loadVisibleApproval(p, id);
+    const [exec, call] = await Promise.all([store.getExecutionByApproval(pool, a.id), store.getCall(pool, a.call_id)]);
+    const requester = chainRows[0];
+    return {
+      id: a.id,
+      status: a.status,
+      relationship,
+      risk: a.risk,
+      permission_keys: a.permission_keys,
+      suggested_tiers: a.suggested_tiers,
+      derived_keys: a.derived_keys,
+      expires_at: (exec ? exec.expires_at : a.expires_at).toISOString(),
+      ...(exec && a.status === 'allowed'
+        ? {
+            execution: {
+              id: exec.id,
+              status: exec.status,
+              runtime: exec.runtime,
+              ...(exec.triggered_by ? { triggered_by: exec.triggered_by } : {}),
+              ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
+              ...(exec.result !== null ? { result: exec.result } : {}),
+            },
+          }
+        : {}),
+      action: call
+        ? { service: call.service, template: call.template, action: call.action, description: call.description, request: call.request_redacted, disclosed: call.disclosed }
+        : null,
+      requester: requester ? { id: requester.id, kind: requester.kind, name: requester.name } : { id: a.requester_id },
+      resolver_id: a.resolver_id,
+      auto_call_on_approve: a.auto_call_on_approve,
+      decision: a.decision,
+      reason: a.reason,
+      resolved_by: a.resolved_by,
+      resolved_at: a.resolved_at?.toISOString() ?? null,
+      created_at: a.created_at.toISOString(),
+      approval_url: `${deps.config.publicUrl}/approvals/${a.id}`,
+    };
+  }
+
+  return {
+    async callAction(p: Principal, input: ActionCallInput, requestId: string | null): Promise<CallOutcome> {
+      return start(p, await prepareAction(p, input), requestId);
+    },
+
+    async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, connectionId?: string): Promise<CallOutcome> {
+      return start(p, await prepareHttp(p, input, connectionId), requestId);
+    },
+
+    /** The requester resumes its approved call (or reads the stored result once executed). */
+    async resume(p: Principal, approvalId: string): Promise<CallOutcome> {
+      const { a } = await loadVisibleApproval(p, approvalId);
+      if (a.requester_id !== p.identityId) throw forbidden('only the identity that made the call can resume it');
+      if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied' };
+      if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
+      const exec = await store.getExecutionByApproval(pool, a.id);
+      if (exec && (exec.status === 'executed' || exec.status === 'failed')) {
+        const call = await store.getCall(pool, a.call_id);
+        return exec.status === 'executed'
+          ? { status: 'called', result: exec.result as never, action_description: call?.description ?? a.action_description }
+          : { status: 'error', error: exec.error as never };
+      }
+      if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status });
+      try {
+        return await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, {
+          args: [{ callerId: p.identityId, triggeredBy: p.type === 'user' ? 'user' : 'agent' }],
+        });
+      } catch (err) {
+        mapUpdateError(err);
+      }
+    },
+
+    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord> {
+      const a = await store.getApproval(pool, approvalId);
+      if (!a || a.org_id !== p.orgId) throw notFound('approval');
+      const admin = p.type === 'user' && p.role === 'admin';
+      if (a.requester_id === p.identityId) throw forbidden('the requester cannot resolve its own approval');
+      if (!admin) {
+        const chain = (await identities.getChain(pool, a.requester_id)).map(identities.toChainIdentity);
+        if (!isAncestor(chain, p.identityId, a.requester_id)) throw new AppError('not_in_your_chain', 'only an ancestor of the requester (or an org admin) may resolve this approval');
+      }
+      const decision = DECISIONS[body.decision];
+      let rememberTtlMs: number | undefined;
+      if (decision === 'allow_remember') {
+        if (!body.remember_keys?.length) throw invalidRequest('allow_remember needs remember_keys (a subset of the suggested tier keys)', { field: 'remember_keys' });
+        if (!body.ttl) throw invalidRequest('allow_remember needs a ttl such as "24h" or "7d"', { field: 'ttl' });
+        const ttl = parseTtl(body.ttl);
+        if (!ttl.ok) throw invalidRequest(ttl.message, { field: 'ttl' });
+        rememberTtlMs = ttl.ms;
+      } else if (body.remember_keys || body.ttl) {
+        throw invalidRequest('remember_keys and ttl go with allow_remember / allow_always only');
+      }
+      try {
+        return await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
+          args: [
+            {
+              decision,
+              resolverId: p.identityId,
+              resolverIsAdmin: admin,
+              ...(body.remember_keys ? { rememberKeys: body.remember_keys } : {}),
+              ...(rememberTtlMs ? { rememberTtlMs, rememberTtl: body.ttl! } : {}),
+              ...(body.reason ? { reason: body.reason } : {}),
+            },
+          ],
+        });
+      } catch (err) {
+        mapUpdateError(err);
+      }
+    },
+
+    getApproval: approvalView,
+
+    async listApprovals(p: Principal, q: { status?: string | undefined; scope?: 'mine' | 'assigned' | 'actionable' | undefined; limit: number; cursor?: string | undefined }) {
+      const admin = p.type === 'user' && p.role === 'admin';
+      let requesterIds: string[] | undefined;
+      let resolverId: string | undefined;
+      const subtree = (await identities.getSubtree(pool, p.identityId)).map((r) => r.id);
+      if (q.scope === 'mine') requesterIds = subtree;
+      else if (q.scope === 'assigned') resolverId = p.identityId;
+      else if (!admin) requesterIds = subtree;
+      let before: { at: Date; id: string } | undefined;
+      if (q.cursor) {
+        const [at, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
+        if (!at || !id || Number.isNaN(Date.parse(at))) throw invalidRequest('cursor is not valid', { field: 'cursor' });
+        before = { at: new Date(at), id };
+      }
+      const statusFilter = q.scope === 'actionable' ? undefined : q.status;
+      let rows = await store.listApprovals(pool, { orgId: p.orgId, status: statusFilter, requesterIds, resolverId, beforeCreatedAt: before, limit: q.limit + 1 });
+      if (q.scope === 'actionable') {
+        rows = rows.filter((r) => (r.status === 'pending' || r.status === 'bubbled') && r.requester_id !== p.identityId);
+        if (!admin) rows = rows.filter((r) => subtree.includes(r.requester_id));
+      }
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      const views = await Promise.all(page.map((r) => approvalView(p, r.id)));
+      return {
+        approvals: views,
+        next_cursor: rows.length > q.limit && last ? Buffer.from(`${last.created_at.toISOString()}|${last.id}`).toString('base64url') : null,
+      };
+    },
+  };
+}
+
+export type CallService = ReturnType<typeof createCallService>;

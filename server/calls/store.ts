@@ -1,0 +1,232 @@
+// SQL for calls, approvals and executions: the read model the call workflow's activities write.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Envelope } from '../../core/vault/envelope.ts';
+
+type Db = CommonQueryMethods;
+
+export const callRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  requester_id: z.string(),
+  user_id: z.string(),
+  service: z.string(),
+  template: z.string(),
+  action: z.string(),
+  runtime: z.string(),
+  risk: z.enum(['read', 'write', 'delete']),
+  permission_keys: z.array(z.string()),
+  description: z.string(),
+  request_redacted: z.unknown(),
+  request_envelope: z.unknown(),
+  disclosed: z.unknown(),
+  status: z.string(),
+  http_status_code: z.number().nullable(),
+  request_id: z.string().nullable(),
+  created_at: z.date(),
+  finished_at: z.date().nullable(),
+});
+export type CallRow = z.infer<typeof callRow>;
+
+export const approvalRow = z.object({
+  id: z.string(),
+  call_id: z.string(),
+  org_id: z.string(),
+  requester_id: z.string(),
+  user_id: z.string(),
+  gap_identity_id: z.string(),
+  resolver_id: z.string(),
+  status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']),
+  risk: z.enum(['low', 'med', 'high']),
+  permission_keys: z.array(z.string()),
+  derived_keys: z.array(z.string()),
+  suggested_tiers: z.array(z.object({ keys: z.array(z.string()), description: z.string() })),
+  action_description: z.string(),
+  auto_call_on_approve: z.boolean(),
+  dedupe_key: z.string(),
+  expires_at: z.date(),
+  decision: z.string().nullable(),
+  reason: z.string().nullable(),
+  remember_keys: z.array(z.string()).nullable(),
+  remember_ttl: z.string().nullable(),
+  resolved_by: z.string().nullable(),
+  resolved_at: z.date().nullable(),
+  bubble_count: z.number(),
+  created_at: z.date(),
+  updated_at: z.date(),
+});
+export type ApprovalRow = z.infer<typeof approvalRow>;
+
+export const executionRow = z.object({
+  id: z.string(),
+  approval_id: z.string(),
+  status: z.enum(['pending', 'executing', 'executed', 'failed', 'cancelled', 'expired']),
+  runtime: z.enum(['http', 'mcp', 'platform']),
+  triggered_by: z.enum(['user', 'agent', 'auto']).nullable(),
+  http_status_code: z.number().nullable(),
+  result: z.unknown(),
+  error: z.unknown(),
+  expires_at: z.date(),
+  created_at: z.date(),
+  started_at: z.date().nullable(),
+  finished_at: z.date().nullable(),
+});
+export type ExecutionRow = z.infer<typeof executionRow>;
+
+export async function insertCall(
+  db: Db,
+  c: {
+    id: string;
+    orgId: string;
+    requesterId: string;
+    userId: string;
+    service: string;
+    template: string;
+    action: string;
+    runtime: string;
+    risk: string;
+    permissionKeys: string[];
+    description: string;
+    requestRedacted: unknown;
+    requestEnvelope: Envelope;
+    disclosed: unknown;
+    requestId: string | null;
+  },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
+                       description, request_redacted, request_envelope, disclosed, request_id)
+    VALUES (${c.id}, ${c.orgId}, ${c.requesterId}, ${c.userId}, ${c.service}, ${c.template}, ${c.action}, ${c.runtime}, ${c.risk},
+            ${sql.array(c.permissionKeys, 'text')}, ${c.description}, ${sql.jsonb(c.requestRedacted as never)},
+            ${sql.jsonb(c.requestEnvelope as never)}, ${sql.jsonb(c.disclosed as never)}, ${c.requestId})`);
+}
+
+export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
+
+export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE calls SET status = ${status}, http_status_code = ${httpStatusCode}, finished_at = now() WHERE id = ${id}`);
+}
+
+export async function setCallStatus(db: Db, id: string, status: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE calls SET status = ${status} WHERE id = ${id}`);
+}
+
+export const getApproval = (db: Db, id: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE id = ${id}`);
+
+export const findPendingDuplicate = (db: Db, requesterId: string, dedupeKey: string) =>
+  db.maybeOne(sql.type(approvalRow)`
+    SELECT * FROM approvals WHERE requester_id = ${requesterId} AND dedupe_key = ${dedupeKey} AND status = 'pending'`);
+
+/** Inserts unless an identical pending approval exists (then null: the caller joins that one). */
+export async function insertApproval(
+  db: Db,
+  a: {
+    id: string;
+    callId: string;
+    orgId: string;
+    requesterId: string;
+    userId: string;
+    gapIdentityId: string;
+    resolverId: string;
+    risk: string;
+    permissionKeys: string[];
+    derivedKeys: string[];
+    suggestedTiers: unknown;
+    actionDescription: string;
+    autoCallOnApprove: boolean;
+    dedupeKey: string;
+    expiresAt: Date;
+  },
+): Promise<ApprovalRow | null> {
+  return db.maybeOne(sql.type(approvalRow)`
+    INSERT INTO approvals (id, call_id, org_id, requester_id, user_id, gap_identity_id, resolver_id, status, risk,
+                           permission_keys, derived_keys, suggested_tiers, action_description, auto_call_on_approve,
+                           dedupe_key, expires_at)
+    VALUES (${a.id}, ${a.callId}, ${a.orgId}, ${a.requesterId}, ${a.userId}, ${a.gapIdentityId}, ${a.resolverId}, 'pending',
+            ${a.risk}, ${sql.array(a.permissionKeys, 'text')}, ${sql.array(a.derivedKeys, 'text')},
+            ${sql.jsonb(a.suggestedTiers as never)}, ${a.actionDescription}, ${a.autoCallOnApprove}, ${a.dedupeKey},
+            ${sql.timestamp(a.expiresAt)})
+    ON CONFLICT (requester_id, dedupe_key) WHERE status = 'pending' DO NOTHING
+    RETURNING *`);
+}
+
+/** Pending approvals of a requester beyond the cap, oldest first (to be superseded). */
+export const pendingBeyondCap = (db: Db, requesterId: string, cap: number) =>
+  db.any(sql.type(approvalRow)`
+    SELECT * FROM approvals WHERE requester_id = ${requesterId} AND status = 'pending'
+    ORDER BY created_at DESC, id OFFSET ${cap}`);
+
+export async function updateApproval(
+  db: Db,
+  id: string,
+  u: {
+    status?: string;
+    resolverId?: string;
+    decision?: string | null;
+    reason?: string | null;
+    rememberKeys?: string[] | null;
+    rememberTtl?: string | null;
+    resolvedBy?: string | null;
+    resolved?: boolean;
+    bubbled?: boolean;
+  },
+): Promise<ApprovalRow> {
+  const sets = [sql.fragment`updated_at = now()`];
+  if (u.status !== undefined) sets.push(sql.fragment`status = ${u.status}`);
+  if (u.resolverId !== undefined) sets.push(sql.fragment`resolver_id = ${u.resolverId}`);
+  if (u.decision !== undefined) sets.push(sql.fragment`decision = ${u.decision}`);
+  if (u.reason !== undefined) sets.push(sql.fragment`reason = ${u.reason}`);
+  if (u.rememberKeys !== undefined) sets.push(sql.fragment`remember_keys = ${u.rememberKeys ? sql.array(u.rememberKeys, 'text') : null}`);
+  if (u.rememberTtl !== undefined) sets.push(sql.fragment`remember_ttl = ${u.rememberTtl}`);
+  if (u.resolvedBy !== undefined) sets.push(sql.fragment`resolved_by = ${u.resolvedBy}`);
+  if (u.resolved) sets.push(sql.fragment`resolved_at = now()`);
+  if (u.bubbled) sets.push(sql.fragment`bubble_count = bubble_count + 1`);
+  return db.one(sql.type(approvalRow)`UPDATE approvals SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id} RETURNING *`);
+}
+
+export async function insertExecution(db: Db, e: { id: string; approvalId: string; runtime: string; expiresAt: Date }): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO executions (id, approval_id, status, runtime, expires_at)
+    VALUES (${e.id}, ${e.approvalId}, 'pending', ${e.runtime}, ${sql.timestamp(e.expiresAt)})
+    ON CONFLICT (id) DO NOTHING`);
+}
+
+export async function updateExecution(
+  db: Db,
+  id: string,
+  u: { status: string; triggeredBy?: string | null; httpStatusCode?: number | null; result?: unknown; error?: unknown; started?: boolean; finished?: boolean },
+): Promise<void> {
+  const sets = [sql.fragment`status = ${u.status}`];
+  if (u.triggeredBy !== undefined) sets.push(sql.fragment`triggered_by = ${u.triggeredBy}`);
+  if (u.httpStatusCode !== undefined) sets.push(sql.fragment`http_status_code = ${u.httpStatusCode}`);
+  if (u.result !== undefined) sets.push(sql.fragment`result = ${sql.jsonb(u.result as never)}`);
+  if (u.error !== undefined) sets.push(sql.fragment`error = ${sql.jsonb(u.error as never)}`);
+  if (u.started) sets.push(sql.fragment`started_at = now()`);
+  if (u.finished) sets.push(sql.fragment`finished_at = now()`);
+  await db.query(sql.unsafe`UPDATE executions SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id}`);
+}
+
+export const getExecutionByApproval = (db: Db, approvalId: string) =>
+  db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE approval_id = ${approvalId}`);
+
+export interface ApprovalFilter {
+  orgId: string;
+  status?: string | undefined;
+  /** Approvals raised by these identities (the viewer's subtree). */
+  requesterIds?: readonly string[] | undefined;
+  resolverId?: string | undefined;
+  beforeCreatedAt?: { at: Date; id: string } | undefined;
+  limit: number;
+}
+
+export const listApprovals = (db: Db, f: ApprovalFilter) =>
+  db.any(sql.type(approvalRow)`
+    SELECT * FROM approvals
+    WHERE org_id = ${f.orgId}
+      ${f.status ? sql.fragment`AND status = ${f.status}` : sql.fragment``}
+      ${f.requesterIds ? sql.fragment`AND requester_id = ANY(${sql.array(f.requesterIds, 'uuid')})` : sql.fragment``}
+      ${f.resolverId ? sql.fragment`AND resolver_id = ${f.resolverId}` : sql.fragment``}
+      ${f.beforeCreatedAt ? sql.fragment`AND (created_at, id) < (${sql.timestamp(f.beforeCreatedAt.at)}, ${f.beforeCreatedAt.id})` : sql.fragment``}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${f.limit}`);

@@ -1,0 +1,120 @@
+// Thin REST over the connection service: parse strictly, call one method, shape the answer.
+// Two routers: the OAuth callback is public (the provider redirects the user's browser to it and
+// the single-use state authenticates it); everything else sits behind `authenticate(...)`.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { principalOf } from '../auth/middleware.ts';
+import { AppError } from '../errors.ts';
+import type { ConnectionService } from './service.ts';
+
+const id = z.uuid({ error: 'must be a UUID' });
+const params = z.object({ id });
+const provider = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'must be 1-64 lowercase letters, digits, "_", "." or "-"');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).max(2048);
+/** RFC 6749 §3.3 scope-token: printable ASCII except space, `"` and `\`. */
+const scope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, 'must be an RFC 6749 scope token');
+const connectionName = z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'must be 1-128 letters, digits, "_", "." or "-"');
+
+const putAppBody = z.strictObject({
+  client_id: z.string().min(1).max(512),
+  client_secret: z.string().min(1).max(4096).optional(),
+  authorization_url: httpUrl,
+  token_url: httpUrl,
+  revocation_url: httpUrl.nullable().optional(),
+  userinfo_url: httpUrl.nullable().optional(),
+  use_pkce: z.boolean().optional(),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+});
+
+const createBody = z.strictObject({
+  provider,
+  name: connectionName.optional(),
+  scopes: z.array(scope).max(100).optional(),
+  template: connectionName.optional(),
+  redirect_after: z.string().min(1).max(2048).optional(),
+});
+
+// Not strict: providers add their own parameters (iss, session_state, scope, …).
+const callbackQuery = z.object({
+  state: z.string().max(512).optional(),
+  code: z.string().max(4096).optional(),
+  error: z.string().max(512).optional(),
+  error_description: z.string().max(2048).optional(),
+});
+
+export function connectionRoutes(connections: ConnectionService): Router {
+  const r = Router();
+  r.get('/oauth-apps', async (req, res) => {
+    res.json({ oauth_apps: await connections.listOAuthApps(principalOf(req)) });
+  });
+  r.put('/oauth-apps/:provider', async (req, res) => {
+    const p = z.object({ provider }).parse(req.params);
+    const out = await connections.putOAuthApp(principalOf(req), p.provider, putAppBody.parse(req.body));
+    res.status(out.created ? 201 : 200).json({ oauth_app: out.oauth_app });
+  });
+  r.get('/connections', async (req, res) => {
+    res.json({ connections: await connections.list(principalOf(req)) });
+  });
+  r.post('/connections', async (req, res) => {
+    res.status(201).json(await connections.create(principalOf(req), createBody.parse(req.body)));
+  });
+  r.get('/connections/:id', async (req, res) => {
+    res.json({ connection: await connections.get(principalOf(req), params.parse(req.params).id) });
+  });
+  r.post('/connections/:id/authorize', async (req, res) => {
+    res.json(await connections.authorize(principalOf(req), params.parse(req.params).id));
+  });
+  r.post('/connections/:id/refresh', async (req, res) => {
+    res.json({ connection: await connections.refresh(principalOf(req), params.parse(req.params).id) });
+  });
+  r.delete('/connections/:id', async (req, res) => {
+    await connections.remove(principalOf(req), params.parse(req.params).id);
+    res.status(204).end();
+  });
+  return r;
+}
+
+/** Mounted before `authenticate(...)`: reached by the browser, authenticated by the state. */
+export function connectionCallbackRoutes(connections: ConnectionService): Router {
+  const r = Router();
+  r.get('/connections/callback', async (req, res) => {
+    // The URL carries a live code: keep it out of caches and of any Referer.
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    try {
+      const q = callbackQuery.safeParse(req.query);
+      if (!q.success) throw new AppError('invalid_request', 'the callback parameters are not valid');
+      const out = await connections.completeAuthorization(q.data);
+      if (out.redirect) {
+        res.redirect(303, out.redirect);
+        return;
+      }
+      page(res, 200, 'Connected', `Connected to ${out.connection.provider} as “${out.connection.name}” — you can close this window.`);
+    } catch (err) {
+      // A browser gets a readable page; API clients and tests get the usual error envelope.
+      if (err instanceof AppError && wantsHtml(req)) {
+        page(res, err.status, 'Connection failed', `${err.message}`);
+        return;
+      }
+      throw err;
+    }
+  });
+  return r;
+}
+
+const wantsHtml = (req: Request) => req.accepts(['json', 'html']) === 'html';
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function page(res: Response, status: number, title: string, message: string): void {
+  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  res
+    .status(status)
+    .type('html')
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+        `<title>${escapeHtml(title)}</title><style>body{font:16px system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em}</style></head>` +
+        `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></body></html>`,
+    );
+}

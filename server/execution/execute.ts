@@ -1,0 +1,158 @@
+// Runs one upstream call: picks the instance's credential, resolves it (vault secret or a fresh
+// OAuth token) only here, injects it, makes the request with a timeout, shapes the result.
+// Secrets live in local variables of this module and nowhere else.
+import { buildActionRequest } from '../../core/execution/request.ts';
+import { compactResult, verboseResult, type RawResponse } from '../../core/execution/result.ts';
+import type { CredentialChoice } from '../../core/registry/instances.ts';
+import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
+import type { CallResult } from '../../workflows/definitions.ts';
+import { AppError } from '../errors.ts';
+import type { ResolvedInstance } from '../registry/service.ts';
+import type { StoredRequest } from './stored-request.ts';
+
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+
+export interface ExecutorDeps {
+  secretValue(orgId: string, name: string): Promise<string | null>;
+  connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface Injection {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+}
+
+export interface ExecuteInput {
+  orgId: string;
+  instance: ResolvedInstance;
+  action: CompiledAction | null;
+  request: StoredRequest;
+  verbose: boolean;
+}
+
+export interface ExecuteOutput {
+  result: CallResult;
+  httpStatusCode: number;
+}
+
+/** The credential to inject, or the typed error that says why there is none. */
+async function credentialFor(deps: ExecutorDeps, orgId: string, service: CompiledService, choices: readonly CredentialChoice[], action: CompiledAction | null): Promise<Injection> {
+  const none: Injection = { headers: {}, query: {} };
+  if (choices.some((c) => c.type === 'none')) return none;
+  const secretChoice = choices.find((c) => c.type === 'secret' && c.available);
+  const connChoice = choices.find((c) => c.type === 'connection' && c.status === 'active');
+  const allowed = action?.securitySchemes;
+  const usable = (c: CredentialChoice | undefined) => c && c.type !== 'none' && (!allowed || allowed.includes(c.method));
+
+  if (usable(connChoice) && connChoice?.type === 'connection' && connChoice.connectionId) {
+    const token = await deps.connectionToken(orgId, connChoice.connectionId, action?.requiredScopes ?? []);
+    return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
+  }
+  if (usable(secretChoice) && secretChoice?.type === 'secret') {
+    const value = await deps.secretValue(orgId, secretChoice.secretName);
+    if (value !== null) {
+      const method = service.authMethods.find((m) => m.name === secretChoice.method);
+      if (method?.type === 'apiKey') {
+        const v = (method.prefix ?? '') + value;
+        return method.in === 'header' ? { headers: { [method.paramName.toLowerCase()]: v }, query: {} } : { headers: {}, query: { [method.paramName]: v } };
+      }
+      return { headers: { authorization: `Bearer ${value}` }, query: {} };
+    }
+  }
+  // Nothing usable: say what is missing, most actionable first.
+  const conn = choices.find((c) => c.type === 'connection');
+  const secret = choices.find((c) => c.type === 'secret');
+  if (conn?.type === 'connection' && conn.connectionId && (conn.status === 'pending' || conn.status === 'reauth_required')) {
+    // The connection service raises needs_authentication / reauth_required with the auth_url.
+    await deps.connectionToken(orgId, conn.connectionId, []);
+  }
+  if (secret?.type === 'secret') {
+    throw new AppError('credential_missing', `no vault secret "${secret.secretName}" for ${service.key}: create it with POST /v1/secrets`, {
+      secret_name: secret.secretName,
+    });
+  }
+  if (conn?.type === 'connection') {
+    throw new AppError('needs_authentication', `no ${conn.provider} connection for ${service.key}: connect one with POST /v1/connections`, {
+      provider: conn.provider,
+      connection_id: conn.connectionId,
+      auth_url: null,
+    });
+  }
+  throw new AppError('credential_missing', `no usable credential for ${service.key}`);
+}
+
+function assertHostAllowed(service: CompiledService, url: URL): void {
+  // A service instance may only reach its own servers; the http pseudo-service has no hosts.
+  if (service.hosts.length > 0 && !service.hosts.includes(url.hostname.toLowerCase())) {
+    throw new AppError('invalid_request', `${url.hostname} is not a host of service ${service.key} (${service.hosts.join(', ')})`);
+  }
+}
+
+export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
+  const { instance, request } = input;
+  const service = instance.service;
+  let method: string;
+  let url: URL;
+  let body: unknown;
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'agent-action-gateway/0.1' };
+  if (request.kind === 'action') {
+    if (!input.action) throw new AppError('invalid_request', 'action missing');
+    const built = buildActionRequest(service, input.action, request.params);
+    if (!built.ok) throw new AppError('invalid_request', 'the action parameters are not valid', { problems: built.problems });
+    method = built.request.method;
+    url = new URL(built.request.url);
+    body = built.request.body;
+  } else {
+    method = request.method;
+    url = new URL(request.url);
+    body = request.body;
+    for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
+  }
+  assertHostAllowed(service, url);
+
+  const injection =
+    request.kind === 'http' && request.connection
+      ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string> }
+      : await credentialFor(deps, input.orgId, service, instance.credentials, input.action);
+  if (request.kind === 'http' && request.inject) {
+    const value = await deps.secretValue(input.orgId, request.inject.secret);
+    if (value === null) throw new AppError('credential_missing', `no vault secret "${request.inject.secret}"`, { secret_name: request.inject.secret });
+    const v = (request.inject.prefix ?? '') + value;
+    if (request.inject.in === 'header') injection.headers[request.inject.name.toLowerCase()] = v;
+    else injection.query[request.inject.name] = v;
+  }
+  for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
+  Object.assign(headers, injection.headers);
+  let payload: string | undefined;
+  if (body !== undefined && method !== 'GET' && method !== 'HEAD') {
+    payload = JSON.stringify(body);
+    headers['content-type'] = 'application/json';
+  }
+
+  const started = performance.now();
+  let res: Response;
+  try {
+    res = await (deps.fetch ?? fetch)(url, {
+      method,
+      headers,
+      ...(payload !== undefined ? { body: payload } : {}),
+      signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS),
+    });
+  } catch (err) {
+    const e = err as Error;
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
+      throw new AppError('upstream_timeout', `${url.host} did not answer within ${deps.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS} ms`);
+    }
+    throw new AppError('upstream_unreachable', `could not reach ${url.host}: ${(e.cause as Error | undefined)?.message ?? e.message}`);
+  }
+  const bodyText = await res.text();
+  const raw: RawResponse = {
+    status: res.status,
+    headers: Object.fromEntries(res.headers.entries()),
+    bodyText,
+    durationMs: Math.round(performance.now() - started),
+  };
+  return { result: input.verbose ? verboseResult(raw) : compactResult(raw), httpStatusCode: res.status };
+}

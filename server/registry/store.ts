@@ -1,0 +1,89 @@
+// SQL for custom templates and service instances.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+type Db = CommonQueryMethods;
+
+export const templateRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  owner_id: z.string().nullable(),
+  key: z.string(),
+  title: z.string(),
+  document: z.record(z.string(), z.unknown()),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+  updated_at: z.date(),
+});
+export type TemplateRow = z.infer<typeof templateRow>;
+
+export const instanceRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  owner_id: z.string().nullable(),
+  name: z.string(),
+  template_key: z.string(),
+  secret_name: z.string().nullable(),
+  connection_id: z.string().nullable(),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+  updated_at: z.date(),
+});
+export type InstanceRow = z.infer<typeof instanceRow>;
+
+/** Templates visible to a user's tree: the org's and the user's own. */
+export const listTemplates = (db: Db, orgId: string, userId: string) =>
+  db.any(sql.type(templateRow)`
+    SELECT * FROM service_templates WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY key, owner_id NULLS FIRST`);
+
+export const getTemplate = (db: Db, id: string) => db.maybeOne(sql.type(templateRow)`SELECT * FROM service_templates WHERE id = ${id}`);
+
+export const insertTemplate = (db: Db, t: { orgId: string; ownerId: string | null; key: string; title: string; document: unknown; createdBy: string }) =>
+  db.one(sql.type(templateRow)`
+    INSERT INTO service_templates (org_id, owner_id, key, title, document, created_by)
+    VALUES (${t.orgId}, ${t.ownerId}, ${t.key}, ${t.title}, ${sql.jsonb(t.document as never)}, ${t.createdBy})
+    RETURNING *`);
+
+export const updateTemplate = (db: Db, id: string, t: { key: string; title: string; document: unknown }) =>
+  db.one(sql.type(templateRow)`
+    UPDATE service_templates SET key = ${t.key}, title = ${t.title}, document = ${sql.jsonb(t.document as never)}, updated_at = now()
+    WHERE id = ${id} RETURNING *`);
+
+export async function deleteTemplate(db: Db, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM service_templates WHERE id = ${id}`);
+}
+
+export const listInstances = (db: Db, orgId: string, userId: string) =>
+  db.any(sql.type(instanceRow)`
+    SELECT * FROM service_instances WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY name`);
+
+export const insertInstance = (
+  db: Db,
+  i: { orgId: string; ownerId: string | null; name: string; templateKey: string; secretName: string | null; connectionId: string | null; createdBy: string },
+) =>
+  db.one(sql.type(instanceRow)`
+    INSERT INTO service_instances (org_id, owner_id, name, template_key, secret_name, connection_id, created_by)
+    VALUES (${i.orgId}, ${i.ownerId}, ${i.name}, ${i.templateKey}, ${i.secretName}, ${i.connectionId}, ${i.createdBy})
+    RETURNING *`);
+
+export async function deleteInstance(db: Db, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM service_instances WHERE id = ${id}`);
+}
+
+/** Names of the org's live vault secrets (for auth status; values never read here). */
+export const orgSecretNames = async (db: Db, orgId: string): Promise<Set<string>> =>
+  new Set(
+    await db.anyFirst(sql.type(z.object({ name: z.string() }))`
+      SELECT name FROM secrets WHERE org_id = ${orgId} AND deleted_at IS NULL AND current_version > 0`),
+  );
+
+export const connectionStatusRow = z.object({ id: z.string(), provider: z.string(), status: z.string(), owner_id: z.string(), org_id: z.string() });
+
+/** The user's usable connections and the org's connection rows by id (for instance binding). */
+export const userConnections = (db: Db, orgId: string, userId: string) =>
+  db.any(sql.type(connectionStatusRow)`
+    SELECT id, provider, status, owner_id, org_id FROM connections
+    WHERE org_id = ${orgId} AND owner_id = ${userId} AND status <> 'revoked' ORDER BY created_at`);
+
+export const getConnection = (db: Db, id: string) =>
+  db.maybeOne(sql.type(connectionStatusRow)`SELECT id, provider, status, owner_id, org_id FROM connections WHERE id = ${id}`);

@@ -1,0 +1,58 @@
+// Thin REST over the vault service: parse strictly, call one method, shape the answer. No
+// response ever carries a secret value; bodies are never logged (request logs carry the path only).
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { principalOf, requireHuman } from '../auth/middleware.ts';
+import type { VaultService } from './service.ts';
+
+export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+export const MAX_SECRET_BYTES = 64 * 1024;
+
+const id = z.uuid({ error: 'must be a UUID' });
+const params = z.object({ id });
+const versionParams = z.object({
+  id,
+  version: z.coerce.number({ error: 'must be a version number' }).int().min(1).max(2_147_483_647),
+});
+
+const putBody = z.strictObject({
+  name: z.string().regex(SECRET_NAME, 'must be 1-128 characters of A-Z, a-z, 0-9, "_", "." or "-"'),
+  value: z
+    .string()
+    .min(1, 'must not be empty')
+    .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_SECRET_BYTES, `must be at most ${MAX_SECRET_BYTES} bytes (UTF-8)`),
+  description: z.string().trim().max(1000).optional(),
+});
+
+/** Agents get 403 on every vault path, before any parsing (requireHuman throws otherwise). */
+function humansOnly(req: Request, _res: Response, next: NextFunction): void {
+  requireHuman(req);
+  next();
+}
+
+export function vaultRoutes(vault: VaultService): Router {
+  const r = Router();
+  r.use('/secrets', humansOnly);
+  r.post('/secrets', async (req, res) => {
+    const { created, secret } = await vault.put(principalOf(req), putBody.parse(req.body ?? {}));
+    res.status(created ? 201 : 200).json(secret);
+  });
+  r.get('/secrets', async (req, res) => {
+    res.json({ secrets: await vault.list(principalOf(req)) });
+  });
+  r.get('/secrets/:id', async (req, res) => {
+    res.json(await vault.get(principalOf(req), params.parse(req.params).id));
+  });
+  r.get('/secrets/:id/versions', async (req, res) => {
+    res.json({ versions: await vault.listVersions(principalOf(req), params.parse(req.params).id) });
+  });
+  r.post('/secrets/:id/versions/:version/restore', async (req, res) => {
+    const p = versionParams.parse(req.params);
+    res.json(await vault.restore(principalOf(req), p.id, p.version));
+  });
+  r.delete('/secrets/:id', async (req, res) => {
+    await vault.remove(principalOf(req), params.parse(req.params).id);
+    res.status(204).end();
+  });
+  return r;
+}

@@ -1,0 +1,106 @@
+// SQL for vault secrets and their versions. No authorization and no cryptography here: the
+// service decides who may do what and seals values; this module only reads and writes rows.
+// Every query that takes a secret id is scoped by org, so another tenant's id simply finds nothing.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { Envelope } from '../../core/vault/envelope.ts';
+
+/** The stored envelope (core/vault/envelope.ts): ciphertext, IVs, tags and the wrapped data key. */
+export const envelopeSchema = z.object({
+  ciphertext: z.string(),
+  iv: z.string(),
+  tag: z.string(),
+  wrappedDataKey: z.string(),
+  wrapIv: z.string(),
+  wrapTag: z.string(),
+  kekId: z.string(),
+});
+
+export const secretRow = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  current_version: z.number(),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+  updated_at: z.date(),
+  deleted_at: z.date().nullable(),
+});
+export type SecretRow = z.infer<typeof secretRow>;
+
+export const versionRow = z.object({
+  secret_id: z.string(),
+  version: z.number(),
+  kek_id: z.string(),
+  restored_from: z.number().nullable(),
+  created_by: z.string().nullable(),
+  created_at: z.date(),
+});
+export type VersionRow = z.infer<typeof versionRow>;
+
+const versionWithEnvelopeRow = versionRow.extend({ envelope: envelopeSchema });
+
+const SECRET_COLUMNS = sql.fragment`id, org_id, name, description, current_version, created_by, created_at, updated_at, deleted_at`;
+const VERSION_COLUMNS = sql.fragment`secret_id, version, kek_id, restored_from, created_by, created_at`;
+
+type Db = CommonQueryMethods;
+
+const lock = (forUpdate: boolean) => (forUpdate ? sql.fragment`FOR UPDATE` : sql.fragment``);
+
+/** A live (not deleted) secret of the org. `forUpdate` serialises version bumps. */
+export const getSecret = (db: Db, orgId: string, id: string, forUpdate = false) =>
+  db.maybeOne(sql.type(secretRow)`
+    SELECT ${SECRET_COLUMNS} FROM secrets WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL ${lock(forUpdate)}`);
+
+export const findSecretByName = (db: Db, orgId: string, name: string, forUpdate = false) =>
+  db.maybeOne(sql.type(secretRow)`
+    SELECT ${SECRET_COLUMNS} FROM secrets WHERE org_id = ${orgId} AND name = ${name} AND deleted_at IS NULL ${lock(forUpdate)}`);
+
+export const listSecrets = (db: Db, orgId: string) =>
+  db.any(sql.type(secretRow)`
+    SELECT ${SECRET_COLUMNS} FROM secrets WHERE org_id = ${orgId} AND deleted_at IS NULL ORDER BY name`);
+
+/**
+ * Inserts a secret with no versions yet (current_version 0). Null when a live secret of that
+ * name already exists — including one committed meanwhile by a concurrent insert.
+ */
+export const insertSecret = (db: Db, s: { orgId: string; name: string; description: string | null; createdBy: string }) =>
+  db.maybeOne(sql.type(secretRow)`
+    INSERT INTO secrets (org_id, name, description, created_by)
+    VALUES (${s.orgId}, ${s.name}, ${s.description}, ${s.createdBy})
+    ON CONFLICT (org_id, name) WHERE deleted_at IS NULL DO NOTHING
+    RETURNING ${SECRET_COLUMNS}`);
+
+/** Reserves the next version number; call with the row locked. `description` undefined keeps it. */
+export const bumpVersion = (db: Db, id: string, description: string | undefined) =>
+  db.one(sql.type(secretRow)`
+    UPDATE secrets SET current_version = current_version + 1, updated_at = now()
+      ${description !== undefined ? sql.fragment`, description = ${description}` : sql.fragment``}
+    WHERE id = ${id}
+    RETURNING ${SECRET_COLUMNS}`);
+
+export async function insertVersion(
+  db: Db,
+  v: { secretId: string; version: number; envelope: Envelope; restoredFrom: number | null; createdBy: string },
+): Promise<VersionRow> {
+  return db.one(sql.type(versionRow)`
+    INSERT INTO secret_versions (secret_id, version, envelope, kek_id, restored_from, created_by)
+    VALUES (${v.secretId}, ${v.version}, ${sql.jsonb({ ...v.envelope })}, ${v.envelope.kekId}, ${v.restoredFrom}, ${v.createdBy})
+    RETURNING ${VERSION_COLUMNS}`);
+}
+
+export const listVersions = (db: Db, secretId: string) =>
+  db.any(sql.type(versionRow)`
+    SELECT ${VERSION_COLUMNS} FROM secret_versions WHERE secret_id = ${secretId} ORDER BY version DESC`);
+
+export const getVersion = (db: Db, secretId: string, version: number) =>
+  db.maybeOne(sql.type(versionWithEnvelopeRow)`
+    SELECT ${VERSION_COLUMNS}, envelope FROM secret_versions WHERE secret_id = ${secretId} AND version = ${version}`);
+
+/** Soft delete: versions stay (history, audit), the name becomes free for a new secret. */
+export async function softDelete(db: Db, orgId: string, id: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`
+    UPDATE secrets SET deleted_at = now(), updated_at = now() WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL`);
+  return r.rowCount > 0;
+}

@@ -1,0 +1,56 @@
+// Thin REST over the webhook service: parse strictly, call one method, shape the answer. Only the
+// creation answer carries the signing secret; request bodies are never logged.
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { principalOf } from '../auth/middleware.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../workflows/webhook-definitions.ts';
+import { assertOrgAdmin, type WebhookService } from './service.ts';
+
+const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
+
+// Absolute http(s) only. Loopback and private hosts are deliberately allowed: receivers are set
+// up by the org's admins, and tests (and single-host deployments) deliver to local endpoints.
+const url = z
+  .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+  .max(2048)
+  .refine((u) => {
+    // Refinements run even after a failed check: unparsable input is reported by z.url above.
+    const parsed = URL.parse(u);
+    return parsed === null || (parsed.username === '' && parsed.password === '');
+  }, 'must not carry credentials');
+
+const createBody = z.strictObject({
+  url,
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1, 'subscribe to at least one event'),
+  description: z.string().trim().max(1000).optional(),
+});
+
+const deliveriesQuery = z.strictObject({
+  limit: z.coerce.number({ error: 'must be a number' }).int().min(1).max(200).optional(),
+});
+
+/** Members and agents get 403 on every webhook path, before any parsing. */
+function orgAdminsOnly(req: Request, _res: Response, next: NextFunction): void {
+  assertOrgAdmin(principalOf(req));
+  next();
+}
+
+export function webhookRoutes(webhooks: WebhookService): Router {
+  const r = Router();
+  r.use('/webhooks', orgAdminsOnly);
+  r.post('/webhooks', async (req, res) => {
+    res.status(201).json(await webhooks.create(principalOf(req), createBody.parse(req.body ?? {})));
+  });
+  r.get('/webhooks', async (req, res) => {
+    res.json({ webhooks: await webhooks.list(principalOf(req)) });
+  });
+  r.get('/webhooks/:id/deliveries', async (req, res) => {
+    const q = deliveriesQuery.parse(req.query);
+    res.json({ deliveries: await webhooks.deliveries(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
+  });
+  r.delete('/webhooks/:id', async (req, res) => {
+    await webhooks.remove(principalOf(req), params.parse(req.params).id);
+    res.status(204).end();
+  });
+  return r;
+}

@@ -1,0 +1,280 @@
+// The durable call end to end: real PostgreSQL, real Temporal, a real upstream on loopback.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callWorkflowId } from '../../workflows/definitions.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+
+const SECRET = 'sk_upstream_KNOWN_SECRET_8642';
+const PASSWORD = 'hunter2-KNOWN-PASSWORD';
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the durable call', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let admin: ReturnType<TestGateway['as']>;
+  let human: ReturnType<TestGateway['as']>;
+  let humanId: string;
+  let agent: { id: string; key: string; call: ReturnType<TestGateway['as']> };
+  let manual: { id: string; key: string; call: ReturnType<TestGateway['as']> };
+  let sibling: { id: string; key: string; call: ReturnType<TestGateway['as']> };
+  let sub: { id: string; key: string; call: ReturnType<TestGateway['as']> };
+
+  const makeAgent = async (body: Record<string, unknown>, as = human) => {
+    const res = await as('POST', '/v1/identities/agents', body);
+    expect(res.status).toBe(201);
+    return { id: res.body.identity.id as string, key: res.body.key.token as string, call: gw.as(res.body.key.token) };
+  };
+  const allow = (identityId: string, pattern: string) => human('POST', `/v1/identities/${identityId}/rules`, { effect: 'allow', pattern });
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    gw = await startTestGateway({ env: { GATEWAY_EXECUTION_WINDOW_SECONDS: '3' } });
+    admin = gw.as(gw.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const m = await seedUser(gw.databaseUrl, { orgId, email: 'owner@example.test' });
+    humanId = m.userId;
+    human = gw.as(await gw.login(m.email, m.password));
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: SECRET })).status).toBe(201);
+    agent = await makeAgent({ name: 'assistant' });
+    manual = await makeAgent({ name: 'careful', auto_call_on_approve: false });
+    sibling = await makeAgent({ name: 'sibling' });
+    sub = await makeAgent({ name: 'helper', parent_id: agent.id }, human);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+  });
+
+  it('executes a covered call at once, injecting the vault secret', async () => {
+    expect((await allow(agent.id, 'widgets:get_item:*')).status).toBe(201);
+    const before = up.requests.length;
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'a1' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'called', action_description: 'Read item a1', result: { status_code: 200, body: { ok: true, method: 'GET', url: '/items/a1' } } });
+    expect(typeof res.body.result.duration_ms).toBe('number');
+    expect(up.requests.length).toBe(before + 1);
+    expect(up.requests.at(-1)!.headers['x-api-key']).toBe(SECRET);
+    expect(JSON.stringify(res.body)).not.toContain(SECRET);
+  });
+
+  it('validates calls strictly before starting anything', async () => {
+    for (const body of [
+      { service: 'widgets', action: 'get_item', params: {} },
+      { service: 'widgets', action: 'get_item', params: { id: 'x', extra: 1 } },
+      { service: 'widgets', action: 'nope' },
+      { service: 'widgets', action: 'get_item', bogus: true },
+      { approval_id: 'not-a-uuid' },
+      { service: 'http', method: 'GET', path: 'not a url' },
+    ]) {
+      const res = await agent.call('POST', '/v1/actions/call', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+    expect((await agent.call('POST', '/v1/actions/call', { service: 'nothing-here', action: 'x' })).status).toBe(404);
+  });
+
+  it('denies at once when a deny rule matches anywhere on the chain', async () => {
+    await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'deny', pattern: 'widgets:delete_item:*' });
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'z' } });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('denied');
+    expect(res.body.reason).toContain('widgets:delete_item:*');
+  });
+
+  let autoApprovalId: string;
+  it('raises an approval for a gap, and replays it automatically once allowed', async () => {
+    const before = up.requests.length;
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'report', folder: 'q3', password: PASSWORD } });
+    expect(res.status).toBe(202);
+    const p = res.body;
+    expect(p).toMatchObject({
+      status: 'pending_approval',
+      action_description: 'Create item "report" in q3',
+      relationship: 'self',
+      auto_call_on_approve: true,
+      risk: 'med',
+      permission_keys: ['widgets:create_item:report'],
+    });
+    expect(p.approval_url).toBe(`${gw.config.publicUrl}/approvals/${p.approval_id}`);
+    expect(Date.parse(p.expires_at)).toBeGreaterThan(Date.now());
+    expect(p.suggested_tiers.map((t: any) => t.keys)).toEqual([['widgets:create_item:report'], ['widgets:create_item:*'], ['widgets:*:*']]);
+    expect(up.requests.length).toBe(before);
+    autoApprovalId = p.approval_id;
+
+    const view = await human('GET', `/v1/approvals/${p.approval_id}`);
+    expect(view.body).toMatchObject({ status: 'pending', relationship: 'downstream', requester: { id: agent.id, kind: 'agent' } });
+    expect(view.body.action.request.body.password).toBe('[REDACTED]');
+
+    const resolved = await human('POST', `/v1/approvals/${p.approval_id}/resolve`, { decision: 'allow_once' });
+    expect(resolved.status).toBe(200);
+    expect(resolved.body).toMatchObject({ id: p.approval_id, status: 'allowed', relationship: 'downstream', derived_keys: ['widgets:create_item:report'] });
+    expect(resolved.body.execution).toMatchObject({ status: 'pending', runtime: 'http' });
+
+    const done = await until(() => human('GET', `/v1/approvals/${p.approval_id}`), (r) => r.body.execution?.status === 'executed');
+    expect(done.body.execution).toMatchObject({ triggered_by: 'auto', http_status_code: 200 });
+    expect(up.requests.length).toBe(before + 1);
+    expect(JSON.parse(up.requests.at(-1)!.body)).toEqual({ name: 'report', folder: 'q3', password: PASSWORD });
+    // The requester reading it with approval_id gets the stored result.
+    const resumed = await agent.call('POST', '/v1/actions/call', { approval_id: p.approval_id });
+    expect(resumed.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    expect(up.requests.length).toBe(before + 1);
+  });
+
+  it('keeps secrets and redacted fields out of workflow history, audit and the database', async () => {
+    const a = await human('GET', `/v1/approvals/${autoApprovalId}`);
+    const callId = (await gw.pool.oneFirst((await import('slonik')).sql.type((await import('zod')).z.object({ call_id: (await import('zod')).z.string() }))`SELECT call_id FROM approvals WHERE id = ${a.body.id}`)) as string;
+    const history = JSON.stringify(await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory());
+    expect(history.length).toBeGreaterThan(1000);
+    for (const needle of [SECRET, PASSWORD, Buffer.from(SECRET).toString('base64'), Buffer.from(PASSWORD).toString('base64')]) {
+      expect(history).not.toContain(needle);
+    }
+    const audit = await admin('GET', '/v1/audit?limit=200');
+    expect(audit.status).toBe(200);
+    const events = audit.body.entries.map((e: any) => e.event);
+    expect(events).toEqual(expect.arrayContaining(['call.called', 'call.denied', 'approval.raised', 'approval.resolved', 'execution.executed']));
+    expect(JSON.stringify(audit.body)).not.toContain(PASSWORD);
+    expect(JSON.stringify(audit.body)).not.toContain(SECRET);
+    expect(gw.logs.join('\n')).not.toContain(SECRET);
+    expect(gw.logs.join('\n')).not.toContain(PASSWORD);
+  });
+
+  it('with auto_call_on_approve=false the requester resumes by approval_id; two concurrent resumes execute once', async () => {
+    const before = up.requests.length;
+    const res = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'manual-1' } });
+    expect(res.body).toMatchObject({ status: 'pending_approval', auto_call_on_approve: false });
+    const id = res.body.approval_id;
+    await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(up.requests.length).toBe(before);
+    expect((await sibling.call('POST', '/v1/actions/call', { approval_id: id })).status).toBe(404);
+    const [r1, r2] = await Promise.all([
+      manual.call('POST', '/v1/actions/call', { approval_id: id }),
+      manual.call('POST', '/v1/actions/call', { approval_id: id }),
+    ]);
+    const statuses = [r1.status, r2.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const ok = r1.status === 200 ? r1 : r2;
+    const conflict = r1.status === 409 ? r1 : r2;
+    expect(ok.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    expect(conflict.body.error.code).toBe('conflict');
+    expect(up.requests.length).toBe(before + 1);
+    const view = await human('GET', `/v1/approvals/${id}`);
+    expect(view.body.execution).toMatchObject({ status: 'executed', triggered_by: 'agent' });
+  });
+
+  it('expires an allowed call that is not resumed within the execution window', async () => {
+    const res = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'too-late' } });
+    const id = res.body.approval_id;
+    await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    const expired = await until(() => human('GET', `/v1/approvals/${id}`), (r) => r.body.execution?.status === 'expired', 10_000);
+    expect(expired.body.status).toBe('allowed');
+    const late = await manual.call('POST', '/v1/actions/call', { approval_id: id });
+    expect(late.status).toBe(409);
+  });
+
+  it('denies with a reason the requester sees', async () => {
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'nope' } });
+    const id = res.body.approval_id;
+    const denied = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'deny', reason: 'not this quarter' });
+    expect(denied.body).toMatchObject({ status: 'denied' });
+    expect(denied.body.execution).toBeUndefined();
+    const again = await agent.call('POST', '/v1/actions/call', { approval_id: id });
+    expect(again.body).toEqual({ status: 'denied', reason: 'not this quarter' });
+    expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' })).status).toBe(409);
+  });
+
+  it('allow_remember plants a rule after the replay succeeds; the next matching call skips approval', async () => {
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'first' } });
+    const id = res.body.approval_id;
+    const badKeys = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_always', remember_keys: ['widgets:*:*:extra'], ttl: '1h' });
+    expect(badKeys.status).toBe(400);
+    const badTtl = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_always', remember_keys: ['widgets:create_item:*'], ttl: '1w' });
+    expect(badTtl.status).toBe(400);
+    const ok = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_always', remember_keys: ['widgets:create_item:*'], ttl: '1h' });
+    expect(ok.status).toBe(200);
+    await until(() => human('GET', `/v1/approvals/${id}`), (r) => r.body.execution?.status === 'executed');
+    const rules = await until(() => human('GET', `/v1/identities/${agent.id}/rules`), (r) => r.body.rules.some((x: any) => x.source === 'approval'));
+    const planted = rules.body.rules.find((x: any) => x.source === 'approval');
+    expect(planted).toMatchObject({ effect: 'allow', pattern: 'widgets:create_item:*', approval_id: id });
+    expect(Date.parse(planted.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
+    const second = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'second' } });
+    expect(second.body.status).toBe('called');
+  });
+
+  it('bubbles from a covered agent resolver up to the user', async () => {
+    // The subagent's parent is covered for this key, so the parent is the first resolver.
+    await allow(agent.id, 'widgets:delete_item:keep-*');
+    const res = await sub.call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'sub-1' } });
+    expect(res.body).toMatchObject({ status: 'pending_approval', relationship: 'downstream' });
+    const id = res.body.approval_id;
+    const atAgent = await agent.call('GET', `/v1/approvals/${id}`);
+    expect(atAgent.body).toMatchObject({ resolver_id: agent.id, relationship: 'downstream' });
+    const bubbled = await agent.call('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' });
+    expect(bubbled.status).toBe(200);
+    expect(bubbled.body.status).toBe('bubbled');
+    expect((await human('GET', `/v1/approvals/${id}`)).body.resolver_id).toBe(humanId);
+    expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' })).status).toBe(409);
+    const allowed = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    expect(allowed.body.status).toBe('allowed');
+    const assigned = await human('GET', '/v1/approvals?scope=assigned&status=allowed');
+    expect(assigned.body.approvals.map((a: any) => a.id)).toContain(id);
+  });
+
+  it('refuses resolvers outside the requester chain and the requester itself', async () => {
+    const res = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'guarded' } });
+    expect(res.body.status).toBe('pending_approval');
+    const id = res.body.approval_id;
+    const bySibling = await sibling.call('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    expect(bySibling.status).toBe(403);
+    expect(bySibling.body.error.code).toBe('not_in_your_chain');
+    const bySelf = await manual.call('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    expect(bySelf.status).toBe(403);
+    // Another agent's subagent is no ancestor either.
+    const bySub = await sub.call('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
+    expect(bySub.status).toBe(403);
+    expect(bySub.body.error.code).toBe('not_in_your_chain');
+    expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'maybe' })).status).toBe(400);
+    // Org admins may step in.
+    expect((await admin('POST', `/v1/approvals/${id}/resolve`, { decision: 'deny', reason: 'admin says no' })).body.status).toBe('denied');
+    const listed = await human('GET', '/v1/approvals?scope=mine&limit=2');
+    expect(listed.body.approvals).toHaveLength(2);
+    expect(listed.body.next_cursor).toBeTruthy();
+    const next = await human('GET', `/v1/approvals?scope=mine&limit=2&cursor=${listed.body.next_cursor}`);
+    expect(next.body.approvals[0].id).not.toBe(listed.body.approvals[1].id);
+  });
+
+  it('expires a pending approval when its timer fires, and de-duplicates identical pending requests', async () => {
+    expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 2 })).status).toBe(200);
+    const first = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'dup' } });
+    const second = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'dup' } });
+    expect(second.body.approval_id).toBe(first.body.approval_id);
+    const expired = await until(() => human('GET', `/v1/approvals/${first.body.approval_id}`), (r) => r.body.status === 'expired', 10_000);
+    expect(expired.body.status).toBe('expired');
+    expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 900 })).status).toBe(200);
+    expect((await human('PATCH', '/v1/org/settings', { approval_ttl_seconds: 5 })).status).toBe(403);
+    expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 0 })).status).toBe(400);
+  });
+
+  it('supersedes the oldest pending approval beyond the per-agent cap', async () => {
+    await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 2 });
+    const ids: string[] = [];
+    for (const name of ['cap-1', 'cap-2', 'cap-3']) {
+      ids.push((await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } })).body.approval_id);
+    }
+    const oldest = await until(() => human('GET', `/v1/approvals/${ids[0]}`), (r) => r.body.status === 'superseded');
+    expect(oldest.body.status).toBe('superseded');
+    expect((await human('GET', `/v1/approvals/${ids[2]}`)).body.status).toBe('pending');
+    await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 10 });
+  });
+});

@@ -1,0 +1,614 @@
+// OAuth connections against a real OAuth 2 / OpenID provider (node-oidc-provider) on loopback:
+// authorization code + PKCE driven headlessly over HTTP, encrypted token storage, refresh, single-
+// flight refresh under a PostgreSQL row lock (one process and two gateways on one database),
+// invalid_grant → reauth_required, and the REST surface's authorization rules.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnectionService, type ConnectionService } from '../../server/connections/service.ts';
+import { AppError } from '../../server/errors.ts';
+import { createVaultKeyring } from '../../server/vault/keyring.ts';
+import { createVaultService } from '../../server/vault/service.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+
+// --- the provider ------------------------------------------------------------------------------
+
+/** The few parts of oidc-provider used here (the package ships no types). */
+interface OidcProvider {
+  callback(): http.RequestListener;
+  on(event: 'grant.success', fn: (ctx: ProviderContext) => void): void;
+  on(event: 'grant.error', fn: (ctx: ProviderContext, err: Error) => void): void;
+  Grant: { find(id: string): Promise<{ destroy(): Promise<void> } | undefined> };
+}
+interface ProviderContext {
+  oidc: { params: Record<string, unknown>; entities: Record<string, { jti?: string; grantId?: string } | undefined> };
+  body: any;
+}
+const OIDC_PROVIDER_MODULE: string = 'oidc-provider';
+
+const ACCESS_TOKEN_TTL_S = 6;
+const CLIENT_SECRET = 'provider-client-secret-' + randomBytes(8).toString('hex');
+
+interface Issued {
+  grantType: string;
+  accessToken: string;
+  refreshToken: string | undefined;
+  grantId: string | undefined;
+}
+
+interface TestProvider {
+  issuer: string;
+  provider: OidcProvider;
+  /** Every HTTP request the provider received, by `METHOD path`. */
+  hits: Map<string, number>;
+  /** Token-endpoint outcomes per grant type, counted by the provider itself. */
+  grants: { success: Map<string, number>; error: Map<string, number> };
+  issued: Issued[];
+  stop(): Promise<void>;
+}
+
+const count = (m: Map<string, number>, k: string) => m.get(k) ?? 0;
+
+async function startProvider(redirectUri: string): Promise<TestProvider> {
+  const { default: Provider } = (await import(/* @vite-ignore */ OIDC_PROVIDER_MODULE)) as {
+    default: new (issuer: string, config: Record<string, unknown>) => OidcProvider;
+  };
+  const hits = new Map<string, number>();
+  let handler: http.RequestListener = (_req, res) => res.end();
+  const server = http.createServer((req, res) => {
+    const key = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    hits.set(key, count(hits, key) + 1);
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = (id: string, method: string) => ({
+    client_id: id,
+    client_secret: CLIENT_SECRET,
+    redirect_uris: [redirectUri],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: method,
+  });
+  const provider = new Provider(issuer, {
+    clients: [client('gw-basic', 'client_secret_basic'), client('gw-post', 'client_secret_post')],
+    findAccount: (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: () => ({ sub: id, email: `${id}@example.test`, name: `${id[0]!.toUpperCase()}${id.slice(1)} Example` }),
+    }),
+    claims: { openid: ['sub'], email: ['email'], profile: ['name'] },
+    scopes: ['openid', 'offline_access', 'profile', 'email'],
+    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
+    // A confidential client needs no PKCE by default; require it (but for the app configured
+    // without PKCE), so the gateway's S256 challenge is checked.
+    pkce: { required: (_ctx: unknown, c: { clientId: string }) => c.clientId !== 'gw-post' },
+    // Refresh tokens without the OIDC offline_access/prompt=consent dance: a plain OAuth client.
+    issueRefreshToken: (_ctx: unknown, c: { grantTypeAllowed(t: string): boolean }) => c.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: { AccessToken: ACCESS_TOKEN_TTL_S, AuthorizationCode: 60, IdToken: 60, RefreshToken: 3600, Grant: 3600, Interaction: 600, Session: 3600 },
+    cookies: { keys: [randomBytes(16).toString('hex')] },
+  });
+  const grants = { success: new Map<string, number>(), error: new Map<string, number>() };
+  const issued: Issued[] = [];
+  provider.on('grant.success', (ctx) => {
+    const type = String(ctx.oidc.params.grant_type);
+    grants.success.set(type, count(grants.success, type) + 1);
+    issued.push({
+      grantType: type,
+      accessToken: ctx.body.access_token,
+      refreshToken: ctx.body.refresh_token,
+      grantId: ctx.oidc.entities.Grant?.jti ?? ctx.oidc.entities.AuthorizationCode?.grantId ?? ctx.oidc.entities.RefreshToken?.grantId,
+    });
+  });
+  provider.on('grant.error', (ctx) => {
+    const type = String(ctx.oidc.params.grant_type);
+    grants.error.set(type, count(grants.error, type) + 1);
+  });
+  handler = provider.callback();
+  return {
+    issuer,
+    provider,
+    hits,
+    grants,
+    issued,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * A headless browser for the authorize step: follows redirects by hand, carries the provider's
+ * cookies, signs in as `account` and grants consent on the provider's (development) pages, and
+ * stops at the redirect to the gateway's callback. `abort` refuses instead of granting.
+ */
+async function authorizeAs(authUrl: string, account: string, opts: { abort?: boolean; callbackPrefix: string }): Promise<string> {
+  const jar = new Map<string, string>();
+  let url = authUrl;
+  let form: string | undefined;
+  for (let step = 0; step < 20; step++) {
+    if (url.startsWith(opts.callbackPrefix)) return url;
+    const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
+    if (form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(url, { method: form === undefined ? 'GET' : 'POST', headers, redirect: 'manual', ...(form !== undefined ? { body: form } : {}) });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(c)) jar.delete(name);
+      else jar.set(name, value);
+    }
+    form = undefined;
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      url = new URL(location, url).toString();
+      continue;
+    }
+    const html = await res.text();
+    const prompt = /name="prompt" value="(login|consent)"/.exec(html)?.[1];
+    if (res.status !== 200 || !prompt) throw new Error(`unexpected provider answer ${res.status} at ${url}: ${html.slice(0, 300)}`);
+    if (opts.abort) {
+      url = `${url.replace(/\/$/, '')}/abort`;
+      continue;
+    }
+    form = prompt === 'login' ? new URLSearchParams({ prompt, login: account, password: 'any' }).toString() : 'prompt=consent';
+  }
+  throw new Error('the authorization did not reach the callback');
+}
+
+// --- the tests -----------------------------------------------------------------------------------
+
+const connectionText = z.object({ t: z.string() });
+
+describe('OAuth connections (real provider on loopback, real PostgreSQL)', () => {
+  const masterKey = randomBytes(32);
+  let gw: TestGateway;
+  let gwB: TestGateway;
+  let op: TestProvider;
+  let admin: ReturnType<TestGateway['as']>;
+  let svcA: ConnectionService;
+  let svcB: ConnectionService;
+  let orgId: string;
+  let callbackPrefix: string;
+
+  /** The test gateway listens on a random port behind a fixed PUBLIC_URL: map it, as a reverse proxy would. */
+  const viaGateway = (target: TestGateway, publicCallbackUrl: string) => target.url + publicCallbackUrl.slice(target.config.publicUrl.length);
+
+  const serviceFor = (g: TestGateway) => {
+    const keyring = createVaultKeyring(masterKey);
+    return createConnectionService({
+      pool: g.pool,
+      keyring,
+      vault: createVaultService({ pool: g.pool, keyring }),
+      publicUrl: g.config.publicUrl,
+      logger: g.logger,
+    });
+  };
+
+  const rowText = async (id: string) =>
+    (await gw.pool.one(sql.type(connectionText)`SELECT row_to_json(c)::text AS t FROM connections c WHERE id = ${id}`)).t;
+
+  async function connect(body: Record<string, unknown>, account = 'alice') {
+    const created = await admin('POST', '/v1/connections', body);
+    expect(created.status).toBe(201);
+    const callback = await authorizeAs(created.body.auth_url, account, { callbackPrefix });
+    const done = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length), { headers: { accept: 'text/html' } });
+    return { created, callback, done, id: created.body.connection.id as string };
+  }
+
+  const expireNow = (id: string) =>
+    gw.pool.query(sql.unsafe`UPDATE connections SET token_expires_at = now() - interval '1 second' WHERE id = ${id}`);
+
+  async function appError(p: Promise<unknown>): Promise<AppError> {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AppError);
+    return err as AppError;
+  }
+
+  beforeAll(async () => {
+    const env = { GATEWAY_MASTER_KEY: masterKey.toString('base64') };
+    gw = await startTestGateway({ env });
+    gwB = await startTestGateway({ env, databaseUrl: gw.databaseUrl });
+    callbackPrefix = `${gw.config.publicUrl}/v1/connections/callback`;
+    op = await startProvider(callbackPrefix);
+    admin = gw.as(gw.adminToken);
+    orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    svcA = serviceFor(gw);
+    svcB = serviceFor(gwB);
+  });
+  afterAll(async () => {
+    await gwB?.stop();
+    await gw?.stop();
+    await op?.stop();
+  });
+
+  const appBody = () => ({
+    client_id: 'gw-basic',
+    client_secret: CLIENT_SECRET,
+    authorization_url: `${op.issuer}/auth`,
+    token_url: `${op.issuer}/token`,
+    revocation_url: `${op.issuer}/token/revocation`,
+    userinfo_url: `${op.issuer}/me`,
+  });
+
+  describe('OAuth apps', () => {
+    it('validate the body strictly', async () => {
+      const notUrl = await admin('PUT', '/v1/oauth-apps/acme', { ...appBody(), token_url: 'ftp://example.test/token' });
+      expect(notUrl.status).toBe(400);
+      expect(notUrl.body.error.code).toBe('invalid_request');
+      expect((await admin('PUT', '/v1/oauth-apps/acme', { ...appBody(), token_url: '/token' })).status).toBe(400);
+      expect((await admin('PUT', '/v1/oauth-apps/acme', { ...appBody(), extra: true })).status).toBe(400);
+      expect((await admin('PUT', '/v1/oauth-apps/Not%20A%20Provider', appBody())).status).toBe(400);
+      const { client_secret: _s, ...noSecret } = appBody();
+      const missing = await admin('PUT', '/v1/oauth-apps/acme', noSecret);
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.details.field).toBe('client_secret');
+    });
+
+    it('are configured by org admins only, and never show the secret', async () => {
+      const created = await admin('PUT', '/v1/oauth-apps/acme', appBody());
+      expect(created.status).toBe(201);
+      expect(created.body.oauth_app).toMatchObject({ provider: 'acme', client_id: 'gw-basic', token_endpoint_auth_method: 'client_secret_basic', use_pkce: true });
+      const updated = await admin('PUT', '/v1/oauth-apps/acme', appBody());
+      expect(updated.status).toBe(200);
+      const post = await admin('PUT', '/v1/oauth-apps/acme-post', {
+        ...appBody(),
+        client_id: 'gw-post',
+        token_endpoint_auth_method: 'client_secret_post',
+        use_pkce: false,
+      });
+      expect(post.status).toBe(201);
+
+      const list = await admin('GET', '/v1/oauth-apps');
+      expect(list.status).toBe(200);
+      expect(list.body.oauth_apps.map((a: any) => a.provider)).toEqual(['acme', 'acme-post']);
+      expect(list.text).not.toContain(CLIENT_SECRET);
+      expect(gw.logs.join('\n')).not.toContain(CLIENT_SECRET);
+
+      const member = await seedUser(gw.databaseUrl, { orgId, email: 'apps-member@example.test' });
+      const memberToken = await gw.login(member.email, member.password);
+      expect((await gw.as(memberToken)('PUT', '/v1/oauth-apps/acme', appBody())).status).toBe(403);
+      expect((await gw.as(memberToken)('GET', '/v1/oauth-apps')).status).toBe(200);
+    });
+  });
+
+  describe('authorization-code flow', () => {
+    let id: string;
+    let callback: string;
+
+    it('starts pending with an auth_url carrying state and an S256 PKCE challenge', async () => {
+      const started = await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-main', scopes: ['openid', 'profile', 'email', 'offline_access'] });
+      expect(started.status).toBe(201);
+      expect(started.body.connection).toMatchObject({ name: 'acme-main', provider: 'acme', status: 'pending', requested_scopes: ['openid', 'profile', 'email', 'offline_access'] });
+      const url = new URL(started.body.auth_url);
+      expect(url.origin + url.pathname).toBe(`${op.issuer}/auth`);
+      expect(Object.fromEntries(url.searchParams)).toMatchObject({
+        response_type: 'code',
+        client_id: 'gw-basic',
+        redirect_uri: callbackPrefix,
+        scope: 'openid profile email offline_access',
+        code_challenge_method: 'S256',
+      });
+      expect(url.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Neither the state nor the verifier is stored in clear.
+      expect(await rowText(started.body.connection.id)).not.toContain(url.searchParams.get('state'));
+      id = started.body.connection.id;
+
+      callback = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      const done = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length), { headers: { accept: 'text/html' } });
+      expect(done.status).toBe(200);
+      expect(done.headers.get('content-type')).toMatch(/text\/html/);
+      expect(done.text).toContain('you can close this window');
+      expect(done.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('stores the tokens encrypted, with granted scopes and the account identity', async () => {
+      const res = await admin('GET', `/v1/connections/${id}`);
+      expect(res.status).toBe(200);
+      const c = res.body.connection;
+      expect(c).toMatchObject({ id, status: 'active', account_id: 'alice', account_name: 'alice@example.test', refresh_count: 0, last_error: null });
+      // The provider's answer decides: offline_access is dropped without prompt=consent.
+      expect([...c.granted_scopes].sort()).toEqual(['email', 'openid', 'profile']);
+      expect(Date.parse(c.token_expires_at) - Date.now()).toBeLessThanOrEqual(ACCESS_TOKEN_TTL_S * 1000);
+      for (const k of ['access_token', 'refresh_token', 'pkce_verifier', 'state_hash']) expect(c).not.toHaveProperty(k);
+
+      const first = op.issued.at(-1)!;
+      expect(first.grantType).toBe('authorization_code');
+      expect(first.refreshToken).toBeTruthy();
+      const text = await rowText(id);
+      expect(text).not.toContain(first.accessToken);
+      expect(text).not.toContain(first.refreshToken);
+      expect(text).toContain('"ciphertext"');
+      const logs = gw.logs.join('\n');
+      expect(logs).not.toContain(first.accessToken);
+      expect(logs).not.toContain(first.refreshToken);
+    });
+
+    it('refuses a reused state', async () => {
+      const again = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length));
+      expect(again.status).toBe(400);
+      expect(again.body.error.code).toBe('invalid_request');
+      const html = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length), { headers: { accept: 'text/html' } });
+      expect(html.status).toBe(400);
+      expect(html.text).toContain('Connection failed');
+      expect((await gw.request('GET', '/v1/connections/callback?state=short&code=x')).status).toBe(400);
+      expect((await gw.request('GET', '/v1/connections/callback')).status).toBe(400);
+      expect((await admin('GET', `/v1/connections/${id}`)).body.connection.status).toBe('active');
+    });
+
+    it('hands the fresh token out as is, then refreshes it once it nears expiry', async () => {
+      const refreshesBefore = count(op.grants.success, 'refresh_token');
+      const fresh = await svcA.getFreshAccessToken(id);
+      expect(fresh).toMatchObject({ connectionId: id, accessToken: op.issued.at(-1)!.accessToken });
+      expect(fresh.grantedScopes.sort()).toEqual(['email', 'openid', 'profile']);
+      expect(count(op.grants.success, 'refresh_token')).toBe(refreshesBefore);
+
+      // Lifetime 6 s → refreshed within the last 3 s (half the lifetime caps the 60 s margin).
+      await new Promise((r) => setTimeout(r, (ACCESS_TOKEN_TTL_S / 2) * 1000 + 300));
+      const renewed = await svcA.getFreshAccessToken({ orgId, name: 'acme-main' });
+      expect(renewed.accessToken).not.toBe(fresh.accessToken);
+      expect(count(op.grants.success, 'refresh_token')).toBe(refreshesBefore + 1);
+      expect(renewed.accessToken).toBe(op.issued.at(-1)!.accessToken);
+      // The new token works at the provider.
+      const me = await fetch(`${op.issuer}/me`, { headers: { authorization: `Bearer ${renewed.accessToken}` } });
+      expect(me.status).toBe(200);
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      expect(c.refresh_count).toBe(1);
+      expect(c.last_refreshed_at).not.toBeNull();
+      expect(await rowText(id)).not.toContain(op.issued.at(-1)!.refreshToken);
+    });
+
+    it('20 concurrent callers on an expiring token cause exactly one refresh at the provider', async () => {
+      await expireNow(id);
+      const before = { ok: count(op.grants.success, 'refresh_token'), err: count(op.grants.error, 'refresh_token'), hits: count(op.hits, 'POST /token') };
+      const countBefore = (await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count;
+      const results = await Promise.all(Array.from({ length: 20 }, () => svcA.getFreshAccessToken(id)));
+      expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
+      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(count(op.grants.error, 'refresh_token')).toBe(before.err);
+      expect(new Set(results.map((r) => r.accessToken)).size).toBe(1);
+      expect(results[0]!.accessToken).toBe(op.issued.at(-1)!.accessToken);
+      expect((await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count).toBe(countBefore + 1);
+    });
+
+    it('… and so do 10 callers on gateway A plus 10 on gateway B sharing the database', async () => {
+      await expireNow(id);
+      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.grants.success, 'refresh_token'), err: count(op.grants.error, 'refresh_token') };
+      const calls = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? svcA : svcB).getFreshAccessToken(id));
+      const results = await Promise.all(calls);
+      expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
+      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(count(op.grants.error, 'refresh_token')).toBe(before.err);
+      expect(new Set(results.map((r) => r.accessToken)).size).toBe(1);
+      // Gateway B serves the same connection over REST, and a forced refresh there rotates again.
+      const adminB = gwB.as(gwB.adminToken);
+      const forced = await adminB('POST', `/v1/connections/${id}/refresh`);
+      expect(forced.status).toBe(200);
+      expect(forced.body.connection.refresh_count).toBe((await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count);
+      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 2);
+      expect((await svcA.getFreshAccessToken(id)).accessToken).toBe(op.issued.at(-1)!.accessToken);
+    });
+
+    it('authenticates with client_secret_post and without PKCE when the app says so', async () => {
+      const { done, id: postId } = await connect({ provider: 'acme-post', scopes: ['openid', 'email'] }, 'bob');
+      expect(done.status).toBe(200);
+      const c = (await admin('GET', `/v1/connections/${postId}`)).body.connection;
+      expect(c).toMatchObject({ name: 'acme-post', status: 'active', account_id: 'bob', account_name: 'bob@example.test' });
+      await expireNow(postId);
+      const t = await svcA.getFreshAccessToken(postId, { requiredScopes: ['email'] });
+      expect(t.accessToken).toBe(op.issued.at(-1)!.accessToken);
+      const missing = await appError(svcA.getFreshAccessToken(postId, { requiredScopes: ['profile'] }));
+      expect(missing.code).toBe('missing_scopes');
+      expect(missing.details).toMatchObject({ connection_id: postId, missing_scopes: ['profile'] });
+    });
+
+    it('marks the connection reauth_required when the provider answers invalid_grant, and re-authorizes', async () => {
+      // The first code exchange of this run was acme-main's.
+      const grantId = op.issued.find((x) => x.grantType === 'authorization_code')?.grantId;
+      expect(grantId).toBeTruthy();
+      // The user revokes the app at the provider: the whole grant goes.
+      await (await op.provider.Grant.find(grantId!))!.destroy();
+      await expireNow(id);
+      const err = await appError(svcA.getFreshAccessToken(id));
+      expect(err.code).toBe('reauth_required');
+      expect(err.status).toBe(401);
+      expect(err.details).toMatchObject({ connection_id: id });
+      const authUrl = String(err.details!.auth_url);
+      expect(authUrl).toContain(`${op.issuer}/auth?`);
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      expect(c.status).toBe('reauth_required');
+      expect(c.last_error).toMatch(/invalid_grant/);
+      // Later callers get the same error, and the same still-valid auth_url, without calling the provider.
+      const hits = count(op.hits, 'POST /token');
+      const again = await appError(svcB.getFreshAccessToken(id));
+      expect(again.code).toBe('reauth_required');
+      expect(again.details!.auth_url).toBe(authUrl);
+      expect(count(op.hits, 'POST /token')).toBe(hits);
+      const forced = await admin('POST', `/v1/connections/${id}/refresh`);
+      expect(forced.status).toBe(401);
+      expect(forced.body.error.code).toBe('reauth_required');
+
+      const cb = await authorizeAs(authUrl, 'alice', { callbackPrefix });
+      expect((await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length))).status).toBe(200);
+      const back = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      expect(back).toMatchObject({ status: 'active', last_error: null });
+      expect((await svcA.getFreshAccessToken(id)).accessToken).toBe(op.issued.at(-1)!.accessToken);
+    });
+
+    it('revokes upstream and wipes the tokens on DELETE', async () => {
+      const refreshToken = op.issued.at(-1)!.refreshToken!;
+      const revocations = count(op.hits, 'POST /token/revocation');
+      expect((await admin('DELETE', `/v1/connections/${id}`)).status).toBe(204);
+      expect(count(op.hits, 'POST /token/revocation')).toBe(revocations + 1);
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      expect(c.status).toBe('revoked');
+      const row = JSON.parse(await rowText(id));
+      expect(row).toMatchObject({ access_token: null, refresh_token: null, pkce_verifier: null, state_hash: null });
+      // The provider no longer honours the refresh token.
+      const probe = await fetch(`${op.issuer}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`gw-basic:${CLIENT_SECRET}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+      });
+      expect(probe.status).toBe(400);
+      expect(((await probe.json()) as { error?: string }).error).toBe('invalid_grant');
+      expect((await appError(svcA.getFreshAccessToken(id))).code).toBe('credential_missing');
+      expect((await appError(svcA.getFreshAccessToken({ orgId, name: 'acme-main' }))).code).toBe('credential_missing');
+      expect((await appError(svcA.getFreshAccessToken('not-a-uuid'))).code).toBe('credential_missing');
+      expect((await appError(svcA.getFreshAccessToken({ orgId, name: 'no-such-connection' }))).code).toBe('credential_missing');
+      expect((await admin('DELETE', `/v1/connections/${id}`)).status).toBe(204);
+      // The name is free again.
+      expect((await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-main' })).status).toBe(201);
+    });
+  });
+
+  describe('pending and failed authorizations', () => {
+    it('a provider error is recorded and shown; a pending connection needs authentication', async () => {
+      const started = await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-refused', scopes: ['openid'] });
+      expect(started.status).toBe(201);
+      const cb = await authorizeAs(started.body.auth_url, 'alice', { abort: true, callbackPrefix });
+      expect(new URL(cb).searchParams.get('error')).toBe('access_denied');
+      const page = await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length), { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(400);
+      expect(page.text).toContain('access_denied');
+      const id = started.body.connection.id;
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      expect(c.status).toBe('pending');
+      expect(c.last_error).toMatch(/access_denied/);
+
+      const err = await appError(svcA.getFreshAccessToken(id));
+      expect(err.code).toBe('needs_authentication');
+      expect(err.details).toMatchObject({ connection_id: id });
+      const url = String(err.details!.auth_url);
+      expect(url).toContain(`${op.issuer}/auth?`);
+      // The same link is handed out while it is valid, so a user mid-flow is not cut off.
+      expect((await appError(svcB.getFreshAccessToken({ orgId, name: 'acme-refused' }))).details!.auth_url).toBe(url);
+      const viaRest = await admin('POST', `/v1/connections/${id}/authorize`);
+      expect(viaRest.status).toBe(200);
+      expect(viaRest.body.auth_url).toBe(url);
+      // Completing it activates the connection.
+      const done = await authorizeAs(url, 'alice', { callbackPrefix });
+      expect((await gw.request('GET', viaGateway(gw, done).slice(gw.url.length))).status).toBe(200);
+      expect((await admin('GET', `/v1/connections/${id}`)).body.connection.status).toBe('active');
+    });
+
+    it('refuses an expired state', async () => {
+      const started = await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-late', scopes: ['openid'] });
+      const id = started.body.connection.id;
+      const cb = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      await gw.pool.query(sql.unsafe`UPDATE connections SET state_expires_at = now() - interval '1 second' WHERE id = ${id}`);
+      const late = await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length));
+      expect(late.status).toBe(400);
+      expect(late.body.error.message).toMatch(/expired/);
+      expect((await admin('GET', `/v1/connections/${id}`)).body.connection.status).toBe('pending');
+      expect((await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length))).status).toBe(400);
+    });
+
+    it('redirects to a same-origin redirect_after and refuses others', async () => {
+      const bad = await admin('POST', '/v1/connections', { provider: 'acme', redirect_after: 'https://evil.example/x' });
+      expect(bad.status).toBe(400);
+      expect((await admin('POST', '/v1/connections', { provider: 'acme', redirect_after: '//evil.example/x' })).status).toBe(400);
+      const started = await admin('POST', '/v1/connections', { provider: 'acme', scopes: ['openid'], redirect_after: '/connections?tab=mine' });
+      expect(started.status).toBe(201);
+      // A default name is picked: the provider key, then the next free suffix.
+      expect(started.body.connection.name).toBe('acme');
+      expect((await admin('POST', '/v1/connections', { provider: 'acme' })).body.connection.name).toBe('acme-2');
+      const cb = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      const res = await fetch(viaGateway(gw, cb), { redirect: 'manual' });
+      expect(res.status, await res.clone().text()).toBe(303);
+      const to = new URL(res.headers.get('location')!);
+      expect(to.origin + to.pathname).toBe(`${gw.config.publicUrl}/connections`);
+      expect(Object.fromEntries(to.searchParams)).toEqual({ tab: 'mine', connection_id: started.body.connection.id, status: 'active' });
+    });
+  });
+
+  describe('REST rules', () => {
+    it('validates the create body', async () => {
+      for (const body of [
+        {},
+        { provider: 'acme', extra: 1 },
+        { provider: 'acme', scopes: 'openid' },
+        { provider: 'acme', scopes: ['has space'] },
+        { provider: 'acme', name: 'bad name!' },
+        { provider: 'ACME' },
+      ]) {
+        const res = await admin('POST', '/v1/connections', body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body.error.code).toBe('invalid_request');
+      }
+      expect((await admin('POST', '/v1/connections', { provider: 'nope' })).status).toBe(400);
+      expect((await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-refused' })).status).toBe(409);
+      expect((await admin('GET', '/v1/connections/not-a-uuid')).status).toBe(400);
+      expect((await gw.request('GET', '/v1/connections')).status).toBe(401);
+    });
+
+    it('agents may not create or manage connections (403) but see their human’s', async () => {
+      const agent = await admin('POST', '/v1/identities/agents', { name: 'conn-agent' });
+      expect(agent.status).toBe(201);
+      const asAgent = gw.as(agent.body.key.token);
+      const denied = await asAgent('POST', '/v1/connections', { provider: 'acme' });
+      expect(denied.status).toBe(403);
+      expect(denied.body.error.code).toBe('forbidden');
+      const list = await asAgent('GET', '/v1/connections');
+      expect(list.status).toBe(200);
+      const one = list.body.connections.find((c: any) => c.status === 'active');
+      expect(one).toBeTruthy();
+      expect((await asAgent('POST', `/v1/connections/${one.id}/refresh`)).status).toBe(403);
+      expect((await asAgent('DELETE', `/v1/connections/${one.id}`)).status).toBe(403);
+      expect((await asAgent('PUT', '/v1/oauth-apps/acme', appBody())).status).toBe(403);
+    });
+
+    it('another org sees nothing (404); a member sees only their own', async () => {
+      const mine = (await admin('GET', '/v1/connections')).body.connections;
+      expect(mine.length).toBeGreaterThan(2);
+      const target = mine.find((c: any) => c.status === 'active');
+
+      const stranger = await seedUser(gw.databaseUrl, { email: 'stranger@example.test', role: 'admin' });
+      const asStranger = gw.as(await gw.login(stranger.email, stranger.password));
+      expect((await asStranger('GET', `/v1/connections/${target.id}`)).status).toBe(404);
+      expect((await asStranger('POST', `/v1/connections/${target.id}/refresh`)).status).toBe(404);
+      expect((await asStranger('DELETE', `/v1/connections/${target.id}`)).status).toBe(404);
+      expect((await asStranger('GET', '/v1/connections')).body.connections).toEqual([]);
+      expect((await asStranger('GET', '/v1/oauth-apps')).body.oauth_apps).toEqual([]);
+      // Their org has no such app: connections there cannot start.
+      expect((await asStranger('POST', '/v1/connections', { provider: 'acme' })).status).toBe(400);
+      // And the executor does not cross orgs by name or id.
+      expect((await appError(svcA.getFreshAccessToken({ orgId: stranger.orgId, name: target.name }))).code).toBe('credential_missing');
+      expect((await appError(svcA.getFreshAccessToken({ orgId: stranger.orgId, id: target.id }))).code).toBe('credential_missing');
+
+      const member = await seedUser(gw.databaseUrl, { orgId, email: 'conn-member@example.test' });
+      const asMember = gw.as(await gw.login(member.email, member.password));
+      expect((await asMember('GET', `/v1/connections/${target.id}`)).status).toBe(404);
+      expect((await asMember('GET', '/v1/connections')).body.connections).toEqual([]);
+      const own = await asMember('POST', '/v1/connections', { provider: 'acme', name: 'member-own' });
+      expect(own.status).toBe(201);
+      expect((await asMember('GET', '/v1/connections')).body.connections.map((c: any) => c.name)).toEqual(['member-own']);
+      // Org admins see everyone's.
+      expect((await admin('GET', `/v1/connections/${own.body.connection.id}`)).status).toBe(200);
+    });
+
+    it('never returns or logs a token anywhere', async () => {
+      const all = (await admin('GET', '/v1/connections')).text;
+      const logs = gw.logs.join('\n') + gwB.logs.join('\n');
+      for (const i of op.issued) {
+        expect(all).not.toContain(i.accessToken);
+        expect(logs).not.toContain(i.accessToken);
+        if (i.refreshToken) expect(logs).not.toContain(i.refreshToken);
+      }
+    });
+  });
+});
