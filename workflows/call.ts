@@ -7,6 +7,7 @@ import {
   ApplicationFailure,
   condition,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
@@ -39,6 +40,16 @@ const acts = proxyActivities<CallActivities>({
 });
 // The upstream call itself is not retried blindly: a POST that reached the server must not run twice.
 const execActs = proxyActivities<CallActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+});
+// The first answer (check, then execute or raise) runs as local activities: inside the same
+// workflow task, with no server round trip per step. A covered call thus completes in one task.
+const firstActs = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: ['GatewayError'] },
+});
+const firstExec = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 1 },
 });
@@ -219,7 +230,7 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   }
 
   // 1. Check -------------------------------------------------------------------------------------
-  const check = await acts.checkPermission({ spec });
+  const check = await firstActs.checkPermission({ spec });
   if (check.outcome === 'error') {
     outcome = { status: 'error', error: check.error };
     setStatus('failed');
@@ -231,14 +242,14 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
     return outcome;
   }
   if (check.outcome === 'covered') {
-    const executed = await execActs.executeCall({ spec, executionId: null, triggeredBy: null, recheck: false });
+    const executed = await firstExec.executeCall({ spec, executionId: null, triggeredBy: null, recheck: false });
     outcome = executed.outcome;
     setStatus(executed.outcome.status === 'called' ? 'called' : 'failed');
     return executed.outcome;
   }
 
   // 2. Raise --------------------------------------------------------------------------------------
-  const raised = await acts.raiseApproval({ spec, gapIdentityId: check.gapIdentityId, firstResolverId: check.firstResolverId, tiers, approvalId: uuid4() });
+  const raised = await firstActs.raiseApproval({ spec, gapIdentityId: check.gapIdentityId, firstResolverId: check.firstResolverId, tiers, approvalId: uuid4() });
   approvalId = raised.approvalId;
   expiresAt = Date.parse(raised.expiresAt);
   resolverId = raised.resolverId;

@@ -70,6 +70,8 @@ export interface CallServiceDeps {
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds'>;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const DECISIONS: Record<ResolveDecision, Decision> = {
   allow_once: 'allow',
   allow: 'allow',
@@ -413,7 +415,7 @@ export function createCallService(deps: CallServiceDeps) {
       let before: { at: Date; id: string } | undefined;
       if (q.cursor) {
         const [at, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
-        if (!at || !id || Number.isNaN(Date.parse(at))) throw invalidRequest('cursor is not valid', { field: 'cursor' });
+        if (!at || !id || Number.isNaN(Date.parse(at)) || !UUID.test(id)) throw invalidRequest('cursor is not valid', { field: 'cursor' });
         before = { at: new Date(at), id };
       }
       const statusFilter = q.scope === 'actionable' ? undefined : q.status;

@@ -12,6 +12,7 @@ import { appendAudit } from '../../server/audit/store.ts';
 import { emitWebhookEvent, type WebhookEvent } from '../../server/webhooks/emit.ts';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { historyText } from '../support/history.ts';
 import { seedUser, type SeededUser } from '../support/seed.ts';
 
 interface Received {
@@ -337,8 +338,10 @@ describe('webhooks and the audit log (real PostgreSQL and Temporal)', () => {
         SELECT t::text AS row FROM webhooks t UNION ALL SELECT d::text FROM webhook_deliveries d`);
       expect(rows.length).toBeGreaterThanOrEqual(3);
       const histories: string[] = [];
-      for (const id of workflowIds) histories.push(JSON.stringify(await gw.temporal.workflow.getHandle(id).fetchHistory()));
+      for (const id of workflowIds) histories.push(historyText(await gw.temporal.workflow.getHandle(id).fetchHistory()));
       expect(histories.join('')).toContain('webhookDeliveryWorkflow');
+      // Payloads are decoded: the delivered event body is visible to the search.
+      expect(histories.join('')).toContain('allow_once');
       const haystacks = { logs: gw.logs.join('\n'), rows: rows.join('\n'), histories: histories.join('\n') };
       expect(haystacks.logs).toContain('webhook delivered');
       for (const secret of secrets) {

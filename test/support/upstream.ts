@@ -22,7 +22,8 @@ export async function startUpstream(): Promise<Upstream> {
   const requests: RecordedRequest[] = [];
   let handler = (r: RecordedRequest, res: http.ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ ok: true, method: r.method, url: r.url, body: r.body ? JSON.parse(r.body) : null }));
+    // Echo only the body's keys: values the caller sent stay out of responses.
+    res.end(JSON.stringify({ ok: true, method: r.method, url: r.url, body_keys: r.body ? Object.keys(JSON.parse(r.body)).sort() : [] }));
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeAliases } from '../../../core/registry/aliases.ts';
+import type { ProblemCode } from '../../../core/registry/types.ts';
+import { collectDiscloseFilters, validateServiceDocument } from '../../../core/registry/validate.ts';
+import { validDoc, type Doc } from './fixtures.ts';
+
+function problemsOf(doc: unknown) {
+  const { doc: normalized, problems } = normalizeAliases(doc);
+  return [...problems, ...validateServiceDocument(normalized)];
+}
+
+const post = (d: Doc) => d.paths['/chat.postMessage'].post;
+const info = (d: Doc) => d.paths['/conversations/{channel}'].get;
+const archive = (d: Doc) => d.paths['/conversations/{channel}'].delete;
+const oauth = (d: Doc) => d.components.securitySchemes.oauth;
+const token = (d: Doc) => d.components.securitySchemes.token;
+
+// One broken document per rule: [rule, mutation, expected code, expected path (optional)].
+const cases: Array<[string, (d: Doc) => void, ProblemCode, string?]> = [
+  ['openapi 3.0.3', (d) => (d.openapi = '3.0.3'), 'invalid_openapi_version', '/openapi'],
+  ['openapi as a number', (d) => (d.openapi = 3.1), 'invalid_openapi_version'],
+  ['openapi missing', (d) => delete d.openapi, 'missing_field', '/openapi'],
+  ['info missing', (d) => delete d.info, 'missing_field', '/info'],
+  ['info.title missing', (d) => delete d.info.title, 'missing_field', '/info/title'],
+  ['info.key missing', (d) => delete d.info.key, 'missing_field', '/info/x-gateway-key'],
+  ['info.key malformed', (d) => (d.info.key = 'Slack Chat'), 'invalid_key', '/info/x-gateway-key'],
+  ['info.category not a string', (d) => (d.info.category = 3), 'invalid_field', '/info/x-gateway-category'],
+  ['servers empty', (d) => (d.servers = []), 'missing_field', '/servers'],
+  ['servers[].url missing', (d) => (d.servers = [{ description: 'x' }]), 'missing_field', '/servers/0/url'],
+  ['servers[].url relative', (d) => (d.servers = [{ url: '/api' }]), 'invalid_server_url', '/servers/0/url'],
+  ['servers[].url not http', (d) => (d.servers = [{ url: 'ftp://slack.com' }]), 'invalid_server_url'],
+  ['servers[].url with variables', (d) => (d.servers = [{ url: 'https://{region}.slack.com' }]), 'invalid_server_url'],
+  ['servers[].url with credentials', (d) => (d.servers = [{ url: 'https://u:p@slack.com' }]), 'invalid_server_url'],
+  ['operationId missing', (d) => delete post(d).operationId, 'missing_field', '/paths/~1chat.postMessage/post/operationId'],
+  ['operationId with a colon', (d) => (post(d).operationId = 'chat:post'), 'invalid_operation_id'],
+  ['operationId duplicated', (d) => (archive(d).operationId = 'chat.postMessage'), 'duplicate_operation_id'],
+  ['summary missing', (d) => delete post(d).summary, 'missing_field', '/paths/~1chat.postMessage/post/summary'],
+  ['summary empty', (d) => (post(d).summary = ' '), 'invalid_summary'],
+  ['summary placeholder unknown', (d) => (post(d).summary = 'Post to {room}'), 'invalid_summary'],
+  ['risk unknown', (d) => (post(d).risk = 'dangerous'), 'invalid_risk', '/paths/~1chat.postMessage/post/x-gateway-risk'],
+  ['scope_param unknown', (d) => (post(d).scope_param = 'room'), 'unknown_scope_param'],
+  ['scope_param nested body field', (d) => (post(d).scope_param = 'channel.id'), 'unknown_scope_param'],
+  ['apiKey in cookie', (d) => (token(d).in = 'cookie'), 'invalid_security_scheme', '/components/securitySchemes/token/in'],
+  ['apiKey without name', (d) => delete token(d).name, 'invalid_security_scheme'],
+  ['apiKey without default_secret_name', (d) => delete token(d).default_secret_name, 'invalid_security_scheme'],
+  ['apiKey prefix not a string', (d) => (token(d).prefix = 1), 'invalid_security_scheme'],
+  ['oauth2 without provider', (d) => delete oauth(d).provider, 'invalid_security_scheme'],
+  ['oauth2 without authorizationCode', (d) => (oauth(d).flows = { clientCredentials: { tokenUrl: 'https://x/t', scopes: {} } }), 'invalid_security_scheme'],
+  ['oauth2 without tokenUrl', (d) => delete oauth(d).flows.authorizationCode.tokenUrl, 'invalid_security_scheme'],
+  ['oauth2 relative authorizationUrl', (d) => (oauth(d).flows.authorizationCode.authorizationUrl = '/auth'), 'invalid_security_scheme'],
+  ['unsupported scheme type', (d) => (d.components.securitySchemes.oidc = { type: 'openIdConnect', openIdConnectUrl: 'https://x' }), 'invalid_security_scheme'],
+  ['http basic scheme', (d) => (d.components.securitySchemes.basic = { type: 'http', scheme: 'basic', default_secret_name: 'B' }), 'invalid_security_scheme'],
+  ['security names unknown scheme', (d) => (post(d).security = [{ nope: [] }]), 'unknown_security_scheme'],
+  ['security scope not declared', (d) => (post(d).security = [{ oauth: ['admin'] }]), 'invalid_security'],
+  ['security not a list', (d) => (d.security = { oauth: [] }), 'invalid_security', '/security'],
+  ['parameter in header', (d) => info(d).parameters.push({ name: 'X-Trace', in: 'header', schema: { type: 'string' } }), 'invalid_parameter'],
+  ['parameter in cookie', (d) => info(d).parameters.push({ name: 'sid', in: 'cookie', schema: { type: 'string' } }), 'invalid_parameter'],
+  ['parameter without name', (d) => info(d).parameters.push({ in: 'query', schema: { type: 'string' } }), 'missing_field'],
+  ['parameter without schema', (d) => delete info(d).parameters[0].schema, 'missing_field', '/paths/~1conversations~1{channel}/get/parameters/0/schema'],
+  ['parameter schema without type', (d) => (info(d).parameters[0].schema = { enum: ['a'] }), 'missing_field'],
+  ['parameter schema bogus type', (d) => (info(d).parameters[0].schema = { type: 'text' }), 'invalid_parameter'],
+  ['parameter enum empty', (d) => (info(d).parameters[0].schema = { type: 'string', enum: [] }), 'invalid_parameter'],
+  ['optional path parameter', (d) => (d.paths['/conversations/{channel}'].parameters[0].required = false), 'invalid_parameter'],
+  ['parameter declared twice', (d) => info(d).parameters.push({ name: 'include_locale', in: 'query', schema: { type: 'string' } }), 'duplicate_parameter'],
+  ['parameter shadows a body property', (d) => (post(d).parameters = [{ name: 'text', in: 'query', schema: { type: 'string' } }]), 'duplicate_parameter'],
+  ['path placeholder without parameter', (d) => (d.paths['/files/{file}/{rev}'] = d.paths['/files/{file}']) && delete d.paths['/files/{file}'], 'path_param_mismatch'],
+  ['path parameter not in path', (d) => (post(d).parameters = [{ name: 'ts', in: 'path', required: true, schema: { type: 'string' } }]), 'path_param_mismatch'],
+  ['requestBody without json', (d) => (post(d).requestBody = { content: { 'text/plain': { schema: { type: 'string' } } } }), 'invalid_request_body'],
+  ['requestBody dangling $ref', (d) => (post(d).requestBody = { $ref: '#/components/requestBodies/Nope' }), 'unresolved_ref'],
+  ['parameter dangling $ref', (d) => info(d).parameters.push({ $ref: '#/components/parameters/Nope' }), 'unresolved_ref'],
+  ['parameter external $ref', (d) => info(d).parameters.push({ $ref: 'other.yaml#/P' }), 'unresolved_ref'],
+  ['resolve extra key', (d) => (d.paths['/conversations/{channel}'].parameters[0].resolve.cache = true), 'invalid_resolve'],
+  ['resolve without pick', (d) => delete d.paths['/conversations/{channel}'].parameters[0].resolve.pick, 'invalid_resolve'],
+  ['resolve get not a path', (d) => (d.paths['/conversations/{channel}'].parameters[0].resolve.get = 'https://x/y'), 'invalid_resolve'],
+  ['resolve get unknown placeholder', (d) => (d.paths['/conversations/{channel}'].parameters[0].resolve.get = '/c/{team}'), 'invalid_resolve'],
+  ['resolve not an object', (d) => (d.paths['/conversations/{channel}'].parameters[0].resolve = '/c/{channel}'), 'invalid_resolve'],
+  ['disclose not a list', (d) => (post(d).disclose = { label: 'x', filter: '.' }), 'invalid_disclose'],
+  ['disclose without label', (d) => delete post(d).disclose[0].label, 'invalid_disclose', '/paths/~1chat.postMessage/post/x-gateway-disclose/0/label'],
+  ['disclose without filter', (d) => (post(d).disclose[0].filter = ''), 'invalid_disclose'],
+  ['disclose filter too long', (d) => (post(d).disclose[0].filter = '.a' + ' | .a'.repeat(500)), 'invalid_disclose'],
+  ['disclose max_chars zero', (d) => (post(d).disclose[0].max_chars = 0), 'invalid_disclose'],
+  ['disclose max_chars fractional', (d) => (post(d).disclose[0].max_chars = 1.5), 'invalid_disclose'],
+  ['disclose unknown field', (d) => (post(d).disclose[0].maxChars = 5), 'invalid_disclose'],
+  ['redact not a list', (d) => (post(d).redact = 'body.token'), 'invalid_redact'],
+  ['redact malformed path', (d) => (post(d).redact = ['body..token']), 'invalid_redact', '/paths/~1chat.postMessage/post/x-gateway-redact/0'],
+  ['response_type xml', (d) => (post(d).response_type = 'xml'), 'invalid_response_type'],
+  ['disabled as string', (d) => (post(d).disabled = 'yes'), 'invalid_disabled'],
+  ['runtime unknown', (d) => (d.runtime = 'grpc'), 'invalid_runtime', '/x-gateway-runtime'],
+  ['runtime mcp without mcp block', (d) => (d.runtime = 'mcp'), 'invalid_mcp'],
+  ['runtime mcp with relative url', (d) => ((d.runtime = 'mcp'), (d.mcp = { url: '/mcp' })), 'invalid_mcp'],
+  ['mcp block without runtime mcp', (d) => (d.mcp = { url: 'https://mcp.example.com/mcp' }), 'invalid_mcp'],
+  ['misspelt extension', (d) => (post(d)['x-gateway-scope-parm'] = 'channel'), 'unknown_extension'],
+  ['extension at the wrong position', (d) => (d.info['x-gateway-risk'] = 'read'), 'unknown_extension'],
+  ['bare and canonical alias together', (d) => (post(d)['x-gateway-risk'] = 'read'), 'ambiguous_alias', '/paths/~1chat.postMessage/post/x-gateway-risk'],
+  ['paths not an object', (d) => (d.paths = []), 'invalid_field'],
+  ['operation not an object', (d) => (d.paths['/x'] = { get: 'nope' }), 'invalid_field'],
+];
+
+describe('validateServiceDocument', () => {
+  it('accepts the valid fixture', () => {
+    expect(problemsOf(validDoc())).toEqual([]);
+  });
+
+  it.each(cases)('rejects %s', (_rule, mutate, code, path) => {
+    const doc = validDoc();
+    mutate(doc);
+    const problems = problemsOf(doc);
+    const codes = problems.map((p) => p.code);
+    expect(codes).toContain(code);
+    if (path !== undefined) expect(problems.filter((p) => p.code === code).map((p) => p.path)).toContain(path);
+    for (const p of problems) expect(p.message.length).toBeGreaterThan(0);
+  });
+
+  it('accepts runtime mcp with an mcp url, platform runtime, http bearer and no paths', () => {
+    const doc = validDoc();
+    doc.runtime = 'mcp';
+    doc.mcp = { url: 'https://mcp.example.com/mcp' };
+    doc.components.securitySchemes.pat = { type: 'http', scheme: 'bearer', default_secret_name: 'PAT' };
+    expect(problemsOf(doc)).toEqual([]);
+    const bare = validDoc();
+    delete bare.paths;
+    bare.runtime = 'platform';
+    expect(problemsOf(bare)).toEqual([]);
+  });
+
+  it('accepts scope_param naming a query parameter and kebab-case extensions', () => {
+    const doc = validDoc();
+    info(doc).scope_param = 'include_locale';
+    delete post(doc).scope_param;
+    post(doc)['x-gateway-scope-param'] = 'channel';
+    expect(problemsOf(doc)).toEqual([]);
+  });
+
+  it('never throws on non-objects', () => {
+    for (const v of [null, 1, 'x', [], [{}], true]) {
+      expect(validateServiceDocument(v).map((p) => p.code)).toEqual(['invalid_document']);
+    }
+  });
+
+  it('lists disclose filters for the jq check', () => {
+    const { doc } = normalizeAliases(validDoc());
+    expect(collectDiscloseFilters(doc)).toEqual([
+      { path: '/paths/~1chat.postMessage/post/x-gateway-disclose/0/filter', filter: '.body.text' },
+    ]);
+  });
+});
