@@ -6,6 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
+import { notifyAgentEvent } from '../server/mcp/events.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
@@ -50,6 +51,11 @@ export interface ExecuteCallResult {
   executionStatus: ExecutionStatus | null;
 }
 
+/** The call's `disclose` values for audit details (computed over the redacted request). */
+function disclosedDetails(spec: CallSpec): { disclosed?: CallSpec['disclosed'] } {
+  return spec.disclosed?.length ? { disclosed: spec.disclosed } : {};
+}
+
 function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
   return { code: 'internal', message: 'internal error while executing the call' };
@@ -74,6 +80,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
   const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {
     const id = `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
+    await notifyAgentEvent(pool, { requesterId: spec.requesterId, type, data }, logger);
     try {
       await deps.emitEvent({ orgId: spec.orgId, type, data, id });
     } catch (err) {
@@ -118,7 +125,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     };
   }
 
-  return {
+  const acts = {
     async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
       const { chain, inactive } = await liveChain(spec);
       if (inactive) {
@@ -172,7 +179,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       }
       if (inserted) {
         await calls.setCallStatus(pool, spec.callId, 'pending_approval');
-        await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id } });
+        await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id, ...disclosedDetails(spec) } });
         await emit(spec, 'approval.raised', await approvalEventData(row.id));
         // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
         for (const old of await calls.pendingBeyondCap(pool, spec.requesterId, spec.maxPendingPerAgent)) {
@@ -275,7 +282,15 @@ export function createCallActivities(deps: CallActivityDeps) {
         const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
         const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
         if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-        const out = await executeUpstream(deps.executor, { orgId: spec.orgId, instance, action, request: stored, verbose: spec.verbose && input.triggeredBy === null });
+        const out = await executeUpstream(deps.executor, {
+          orgId: spec.orgId,
+          requesterId: spec.requesterId,
+          userId: spec.userId,
+          instance,
+          action,
+          request: stored,
+          verbose: spec.verbose && input.triggeredBy === null,
+        });
         const outcome: CallOutcome = { status: 'called', result: out.result, action_description: spec.description };
         await calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode);
         if (executionId) await calls.updateExecution(pool, executionId, { status: 'executed', httpStatusCode: out.httpStatusCode, result: out.result, finished: true });
@@ -286,7 +301,7 @@ export function createCallActivities(deps: CallActivityDeps) {
           executionId,
           decision: executionId ? 'executed' : 'covered',
           httpStatusCode: out.httpStatusCode,
-          details: { duration_ms: out.result.duration_ms, request: call.request_redacted },
+          details: { duration_ms: out.result.duration_ms, request: call.request_redacted, ...disclosedDetails(spec) },
         });
         if (executionId) await emit(spec, 'approval.executed', await approvalEventData(approvalId!));
         return { outcome, httpStatusCode: out.httpStatusCode, executionStatus: executionId ? 'executed' : null };
@@ -337,5 +352,12 @@ export function createCallActivities(deps: CallActivityDeps) {
         }
       });
     },
+    /** The covered fast path: check and, when covered, execute — one local activity, one round. */
+    async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
+      const check = await acts.checkPermission({ spec: input.spec });
+      if (check.outcome !== 'covered') return { check, executed: null };
+      return { check, executed: await acts.executeCall({ spec: input.spec, executionId: null, triggeredBy: null, recheck: false }) };
+    },
   };
+  return acts;
 }

@@ -8,6 +8,8 @@ import { createWebhookActivities } from './webhooks.ts';
 import { createCallActivities } from './calls.ts';
 import type { Services } from '../server/services.ts';
 import { emitWebhookEvent } from '../server/webhooks/emit.ts';
+import { mcpRuntime } from '../server/execution/runtimes/mcp.ts';
+import { createPlatformRuntime } from '../server/execution/runtimes/platform.ts';
 
 export interface ActivityDeps {
   pool: DatabasePool;
@@ -31,8 +33,12 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       registry: deps.services.registry,
       executor: {
-        secretValue: (orgId, name) => deps.services.vault.resolveSecretValue(orgId, name),
-        connectionToken: (orgId, connectionId, requiredScopes) => deps.services.connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
+        ...deps.services.executor,
+        // Non-HTTP runtimes: tools on external MCP servers, and the gateway's own platform actions.
+        runtimes: {
+          mcp: mcpRuntime,
+          platform: createPlatformRuntime({ pool: deps.pool, identities: deps.services.identities, calls: deps.services.calls }),
+        },
       },
       emitEvent: async (event) => {
         await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);

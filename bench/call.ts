@@ -73,6 +73,8 @@ async function main() {
     GATEWAY_ADMIN_EMAIL: 'bench@example.test',
     GATEWAY_ADMIN_PASSWORD: 'benchmark password',
     LOG_LEVEL: 'warn',
+    // One agent makes every call: keep the bucket (and its cost per call) but never empty it.
+    GATEWAY_RATE_LIMIT_PER_MINUTE: '1000000',
   };
   const gateway = spawn(process.execPath, [path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const stop = async () => {

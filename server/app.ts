@@ -6,7 +6,9 @@ import { authenticate, requireHuman } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
 import { AppError, notFound } from './errors.ts';
 import { callRoutes } from './calls/routes.ts';
+import { enforceRateLimit } from './calls/rate-limit.ts';
 import { orgRoutes } from './orgs/routes.ts';
+import { downloadRoutes } from './downloads/routes.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { requestContext } from './http/request-context.ts';
 import type { Logger } from './logger.ts';
@@ -19,6 +21,7 @@ import { vaultRoutes } from './vault/routes.ts';
 import { connectionCallbackRoutes, connectionRoutes } from './connections/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
+import { oauthRoutes } from './oauth/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -42,6 +45,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(healthRoutes(deps.readiness));
   if (deps.role !== 'worker' && deps.api) {
     const { services, deps: sd } = deps.api;
+    // The OAuth authorization server (discovery, sign-in/consent pages, provider endpoints) lives
+    // at the root, before /v1 and the dashboard's fallback.
+    app.use(services.oauthServer.routes());
     const v1 = express.Router();
     v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
     v1.use(loginRoutes(services.auth));
@@ -55,13 +61,15 @@ export function createApp(deps: AppDeps): Express {
     v1.use(vaultRoutes(services.vault));
     v1.use(webhookRoutes(services.webhooks));
     v1.use(auditRoutes(services.audit));
+    v1.use(oauthRoutes(services.oauth));
     v1.use(orgRoutes(sd.pool));
+    v1.use(downloadRoutes(sd.pool));
     v1.use(
       callRoutes(services.calls, async (p, ref) => {
         const found = (await services.connections.list(p)).find((c) => c.id === ref || c.name === ref);
         if (!found) throw notFound(`connection "${ref}"`);
         return found.id;
-      }),
+      }, (identityId) => enforceRateLimit(sd.pool, identityId, sd.config.rateLimitPerMinute)),
     );
     v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(sd.temporal, sd.pool, sd.taskQueue));
     v1.use(notFoundHandler());

@@ -2,6 +2,7 @@
 // value stops start-up with a single line that names the variable (see ConfigError).
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowlist } from '../core/execution/address-policy.ts';
 
 const port = z.coerce
   .number({ error: 'must be a number' })
@@ -52,6 +53,12 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   TEMPORAL_PORT: port.default(7233),
+  // Outbound safety and limits (DESIGN.md §5).
+  OUTBOUND_ALLOW_PRIVATE: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  OUTBOUND_ALLOWLIST: optionalString,
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  UPSTREAM_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
   // After an allow, the call must start within this window (spec: 15 minutes).
   GATEWAY_EXECUTION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   TEMPORAL_UI_PORT: port.default(8233),
@@ -77,6 +84,9 @@ export interface Config {
   /** Built-in services first, then every SERVICES_DIR entry in order. */
   serviceDirs: string[];
   executionWindowSeconds: number;
+  outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number };
+  /** Calls per minute per agent (token bucket); 0 turns the limit off. */
+  rateLimitPerMinute: number;
   logLevel: Env['LOG_LEVEL'];
   production: boolean;
   nodeEnv: Env['NODE_ENV'];
@@ -138,6 +148,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     admin: { email: e.GATEWAY_ADMIN_EMAIL, password: e.GATEWAY_ADMIN_PASSWORD },
     serviceDirs: [builtinServicesDir, ...extraDirs],
     executionWindowSeconds: e.GATEWAY_EXECUTION_WINDOW_SECONDS,
+    outbound: {
+      allowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
+      allowHosts: parseAllowlist(e.OUTBOUND_ALLOWLIST),
+      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      maxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
+    },
+    rateLimitPerMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     production,
     nodeEnv: e.NODE_ENV,

@@ -8,12 +8,17 @@ import { createIdentityService } from './identities/service.ts';
 import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
 import { createCallService } from './calls/service.ts';
+import { saveDownload } from './downloads/store.ts';
+import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
 import { createRegistryService } from './registry/service.ts';
 import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import { createAuditService } from './audit/service.ts';
+import { createOAuthServer } from './oauth/server.ts';
+import { createOAuthService } from './oauth/service.ts';
+import { createAccessTokenVerifier } from './oauth/verify.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -28,13 +33,38 @@ export interface ServiceDeps {
 
 export function createServices(deps: ServiceDeps) {
   const keyring = createVaultKeyring(deps.masterKey);
-  const auth = createAuthService({ pool: deps.pool });
+  // OAuth access tokens (the gateway's own authorization server) resolve to agent principals.
+  const oauthTokens = createAccessTokenVerifier({ pool: deps.pool, publicUrl: deps.config.publicUrl });
+  const auth = createAuthService({ pool: deps.pool, verifyAccessToken: oauthTokens.verify });
+  const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger });
+  const oauth = createOAuthService({ pool: deps.pool });
   const identities = createIdentityService({ pool: deps.pool });
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
   const webhooks = createWebhookService({ pool: deps.pool, keyring });
   const audit = createAuditService({ pool: deps.pool });
+  // What every upstream call needs; secrets are resolved only inside the executor.
+  const executor: ExecutorDeps = {
+    secretValue: (orgId, name) => vault.resolveSecretValue(orgId, name),
+    connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
+    outbound: {
+      policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
+      timeoutMs: deps.config.outbound.timeoutMs,
+      maxResponseBytes: deps.config.outbound.maxResponseBytes,
+    },
+    saveDownload: async (d) => {
+      const row = await saveDownload(deps.pool, d);
+      return {
+        id: row.id,
+        url: `${deps.config.publicUrl}/v1/downloads/${row.id}`,
+        content_type: row.content_type,
+        size: row.size,
+        sha256: row.sha256,
+        expires_at: row.expires_at.toISOString(),
+      };
+    },
+  };
   const calls = createCallService({
     pool: deps.pool,
     temporal: deps.temporal,
@@ -43,8 +73,9 @@ export function createServices(deps: ServiceDeps) {
     keyring,
     masterKey: deps.masterKey,
     config: deps.config,
+    executor,
   });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls };
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor };
 }
 
 export type Services = ReturnType<typeof createServices>;

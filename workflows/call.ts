@@ -230,7 +230,8 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   }
 
   // 1. Check -------------------------------------------------------------------------------------
-  const check = await firstActs.checkPermission({ spec });
+  // Check and (when covered) execute in one local activity: a covered call needs no second round.
+  const { check, executed: coveredResult } = await firstExec.checkThenExecute({ spec });
   if (check.outcome === 'error') {
     outcome = { status: 'error', error: check.error };
     setStatus('failed');
@@ -242,7 +243,7 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
     return outcome;
   }
   if (check.outcome === 'covered') {
-    const executed = await firstExec.executeCall({ spec, executionId: null, triggeredBy: null, recheck: false });
+    const executed = coveredResult!;
     outcome = executed.outcome;
     setStatus(executed.outcome.status === 'called' ? 'called' : 'failed');
     return executed.outcome;

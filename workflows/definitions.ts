@@ -74,6 +74,17 @@ export interface CallSpec {
   verbose: boolean;
   /** Keyed digest of the full request: identical pending requests share one approval. */
   callDigest: string;
+  /** The action's `disclose` values (computed over the redacted request, so safe to record). */
+  disclosed?: DisclosedValue[];
+}
+
+/** One `disclose` entry's value; a filter that failed or timed out gives `value: null, error: true`. */
+export interface DisclosedValue {
+  label: string;
+  value: unknown;
+  error?: true;
+  /** The value's JSON was longer than the gateway's bound and was cut (value is then a string). */
+  truncated?: true;
 }
 
 export interface CompactResult {

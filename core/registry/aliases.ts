@@ -15,7 +15,7 @@ export const EXTENSION_PREFIX = 'x-gateway-';
 export const EXTENSIONS = {
   document: ['runtime', 'mcp'],
   info: ['key', 'category'],
-  operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled'],
+  operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled', 'tool'],
   parameter: ['resolve'],
   securityScheme: ['provider', 'default_secret_name', 'prefix'],
   pathItem: [],

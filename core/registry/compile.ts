@@ -119,6 +119,7 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
   const requestBody = asObject(deref(doc, own(op, 'requestBody')));
   const scopeParam = own(op, ext('scope_param'));
   const description = own(op, 'description');
+  const tool = own(op, ext('tool'));
   const { requiredScopes, securitySchemes } = effectiveSecurity(doc, op, auth);
   return {
     key: String(own(op, 'operationId')),
@@ -137,6 +138,7 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
     redact: Array.isArray(own(op, ext('redact'))) ? (own(op, ext('redact')) as string[]) : [],
     responseType: (own(op, ext('response_type')) as ResponseType | undefined) ?? 'json',
     disabled: own(op, ext('disabled')) === true,
+    ...(typeof tool === 'string' ? { tool } : {}),
   };
 }
 

@@ -96,6 +96,8 @@ export interface CompiledAction {
   redact: string[];
   responseType: ResponseType;
   disabled: boolean;
+  /** Runtime `mcp`: the MCP tool this action calls (`x-gateway-tool`); absent means the action key. */
+  tool?: string;
 }
 
 export interface McpConfig {

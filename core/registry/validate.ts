@@ -27,7 +27,8 @@
 //   invalid_response_type    response_type is not json | binary
 //   invalid_disabled         disabled is not a boolean
 //   invalid_runtime          runtime is not http | mcp | platform
-//   invalid_mcp              runtime mcp without an x-gateway-mcp block with an http(s) url, or the reverse
+//   invalid_mcp              runtime mcp without an x-gateway-mcp block with an http(s) url, or the reverse;
+//                            an operation's x-gateway-tool outside runtime mcp or not a tool name
 //   unknown_extension        an x-gateway-* key the spec does not define at that position (typos would
 //                            silently widen permissions, e.g. a misspelt scope_param)
 //   unresolved_ref           a $ref that is external, dangling or cyclic
@@ -52,6 +53,8 @@ import type { Problem, ProblemCode } from './types.ts';
 
 export const SERVICE_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 export const OPERATION_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+/** MCP tool names (spec guidance: 1-128 of A-Z a-z 0-9 _ - . /). */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_./-]{1,128}$/;
 export const REDACT_PATH_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*-]+)*$/;
 /** Long jq programs exhaust jq-wasm faster (see server/registry/jq.ts); real filters are short. */
 export const MAX_FILTER_LENGTH = 2000;
@@ -332,6 +335,11 @@ function checkOperation(ctx: Ctx, ref: OperationRef, op: JsonObject, at: string[
   }
   const disabled = own(op, ext('disabled'));
   if (disabled !== undefined && typeof disabled !== 'boolean') add('invalid_disabled', [...at, ext('disabled')], 'disabled must be a boolean');
+  const tool = own(op, ext('tool'));
+  if (tool !== undefined) {
+    if (own(ctx.doc, ext('runtime')) !== 'mcp') add('invalid_mcp', [...at, ext('tool')], 'tool names an MCP tool and requires runtime mcp');
+    else if (typeof tool !== 'string' || !TOOL_NAME_PATTERN.test(tool)) add('invalid_mcp', [...at, ext('tool')], `tool must match ${TOOL_NAME_PATTERN.source}`);
+  }
 
   checkDisclose(add, own(op, ext('disclose')), [...at, ext('disclose')]);
   checkRedact(add, own(op, ext('redact')), [...at, ext('redact')]);

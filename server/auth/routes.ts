@@ -1,6 +1,5 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { AppError } from '../errors.ts';
 import { publicIdentity } from '../identities/service.ts';
 import { principalOf, SESSION_COOKIE } from './middleware.ts';
 import { SESSION_TTL_SECONDS, type AuthService } from './service.ts';
@@ -20,14 +19,10 @@ export function loginRoutes(auth: AuthService): Router {
   const router = Router();
   router.post('/auth/login', async (req: Request, res: Response) => {
     const body = loginBody.parse(req.body);
-    try {
-      const session = await auth.login(body.email, body.password);
-      res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS));
-      res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'rate_limited') res.setHeader('Retry-After', String(err.details?.retry_after_seconds ?? 60));
-      throw err;
-    }
+    // A throttled sign-in becomes 429 with Retry-After in the error handler.
+    const session = await auth.login(body.email, body.password);
+    res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS));
+    res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
   });
   return router;
 }

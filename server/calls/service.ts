@@ -6,7 +6,6 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { ApplicationFailure, defineSearchAttributeKey, WorkflowNotFoundError } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { redactPaths } from '../../core/execution/redact.ts';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { isAncestor } from '../../core/permissions/chain.ts';
 import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod } from '../../core/permissions/keys.ts';
@@ -23,11 +22,15 @@ import {
   type CallSpec,
   type ChainMember,
   type Decision,
+  type DisclosedValue,
   type Risk,
 } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { redactedProjection, runDisclose } from '../execution/disclose.ts';
+import type { ExecutorDeps } from '../execution/execute.ts';
+import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
 import * as identities from '../identities/store.ts';
 import type { RegistryService } from '../registry/service.ts';
@@ -68,6 +71,8 @@ export interface CallServiceDeps {
   keyring: VaultKeyring;
   masterKey: Buffer;
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds'>;
+  /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
+  executor?: ExecutorDeps;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -137,6 +142,8 @@ export function createCallService(deps: CallServiceDeps) {
     keys: string[];
     description: string;
     redacted: unknown;
+    /** `disclose` values, computed over the redacted request. */
+    disclosed: DisclosedValue[];
     stored: StoredRequest;
     verbose: boolean;
   }
@@ -150,7 +157,14 @@ export function createCallService(deps: CallServiceDeps) {
     const built = buildActionRequest(instance.service, action, params);
     if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
     const { request } = built;
-    const values = { ...(request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {}), ...request.params };
+    // Disclose runs over the redacted projection, so `redact` always wins over `disclose`.
+    const redacted = redactedProjection(instance.service, action, request);
+    const [names, disclosed] = await Promise.all([
+      deps.executor ? resolveNames(deps.executor, { orgId: p.orgId, instance, action, params: request.params }) : {},
+      runDisclose(action.disclose, redacted),
+    ]);
+    // Readable names from `resolve` lookups replace their ids in the description only.
+    const values = { ...(request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {}), ...request.params, ...names };
     return {
       instanceName: input.service,
       template: instance.service.key,
@@ -159,7 +173,8 @@ export function createCallService(deps: CallServiceDeps) {
       risk: action.risk,
       keys: [actionPermissionKey(input.service, action.key, action.scopeParam, request.params, request.body)],
       description: renderSummary(action.summary, values),
-      redacted: redactPaths({ method: request.method, url: request.url, params: request.params, body: request.body ?? null }, action.redact),
+      redacted,
+      disclosed,
       stored: { kind: 'action', params },
       verbose: input.verbose ?? false,
     };
@@ -201,6 +216,7 @@ export function createCallService(deps: CallServiceDeps) {
       description: `${method} ${url.origin}${url.pathname}`,
       // Raw headers may carry credentials the caller typed in: never persisted.
       redacted: { method, url: `${url.origin}${url.pathname}`, params: Object.fromEntries(url.searchParams), body: input.body ?? null, headers: Object.keys(input.headers ?? {}) },
+      disclosed: [],
       stored,
       verbose: input.verbose ?? false,
     };
@@ -227,7 +243,7 @@ export function createCallService(deps: CallServiceDeps) {
       description: prepared.description,
       requestRedacted: prepared.redacted,
       requestEnvelope: envelope,
-      disclosed: [],
+      disclosed: prepared.disclosed,
       requestId,
     });
     const spec: CallSpec = {
@@ -255,6 +271,7 @@ export function createCallService(deps: CallServiceDeps) {
       requestId,
       verbose: prepared.verbose,
       callDigest,
+      ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
     try {
       return await temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
@@ -364,7 +381,7 @@ export function createCallService(deps: CallServiceDeps) {
       }
     },
 
-    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord> {
+    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
       const a = await store.getApproval(pool, approvalId);
       if (!a || a.org_id !== p.orgId) throw notFound('approval');
       const admin = p.type === 'user' && p.role === 'admin';
@@ -385,21 +402,44 @@ export function createCallService(deps: CallServiceDeps) {
         throw invalidRequest('remember_keys and ttl go with allow_remember / allow_always only');
       }
       try {
-        return await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
-          args: [
-            {
-              decision,
-              resolverId: p.identityId,
-              resolverIsAdmin: admin,
-              ...(body.remember_keys ? { rememberKeys: body.remember_keys } : {}),
-              ...(rememberTtlMs ? { rememberTtlMs, rememberTtl: body.ttl! } : {}),
-              ...(body.reason ? { reason: body.reason } : {}),
-            },
-          ],
-        });
+        const [record, call] = await Promise.all([
+          temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
+            args: [
+              {
+                decision,
+                resolverId: p.identityId,
+                resolverIsAdmin: admin,
+                ...(body.remember_keys ? { rememberKeys: body.remember_keys } : {}),
+                ...(rememberTtlMs ? { rememberTtlMs, rememberTtl: body.ttl! } : {}),
+                ...(body.reason ? { reason: body.reason } : {}),
+              },
+            ],
+          }),
+          store.getCall(pool, a.call_id).catch(() => null),
+        ]);
+        // What the resolver saw: the `disclose` values recorded with the call.
+        return { ...record, disclosed: call?.disclosed ?? [] };
       } catch (err) {
         mapUpdateError(err);
       }
+    },
+
+    /**
+     * `gateway_approve_self`: an agent resolves its OWN approval, acting for the human who enabled
+     * `self_approve_enabled` on its MCP binding (the MCP tool checks the flag on every call). The
+     * decision runs exactly like the human's: resolver = the user, never as an admin.
+     */
+    async resolveSelf(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
+      if (p.type !== 'agent' || p.via !== 'oauth') throw forbidden('only an MCP connection whose owner enabled self-approval may approve its own requests');
+      const a = await store.getApproval(pool, approvalId);
+      if (!a || a.org_id !== p.orgId) throw notFound('approval');
+      if (a.requester_id !== p.identityId) throw forbidden('gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant');
+      const asUser: Principal = { ...p, identityId: p.userId };
+      const record = await this.resolve(asUser, approvalId, {
+        ...body,
+        reason: body.reason ?? 'resolved by the requesting agent with gateway_approve_self (self-approval enabled by its user)',
+      });
+      return { ...record, relationship: 'self' };
     },
 
     getApproval: approvalView,

@@ -240,13 +240,19 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
    * An authorization URL for a pending or reauth_required connection: the current one while it has
    * time left (so a link the user already opened stays valid), else a fresh state and verifier.
    */
-  async function ensureAuthorization(connectionId: string): Promise<string | null> {
+  async function ensureAuthorization(connectionId: string, scopes?: readonly string[]): Promise<string | null> {
     return pool.transaction(async (tx) => {
-      const row = await store.lockConnection(tx, connectionId);
+      let row = await store.lockConnection(tx, connectionId);
       if (!row || row.status === 'revoked') return null;
       const app = await store.getOAuthApp(tx, row.org_id, row.provider);
       if (!app) return null;
-      if (row.state_expires_at && row.state_expires_at.getTime() - Date.now() > AUTHORIZATION_REUSE_MIN_MS) {
+      const widen = scopes !== undefined && scopes.some((s) => !row!.requested_scopes.includes(s));
+      if (widen) {
+        // Ask for what the connection holds plus what is missing; the open link (if any) is replaced.
+        const union = [...new Set([...row.requested_scopes, ...row.granted_scopes, ...scopes])];
+        await store.setRequestedScopes(tx, row.id, union);
+        row = { ...row, requested_scopes: union };
+      } else if (row.state_expires_at && row.state_expires_at.getTime() - Date.now() > AUTHORIZATION_REUSE_MIN_MS) {
         const pending = openPending(row);
         if (pending) return authUrl(app, row, pending);
       }
@@ -653,10 +659,13 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
       }
       const missing = (opts.requiredScopes ?? []).filter((s) => !row.granted_scopes.includes(s));
       if (missing.length > 0) {
-        throw new AppError('missing_scopes', `connection "${row.name}" was not granted ${missing.join(', ')}`, {
+        // The auth_url asks for the union of held and missing scopes, so granting it fixes the call.
+        const url = await ensureAuthorization(row.id, [...row.granted_scopes, ...missing]).catch(() => null);
+        throw new AppError('missing_scopes', `connection "${row.name}" was not granted ${missing.join(', ')}: open auth_url to grant them`, {
           connection_id: row.id,
           missing_scopes: missing,
           granted_scopes: row.granted_scopes,
+          ...(url ? { auth_url: url } : {}),
         });
       }
       return tokenOf(row);

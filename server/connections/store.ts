@@ -200,6 +200,11 @@ export async function setAuthorization(db: Db, id: string, a: { stateHash: Buffe
     WHERE id = ${id}`);
 }
 
+/** A scope upgrade asks the provider for more: the next authorization requests these. */
+export async function setRequestedScopes(db: Db, id: string, scopes: readonly string[]): Promise<void> {
+  await db.query(sql.unsafe`UPDATE connections SET requested_scopes = ${sql.array(scopes, 'text')}, updated_at = now() WHERE id = ${id}`);
+}
+
 export interface StoreTokens {
   accessToken: Envelope;
   /** Undefined keeps the stored refresh token (the provider did not rotate it). */

@@ -6,17 +6,37 @@ import { compactResult, verboseResult, type RawResponse } from '../../core/execu
 import type { CredentialChoice } from '../../core/registry/instances.ts';
 import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
 import type { CallResult } from '../../workflows/definitions.ts';
+import type { AddressPolicy } from '../../core/execution/address-policy.ts';
 import { AppError } from '../errors.ts';
+import { sendOutbound } from './http-client.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
 import type { StoredRequest } from './stored-request.ts';
 
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+
+/**
+ * A non-HTTP runtime (`mcp`: tools on an external MCP server; `platform`: in-process handlers).
+ * It gets the same input and must answer with the same result shapes.
+ */
+export type RuntimeHandler = (deps: ExecutorDeps, input: ExecuteInput) => Promise<ExecuteOutput>;
 
 export interface ExecutorDeps {
+  /** Handlers for `runtime: mcp` and `runtime: platform` services. */
+  runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
   secretValue(orgId: string, name: string): Promise<string | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
-  timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Outbound limits and the address policy for raw HTTP and off-host redirects. */
+  outbound: { policy: AddressPolicy; timeoutMs: number; maxResponseBytes: number };
+  /** Stores a binary download and returns its handle (`response_type: binary`). */
+  saveDownload?: (d: { orgId: string; requesterId: string | undefined; contentType: string; data: Buffer }) => Promise<DownloadHandle>;
+}
+
+export interface DownloadHandle {
+  id: string;
+  url: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  expires_at: string;
 }
 
 export interface Injection {
@@ -26,6 +46,10 @@ export interface Injection {
 
 export interface ExecuteInput {
   orgId: string;
+  /** The identity making the call (downloads are readable by its chain; platform actions act as it). */
+  requesterId?: string;
+  /** The human owning the requester's chain. */
+  userId?: string;
   instance: ResolvedInstance;
   action: CompiledAction | null;
   request: StoredRequest;
@@ -38,7 +62,7 @@ export interface ExecuteOutput {
 }
 
 /** The credential to inject, or the typed error that says why there is none. */
-async function credentialFor(deps: ExecutorDeps, orgId: string, service: CompiledService, choices: readonly CredentialChoice[], action: CompiledAction | null): Promise<Injection> {
+export async function credentialFor(deps: ExecutorDeps, orgId: string, service: CompiledService, choices: readonly CredentialChoice[], action: CompiledAction | null): Promise<Injection> {
   const none: Injection = { headers: {}, query: {} };
   if (choices.some((c) => c.type === 'none')) return none;
   const secretChoice = choices.find((c) => c.type === 'secret' && c.available);
@@ -93,6 +117,11 @@ function assertHostAllowed(service: CompiledService, url: URL): void {
 export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
   const { instance, request } = input;
   const service = instance.service;
+  if (service.runtime !== 'http') {
+    const handler = deps.runtimes?.[service.runtime];
+    if (!handler) throw new AppError('unavailable', `the ${service.runtime} runtime is not available in this process`);
+    return handler(deps, input);
+  }
   let method: string;
   let url: URL;
   let body: unknown;
@@ -132,27 +161,26 @@ export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): 
   }
 
   const started = performance.now();
-  let res: Response;
-  try {
-    res = await (deps.fetch ?? fetch)(url, {
-      method,
-      headers,
-      ...(payload !== undefined ? { body: payload } : {}),
-      signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS),
+  const res = await sendOutbound(
+    { method, url, headers, ...(payload !== undefined ? { body: payload } : {}) },
+    {
+      timeoutMs: deps.outbound.timeoutMs,
+      maxResponseBytes: deps.outbound.maxResponseBytes,
+      policy: deps.outbound.policy,
+      trustedHosts: new Set(service.hosts),
+      credentialQuery: Object.keys(injection.query),
+    },
+  );
+  const durationMs = Math.round(performance.now() - started);
+  if (input.action?.responseType === 'binary' && res.status >= 200 && res.status < 300 && deps.saveDownload) {
+    const download = await deps.saveDownload({
+      orgId: input.orgId,
+      requesterId: input.requesterId,
+      contentType: res.headers['content-type'] ?? 'application/octet-stream',
+      data: res.body,
     });
-  } catch (err) {
-    const e = err as Error;
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') {
-      throw new AppError('upstream_timeout', `${url.host} did not answer within ${deps.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS} ms`);
-    }
-    throw new AppError('upstream_unreachable', `could not reach ${url.host}: ${(e.cause as Error | undefined)?.message ?? e.message}`);
+    return { result: { status_code: res.status, duration_ms: durationMs, body: { download } }, httpStatusCode: res.status };
   }
-  const bodyText = await res.text();
-  const raw: RawResponse = {
-    status: res.status,
-    headers: Object.fromEntries(res.headers.entries()),
-    bodyText,
-    durationMs: Math.round(performance.now() - started),
-  };
+  const raw: RawResponse = { status: res.status, headers: res.headers, bodyText: res.body.toString('utf8'), durationMs };
   return { result: input.verbose ? verboseResult(raw) : compactResult(raw), httpStatusCode: res.status };
 }

@@ -28,6 +28,8 @@ export function errorHandler() {
       appErr = new AppError('internal', 'internal error');
     }
     if (res.headersSent) return;
+    const retryAfter = appErr.details?.retry_after_seconds;
+    if (appErr.code === 'rate_limited' && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
     res.status(appErr.status).json(toEnvelope(appErr, req.id));
   };
 }

@@ -411,6 +411,15 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       const missing = await appError(svcA.getFreshAccessToken(postId, { requiredScopes: ['profile'] }));
       expect(missing.code).toBe('missing_scopes');
       expect(missing.details).toMatchObject({ connection_id: postId, missing_scopes: ['profile'] });
+      // The auth_url asks for the union of held and missing scopes; granting it fixes the call.
+      const upgrade = new URL(String(missing.details!.auth_url));
+      expect(upgrade.searchParams.get('scope')!.split(' ').sort()).toEqual(['email', 'openid', 'profile']);
+      expect((await admin('GET', `/v1/connections/${postId}`)).body.connection.status).toBe('active');
+      const upgradeCallback = await authorizeAs(upgrade.toString(), 'bob', { callbackPrefix });
+      const upgradeDone = await gw.request('GET', viaGateway(gw, upgradeCallback).slice(gw.url.length), { headers: { accept: 'text/html' } });
+      expect(upgradeDone.status).toBe(200);
+      const upgraded = await svcA.getFreshAccessToken(postId, { requiredScopes: ['profile'] });
+      expect(upgraded.grantedScopes).toContain('profile');
     });
 
     it('marks the connection reauth_required when the provider answers invalid_grant, and re-authorizes', async () => {

@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
 import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
+import { freePort } from '../../server/runtime/processes.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
 
 export const ADMIN_EMAIL = 'admin@example.test';
@@ -38,8 +39,17 @@ export async function createTestDatabase(): Promise<string> {
   return admin.replace(/\/[^/]*$/, `/${name}`);
 }
 
-export async function startTestGateway(opts: { role?: Role; env?: Record<string, string>; databaseUrl?: string } = {}): Promise<TestGateway> {
+export interface StartTestGatewayOptions {
+  role?: Role;
+  env?: Record<string, string>;
+  databaseUrl?: string;
+  /** Listen on a free port chosen up front, so PUBLIC_URL is the real URL (OAuth issuer, audience). */
+  realPublicUrl?: boolean;
+}
+
+export async function startTestGateway(opts: StartTestGatewayOptions = {}): Promise<TestGateway> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const fixedPort = opts.realPublicUrl ? await freePort() : undefined;
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '1',
@@ -49,9 +59,10 @@ export async function startTestGateway(opts: { role?: Role; env?: Record<string,
     LOG_LEVEL: 'info',
     GATEWAY_ADMIN_EMAIL: ADMIN_EMAIL,
     GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    ...(fixedPort ? { PORT: String(fixedPort), PUBLIC_URL: `http://localhost:${fixedPort}` } : {}),
     ...opts.env,
   });
-  config.port = 0;
+  config.port = fixedPort ?? 0;
   // Capture logs in memory: tests search them for secrets and for expected lines.
   const logs: string[] = [];
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });

@@ -113,11 +113,14 @@ describe('compileService', () => {
   it('compiles disabled, mcp runtime and http bearer', () => {
     const doc = validDoc();
     doc.paths['/chat.postMessage'].post.disabled = true;
+    doc.paths['/chat.postMessage'].post.tool = 'slack/post-message';
     doc.runtime = 'mcp';
     doc.mcp = { url: 'https://mcp.example.com/mcp' };
     doc.components.securitySchemes.pat = { type: 'http', scheme: 'bearer', default_secret_name: 'PAT' };
     const s = compile(doc);
     expect(s.actions.get('chat.postMessage')?.disabled).toBe(true);
+    expect(s.actions.get('chat.postMessage')?.tool).toBe('slack/post-message');
+    expect([...s.actions.values()].filter((a) => a.tool !== undefined)).toHaveLength(1);
     expect(s.runtime).toBe('mcp');
     expect(s.mcp).toEqual({ url: 'https://mcp.example.com/mcp' });
     expect(s.authMethods.at(-1)).toEqual({ type: 'http', name: 'pat', scheme: 'bearer', defaultSecretName: 'PAT' });

@@ -89,6 +89,8 @@ const cases: Array<[string, (d: Doc) => void, ProblemCode, string?]> = [
   ['runtime mcp without mcp block', (d) => (d.runtime = 'mcp'), 'invalid_mcp'],
   ['runtime mcp with relative url', (d) => ((d.runtime = 'mcp'), (d.mcp = { url: '/mcp' })), 'invalid_mcp'],
   ['mcp block without runtime mcp', (d) => (d.mcp = { url: 'https://mcp.example.com/mcp' }), 'invalid_mcp'],
+  ['tool without runtime mcp', (d) => (post(d).tool = 'post_message'), 'invalid_mcp', '/paths/~1chat.postMessage/post/x-gateway-tool'],
+  ['tool name with a space', (d) => ((d.runtime = 'mcp'), (d.mcp = { url: 'https://mcp.example.com/mcp' }), (post(d).tool = 'post message')), 'invalid_mcp'],
   ['misspelt extension', (d) => (post(d)['x-gateway-scope-parm'] = 'channel'), 'unknown_extension'],
   ['extension at the wrong position', (d) => (d.info['x-gateway-risk'] = 'read'), 'unknown_extension'],
   ['bare and canonical alias together', (d) => (post(d)['x-gateway-risk'] = 'read'), 'ambiguous_alias', '/paths/~1chat.postMessage/post/x-gateway-risk'],

@@ -1,0 +1,32 @@
+import { Router } from 'express';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { isAncestor } from '../../core/permissions/chain.ts';
+import { principalOf } from '../auth/middleware.ts';
+import { notFound } from '../errors.ts';
+import { getChain, toChainIdentity } from '../identities/store.ts';
+import { getDownload } from './store.ts';
+
+/** GET /v1/downloads/{id}: the requester, its ancestors and org admins may fetch it until it expires. */
+export function downloadRoutes(pool: DatabasePool): Router {
+  const r = Router();
+  r.get('/downloads/:id', async (req, res) => {
+    const p = principalOf(req);
+    const id = z.uuid().safeParse(req.params.id);
+    if (!id.success) throw notFound('download');
+    const d = await getDownload(pool, id.data);
+    if (!d || d.org_id !== p.orgId) throw notFound('download');
+    const admin = p.type === 'user' && p.role === 'admin';
+    if (!admin && d.requester_id && d.requester_id !== p.identityId) {
+      const chain = (await getChain(pool, d.requester_id)).map(toChainIdentity);
+      if (!isAncestor(chain, p.identityId, d.requester_id)) throw notFound('download');
+    }
+    res.setHeader('Content-Type', d.content_type);
+    res.setHeader('Content-Length', String(d.size));
+    res.setHeader('Content-Disposition', 'attachment');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Digest', `sha-256=${Buffer.from(d.sha256, 'hex').toString('base64')}`);
+    res.end(d.data);
+  });
+  return r;
+}

@@ -1,0 +1,174 @@
+// Runtime `mcp`: each action of the service is a tool on an external MCP server (the template's
+// `x-gateway-mcp.url`), called over Streamable HTTP with the official SDK client. A client lives
+// for one call only: connect, list tools, call, close. Nothing stays open between calls.
+//
+// Arguments: the call's params, validated and defaulted against the action's schemas exactly as
+// for HTTP, flattened into one object (path/query parameters and top-level body properties).
+// The tool is the operation's `x-gateway-tool`, else the action key.
+// Credentials: the service's own auth methods (a vault secret as bearer or API-key header, or an
+// OAuth connection's token), chosen and resolved by the HTTP executor's `credentialFor`.
+//
+// Result mapping (the HTTP runtime's shapes):
+//   - success: `status_code` 200.
+//   - the tool reports `isError`: still a `called` result, with `status_code` 502. The tool ran and
+//     said it failed, just as an upstream HTTP API answering 4xx/5xx is a `called` result with that
+//     status. The agent gets the tool's own error text, and the execution record shows the failure.
+//   - `body`: `structuredContent` when present; else the content list. A single text item becomes
+//     its text, JSON-parsed when it parses. No content gives null. Anything else (several items,
+//     images, resources) stays the list of content items. Verbose: the raw CallToolResult.
+// Errors:
+//   - the server cannot be reached (DNS, refused, reset): `upstream_unreachable`.
+//   - no answer within the outbound timeout (30 s by default, for the whole call): `upstream_timeout`.
+//   - the server answers the transport with an HTTP error (e.g. 401 for a bad token) or with
+//     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
+//   - the tool is not in the server's tool list, or the server rejects the arguments
+//     (JSON-RPC invalid params): `invalid_request`.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
+import { AppError, invalidRequest } from '../../errors.ts';
+import { credentialFor, type RuntimeHandler } from '../execute.ts';
+import { jsonOutput } from './result.ts';
+
+/** The status a tool result that reports `isError` maps to. */
+export const TOOL_ERROR_STATUS = 502;
+const CLIENT_INFO = { name: 'agent-action-gateway', version: '0.1.0' };
+/** tools/list pages followed before giving up on finding the tool. */
+const MAX_TOOL_PAGES = 20;
+const MESSAGE_LIMIT = 300;
+
+export const mcpRuntime: RuntimeHandler = async (deps, input) => {
+  const { instance, action, request } = input;
+  const service = instance.service;
+  if (!service.mcp) throw new AppError('internal', `service ${service.key} has runtime mcp but no mcp url`);
+  if (request.kind !== 'action' || !action) throw invalidRequest(`${service.key} is an MCP service: call its actions; raw HTTP is not available for it`);
+  const built = buildActionRequest(service, action, request.params);
+  if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+  const args = toolArguments(built.request);
+  const tool = action.tool ?? action.key;
+
+  const injection = await credentialFor(deps, input.orgId, service, instance.credentials, action);
+  const url = new URL(service.mcp.url);
+  for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
+
+  const started = performance.now();
+  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs: deps.outbound.timeoutMs });
+  return jsonOutput(
+    {
+      status: result.isError ? TOOL_ERROR_STATUS : 200,
+      body: resultBody(result),
+      raw: result,
+      durationMs: Math.round(performance.now() - started),
+    },
+    input.verbose,
+  );
+};
+
+/** Path/query parameters and top-level body properties, as one arguments object. */
+function toolArguments(req: BuiltRequest): Record<string, unknown> {
+  if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
+    throw invalidRequest('MCP tool arguments must be an object: the action body schema must describe an object');
+  }
+  return { ...(req.body as Record<string, unknown> | undefined), ...req.params };
+}
+
+export function resultBody(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = result.content;
+  if (content.length === 0) return null;
+  const only = content[0];
+  if (content.length === 1 && only?.type === 'text') {
+    try {
+      return JSON.parse(only.text) as unknown;
+    } catch {
+      return only.text;
+    }
+  }
+  return content;
+}
+
+interface ToolCall {
+  url: URL;
+  headers: Record<string, string>;
+  tool: string;
+  args: Record<string, unknown>;
+  timeoutMs: number;
+}
+
+async function callTool(call: ToolCall): Promise<CallToolResult> {
+  const transport = new StreamableHTTPClientTransport(call.url, {
+    requestInit: { headers: { ...call.headers, 'user-agent': `${CLIENT_INFO.name}/${CLIENT_INFO.version}` } },
+  });
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  // One deadline for the whole exchange (initialize, tools/list, tools/call).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new Error(`no answer within ${call.timeoutMs} ms`)), call.timeoutMs);
+  const opts = { signal: deadline.signal, timeout: call.timeoutMs };
+  try {
+    await client.connect(transport, opts);
+    await assertToolListed(client, call.tool, opts);
+    return await client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.args } }, CallToolResultSchema, opts);
+  } catch (err) {
+    throw toAppError(err, call, deadline.signal.aborted);
+  } finally {
+    clearTimeout(timer);
+    await close(client, transport);
+  }
+}
+
+/** An unknown tool is the caller's (or the template's) mistake, not an upstream failure. */
+async function assertToolListed(client: Client, tool: string, opts: { signal: AbortSignal; timeout: number }): Promise<void> {
+  if (!client.getServerCapabilities()?.tools) throw invalidRequest(`the MCP server offers no tools (wanted "${tool}")`, { tool });
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    // client.request, not client.listTools: no output-schema validators get cached, so the
+    // gateway passes structuredContent through as the server sent it.
+    const list = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema, opts);
+    if (list.tools.some((t) => t.name === tool)) return;
+    cursor = list.nextCursor;
+    if (!cursor) break;
+  }
+  throw invalidRequest(`the MCP server has no tool "${tool}"`, { tool });
+}
+
+async function close(client: Client, transport: StreamableHTTPClientTransport): Promise<void> {
+  // A server that keeps sessions gets told this one is over; a stateless one has none.
+  if (transport.sessionId) {
+    await Promise.race([transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
+  }
+  await client.close().catch(() => undefined);
+}
+
+function clip(text: string): string {
+  return text.length > MESSAGE_LIMIT ? `${text.slice(0, MESSAGE_LIMIT)}…` : text;
+}
+
+function toAppError(err: unknown, call: ToolCall, timedOut: boolean): AppError {
+  if (err instanceof AppError) return err;
+  const host = call.url.host;
+  if (timedOut || (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))) {
+    return new AppError('upstream_timeout', `${host} did not answer within ${call.timeoutMs} ms`);
+  }
+  if (err instanceof StreamableHTTPError) {
+    const status = err.code !== undefined && err.code > 0 ? err.code : undefined;
+    return new AppError(
+      'upstream_error',
+      status ? `the MCP server ${host} answered HTTP ${status}` : `the MCP server ${host} answered something that is not MCP: ${clip(err.message)}`,
+      status ? { http_status: status } : undefined,
+    );
+  }
+  if (err instanceof McpError) {
+    const details = { mcp_error: { code: err.code, message: clip(err.message) } };
+    if (err.code === (ErrorCode.InvalidParams as number)) return new AppError('invalid_request', `the MCP server rejected the call to "${call.tool}": ${clip(err.message)}`, details);
+    if (err.code === (ErrorCode.ConnectionClosed as number)) return new AppError('upstream_unreachable', `the connection to ${host} closed`, details);
+    return new AppError('upstream_error', `the MCP server ${host} failed the call: ${clip(err.message)}`, details);
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  // fetch failures (refused, reset, DNS) are TypeError('fetch failed') whose cause says what happened.
+  if (e instanceof TypeError && (e.message === 'fetch failed' || e.cause !== undefined)) {
+    return new AppError('upstream_unreachable', `could not reach ${host}: ${clip((e.cause as Error | undefined)?.message ?? e.message)}`);
+  }
+  // Malformed answers (JSON-RPC or schema parse errors) come from the server.
+  return new AppError('upstream_error', `the MCP server ${host} answered something unexpected: ${clip(e.message)}`);
+}

@@ -1,0 +1,466 @@
+// The gateway's MCP tools (spec "MCP tools"). Each tool is thin: a strict input schema, one domain
+// service call, and its result as `structuredContent` (plus the same JSON as text). Failures are
+// tool results too — `isError: true` with the error envelope `{error: {code, message, details?}}`
+// in `structuredContent` (DESIGN.md §5); JSON-RPC errors are left for protocol misuse.
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { DatabasePool } from 'slonik';
+import { z, ZodError } from 'zod';
+import type { CallOutcome } from '../../workflows/definitions.ts';
+import type { AgentPrincipal, Principal } from '../auth/principal.ts';
+import { enforceRateLimit } from '../calls/rate-limit.ts';
+import type { Config } from '../config.ts';
+import { AppError, ERROR_STATUS, forbidden, invalidRequest, unauthenticated, type ErrorCode } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { isSelfApproveEnabled } from '../oauth/service.ts';
+import type { Services } from '../services.ts';
+
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export interface ToolContext {
+  services: Pick<Services, 'calls' | 'registry' | 'identities' | 'connections'>;
+  pool: DatabasePool;
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>;
+  logger: Logger;
+  requestId: string;
+}
+
+export const TOOL_NAMES = {
+  call: 'gateway_call',
+  read: 'gateway_read',
+  search: 'gateway_search',
+  approve: 'gateway_approve',
+  approveSelf: 'gateway_approve_self',
+  auth: 'gateway_auth',
+} as const;
+
+// --- shared schema pieces ------------------------------------------------------------------------
+
+const serviceName = z.string().min(1).max(100).describe("Instance name: a gateway_search result's `service` field (not its `template`).");
+const actionName = z.string().min(1).max(200).describe('Action name, from gateway_search.');
+const callParams = z.record(z.string(), z.unknown()).describe('Action arguments (path, query and body parameters by name). Default {}.');
+const verboseFlag = z.boolean().describe('Return the full result: status, headers and the untruncated raw body. Default false.');
+const RAW_HTTP_FIELDS = ['method', 'path', 'url'] as const;
+
+/** Every output schema admits the error envelope: clients validate structuredContent of errors too. */
+const errorEnvelope = z
+  .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() })
+  .describe('Present instead of a result when the tool failed (the result has isError: true).');
+
+const tier = z.looseObject({ keys: z.array(z.string()), description: z.string() });
+
+const callOutput = z.looseObject({
+  status: z.enum(['called', 'pending_approval', 'denied']).optional().describe('Which result this is; absent on errors.'),
+  result: z
+    .looseObject({
+      status_code: z.number().int(),
+      duration_ms: z.number(),
+      body: z.unknown().optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      filtered_body: z.unknown().optional(),
+      truncated: z.boolean().optional(),
+    })
+    .optional()
+    .describe('called: the upstream response (compact: parsed JSON body capped near 8 KB; verbose: headers and raw body).'),
+  action_description: z.string().optional(),
+  approval_id: z.string().optional().describe('pending_approval: resume with gateway_call {approval_id} once allowed.'),
+  approval_url: z.string().optional(),
+  expires_at: z.string().optional(),
+  relationship: z.enum(['self', 'downstream']).optional().describe('self: resolve with gateway_approve_self; downstream: with gateway_approve.'),
+  suggested_tiers: z.array(tier).optional(),
+  auto_call_on_approve: z.boolean().optional(),
+  risk: z.enum(['low', 'med', 'high']).optional(),
+  permission_keys: z.array(z.string()).optional(),
+  reason: z.string().optional().describe('denied: why.'),
+  error: errorEnvelope.optional(),
+});
+
+const approvalOutput = z.looseObject({
+  id: z.string().optional(),
+  status: z.string().optional(),
+  relationship: z.enum(['self', 'downstream', 'not_in_your_chain']).optional(),
+  risk: z.enum(['low', 'med', 'high']).optional(),
+  permission_keys: z.array(z.string()).optional(),
+  suggested_tiers: z.array(tier).optional(),
+  derived_keys: z.array(z.string()).optional(),
+  expires_at: z.string().optional(),
+  execution: z
+    .looseObject({
+      id: z.string(),
+      status: z.string(),
+      runtime: z.string(),
+      triggered_by: z.string().optional(),
+      http_status_code: z.number().int().optional(),
+      result: z.unknown().optional(),
+    })
+    .optional(),
+  error: errorEnvelope.optional(),
+});
+
+const resolveInput = z
+  .strictObject({
+    approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
+    resolution: z.enum(['allow', 'deny', 'allow_remember']),
+    remember_keys: z
+      .array(z.string().min(1).max(2048))
+      .min(1)
+      .max(20)
+      .optional()
+      .describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
+    ttl: z
+      .string()
+      .regex(/^\d+[hd]$/, 'must look like 12h or 7d')
+      .optional()
+      .describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
+  })
+  .superRefine((v, ctx) => {
+    if (v.resolution === 'allow_remember') {
+      if (!v.remember_keys) ctx.addIssue({ code: 'custom', path: ['remember_keys'], message: 'allow_remember needs remember_keys' });
+      if (!v.ttl) ctx.addIssue({ code: 'custom', path: ['ttl'], message: 'allow_remember needs a ttl such as 24h or 7d' });
+    } else if (v.remember_keys || v.ttl) {
+      ctx.addIssue({ code: 'custom', path: [v.remember_keys ? 'remember_keys' : 'ttl'], message: 'remember_keys and ttl go with allow_remember only' });
+    }
+  });
+
+// --- tool definitions ------------------------------------------------------------------------------
+
+interface GatewayTool<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: S;
+  output: z.ZodObject;
+  annotations: ToolAnnotations;
+  /** Shape rules with clearer messages than the schema's, checked before it. */
+  precheck?: (args: Record<string, unknown>) => AppError | null;
+  run(p: AgentPrincipal, args: z.output<S>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+const defineTool = <S extends z.ZodObject>(t: GatewayTool<S>): GatewayTool => t as unknown as GatewayTool;
+
+function rawHttpRejected(tool: string, args: Record<string, unknown>): AppError | null {
+  const raw = RAW_HTTP_FIELDS.filter((f) => f in args);
+  if (raw.length === 0) return null;
+  return invalidRequest(
+    `${tool} does not accept raw HTTP (${raw.join(', ')}): call a service action with service + action + params, or use the REST API (POST /v1/actions/call) or the gateway CLI for raw HTTP`,
+    { fields: raw },
+  );
+}
+
+/** A workflow outcome as a tool result; the `error` outcome becomes the error envelope. */
+function outcomeResult(outcome: CallOutcome): Record<string, unknown> {
+  if (outcome.status === 'error') {
+    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
+    throw new AppError(code, outcome.error.message, outcome.error.details);
+  }
+  return { ...outcome };
+}
+
+async function rateLimit(p: Principal, ctx: ToolContext): Promise<void> {
+  await enforceRateLimit(ctx.pool, p.identityId, ctx.config.rateLimitPerMinute);
+}
+
+const gatewayCall = defineTool({
+  name: TOOL_NAMES.call,
+  title: 'Call a service action',
+  description: [
+    'Invokes a service action through the gateway, which holds the credentials and checks your permissions.',
+    'Exactly two input shapes: a fresh call {service, action, params?, verbose?} or a resume {approval_id} (alone).',
+    'Results are tagged by status: "called" (the upstream result), "pending_approval" (a person or an ancestor agent must allow it:',
+    'once allowed the call runs by itself when auto_call_on_approve is true, else resume it with {approval_id}), or "denied" (with a reason).',
+    'Find services and actions with gateway_search. Raw HTTP is not accepted here.',
+  ].join(' '),
+  input: z.strictObject({
+    service: serviceName.optional(),
+    action: actionName.optional(),
+    params: callParams.optional(),
+    approval_id: z.uuid({ error: 'must be a UUID' }).optional().describe('Resumes a previously approved call. Send it alone (no service, action or params).'),
+    verbose: verboseFlag.optional(),
+  }),
+  output: callOutput,
+  annotations: { title: 'Call a service action', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  precheck(args) {
+    const raw = rawHttpRejected(TOOL_NAMES.call, args);
+    if (raw) return raw;
+    if ('approval_id' in args) {
+      const mixed = ['service', 'action', 'params'].filter((f) => f in args);
+      if (mixed.length > 0) {
+        return invalidRequest(
+          `approval_id resumes an approved call and must be sent alone, without ${mixed.join(', ')}; a fresh call sends service + action (+ params) without approval_id`,
+          { fields: mixed },
+        );
+      }
+      return null;
+    }
+    const missing = ['service', 'action'].filter((f) => !(f in args));
+    if (missing.length > 0) {
+      return invalidRequest(`a fresh call needs ${missing.join(' and ')} (or send approval_id alone to resume an approved call)`, { fields: missing });
+    }
+    return null;
+  },
+  async run(p, args, ctx) {
+    await rateLimit(p, ctx);
+    if (args.approval_id) return outcomeResult(await ctx.services.calls.resume(p, args.approval_id));
+    const outcome = await ctx.services.calls.callAction(
+      p,
+      { service: args.service!, action: args.action!, params: args.params ?? {}, verbose: args.verbose ?? false },
+      ctx.requestId,
+    );
+    return outcomeResult(outcome);
+  },
+});
+
+const gatewayRead = defineTool({
+  name: TOOL_NAMES.read,
+  title: 'Read through a service',
+  description:
+    'Like gateway_call for a fresh call, but runs only actions whose risk is "read" (others are refused): safe to use freely. ' +
+    'Input {service, action, params?, verbose?}; results as gateway_call (a read not yet covered by your permissions still returns pending_approval).',
+  input: z.strictObject({
+    service: serviceName,
+    action: actionName,
+    params: callParams.optional(),
+    verbose: verboseFlag.optional(),
+  }),
+  output: callOutput,
+  annotations: { title: 'Read through a service', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  precheck: (args) => rawHttpRejected(TOOL_NAMES.read, args),
+  async run(p, args, ctx) {
+    await rateLimit(p, ctx);
+    const instance = await ctx.services.registry.resolveInstance(p, args.service);
+    const action = instance.service.actions.get(args.action);
+    if (action && action.risk !== 'read') {
+      throw forbidden(`gateway_read runs read actions only; "${args.action}" of "${args.service}" has risk "${action.risk}": use gateway_call`);
+    }
+    const outcome = await ctx.services.calls.callAction(p, { service: args.service, action: args.action, params: args.params ?? {}, verbose: args.verbose ?? false }, ctx.requestId);
+    return outcomeResult(outcome);
+  },
+});
+
+const gatewaySearch = defineTool({
+  name: TOOL_NAMES.search,
+  title: 'Search services and actions',
+  description:
+    'Finds actions you can call. Each result names the instance `service` (pass it to gateway_call), its `template` key, the `action`, ' +
+    'a description, the risk (read, write, delete), the auth status of its credentials, and the action parameters.',
+  input: z.strictObject({
+    query: z.string().min(1).max(200).describe('What you want to do, in a few words (e.g. "create github issue").'),
+    limit: z.number().int().min(1).max(50).optional().describe('At most this many results. Default 10.'),
+  }),
+  output: z.looseObject({
+    results: z
+      .array(
+        z.looseObject({
+          service: z.string(),
+          template: z.string(),
+          action: z.string(),
+          description: z.string(),
+          risk: z.enum(['read', 'write', 'delete']),
+          auth_status: z.string(),
+          parameters: z.array(z.looseObject({ name: z.string(), in: z.string(), required: z.boolean() })).optional(),
+          body_schema: z.unknown().optional(),
+        }),
+      )
+      .optional(),
+    error: errorEnvelope.optional(),
+  }),
+  annotations: { title: 'Search services and actions', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run(p, args, ctx) {
+    const rows = await ctx.services.registry.search(p, args.query, args.limit ?? 10);
+    // The parameters tell the agent how to fill `params`: one instance lookup per distinct service.
+    const instances = new Map<string, Promise<Awaited<ReturnType<Services['registry']['getInstance']>> | null>>();
+    const detail = (service: string) => {
+      let got = instances.get(service);
+      if (!got) instances.set(service, (got = ctx.services.registry.getInstance(p, service).catch(() => null)));
+      return got;
+    };
+    const results = await Promise.all(
+      rows.map(async (r) => {
+        const action = (await detail(r.service))?.actions.find((a) => a.action === r.action);
+        return {
+          service: r.service,
+          template: r.template,
+          action: r.action,
+          description: r.description,
+          risk: r.risk,
+          auth_status: r.auth_status,
+          ...(action ? { parameters: action.parameters } : {}),
+          ...(action && 'body_schema' in action ? { body_schema: action.body_schema } : {}),
+        };
+      }),
+    );
+    return { results };
+  },
+});
+
+const gatewayApprove = defineTool({
+  name: TOOL_NAMES.approve,
+  title: "Resolve a descendant's approval",
+  description:
+    'Resolves an approval raised by one of your descendants (a subagent): allow, deny, or allow_remember (with remember_keys from the ' +
+    "approval's suggested_tiers and a ttl such as 24h or 7d, planting a reusable allow rule). Returns the approval record. " +
+    'Only an ancestor of the requester may resolve (else not_in_your_chain).',
+  input: resolveInput,
+  output: approvalOutput,
+  annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  async run(p, args, ctx) {
+    return {
+      ...(await ctx.services.calls.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+    };
+  },
+});
+
+const SELF_APPROVE_OFF =
+  'self-approval is not enabled for this MCP connection: the person who owns it can turn on self_approve_enabled in the dashboard; until then a person must resolve the approval';
+
+const gatewayApproveSelf = defineTool({
+  name: TOOL_NAMES.approveSelf,
+  title: 'Resolve your own approval',
+  description:
+    'Resolves one of YOUR OWN pending approvals (relationship "self") on behalf of your user, who enabled self-approval for this ' +
+    'connection. Same parameters and result as gateway_approve. Use with care: it is recorded as decided by your user.',
+  input: resolveInput,
+  output: approvalOutput,
+  annotations: { title: 'Resolve your own approval', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  async run(p, args, ctx) {
+    // Re-read on every call: turning the flag off takes effect at once.
+    if (!(await selfApproveEnabled(ctx.pool, p))) throw forbidden(SELF_APPROVE_OFF);
+    return {
+      ...(await ctx.services.calls.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+    };
+  },
+});
+
+const AUTH_OPERATIONS = ['whoami', 'connections', 'connect', 'create_subagent'] as const;
+const AUTH_FIELDS: Record<(typeof AUTH_OPERATIONS)[number], { required: string[]; optional: string[] }> = {
+  whoami: { required: [], optional: [] },
+  connections: { required: [], optional: [] },
+  connect: { required: ['provider'], optional: ['scopes'] },
+  create_subagent: { required: ['name'], optional: ['inherit_permissions'] },
+};
+
+const gatewayAuth = defineTool({
+  name: TOOL_NAMES.auth,
+  title: 'Identity and connections',
+  description: [
+    'Who you are and what you can use. operation "whoami": your identity, its chain up to your user, and the organisation.',
+    '"connections": your user\'s OAuth connections with their status (never tokens).',
+    '"connect" {provider, scopes?}: connections are started by a person from the dashboard; this returns where.',
+    '"create_subagent" {name, inherit_permissions?}: creates a subagent under you and returns its agent key (shown once, only here).',
+  ].join(' '),
+  input: z
+    .strictObject({
+      operation: z.enum(AUTH_OPERATIONS),
+      provider: z.string().min(1).max(100).optional().describe('connect: the OAuth provider key.'),
+      scopes: z.array(z.string().min(1).max(200)).max(50).optional().describe('connect: the scopes to ask for.'),
+      name: z.string().trim().min(1).max(100).optional().describe('create_subagent: its name.'),
+      inherit_permissions: z.boolean().optional().describe('create_subagent: covered whenever you are (default false).'),
+    })
+    .superRefine((v, ctx) => {
+      const fields = AUTH_FIELDS[v.operation];
+      for (const f of fields.required) if (v[f as keyof typeof v] === undefined) ctx.addIssue({ code: 'custom', path: [f], message: `${v.operation} needs ${f}` });
+      for (const f of ['provider', 'scopes', 'name', 'inherit_permissions']) {
+        if (v[f as keyof typeof v] !== undefined && !fields.required.includes(f) && !fields.optional.includes(f)) {
+          ctx.addIssue({ code: 'custom', path: [f], message: `${f} does not go with operation ${v.operation}` });
+        }
+      }
+    }),
+  output: z.looseObject({
+    identity: z.looseObject({ id: z.string(), kind: z.string(), name: z.string() }).optional(),
+    chain: z.array(z.looseObject({ id: z.string(), kind: z.string() })).optional(),
+    org: z.looseObject({ id: z.string(), name: z.string() }).optional(),
+    authenticated_via: z.string().optional(),
+    self_approve_enabled: z.boolean().optional(),
+    connections: z.array(z.looseObject({ id: z.string(), provider: z.string(), status: z.string() })).optional(),
+    subagent: z.looseObject({ id: z.string(), kind: z.string(), name: z.string() }).optional(),
+    key: z.looseObject({ id: z.string(), prefix: z.string(), token: z.string() }).optional(),
+    error: errorEnvelope.optional(),
+  }),
+  annotations: { title: 'Identity and connections', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async run(p, args, ctx) {
+    switch (args.operation) {
+      case 'whoami':
+        return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await selfApproveEnabled(ctx.pool, p) };
+      case 'connections':
+        return { connections: await ctx.services.connections.list(p) };
+      case 'connect':
+        // Deliberately not done for an agent: whoever completes the provider's consent binds *their*
+        // account to the human's connection, so the human starts it in their own browser.
+        throw new AppError('forbidden', `a person must start the ${args.provider} connection from the dashboard (${ctx.config.publicUrl}/); agents cannot start OAuth connections`, {
+          provider: args.provider,
+          dashboard_url: `${ctx.config.publicUrl}/`,
+        });
+      case 'create_subagent': {
+        const created = await ctx.services.identities.createAgent(p, { name: args.name!, parent_id: p.identityId, inherit_permissions: args.inherit_permissions ?? false });
+        return { subagent: created.identity, key: created.key };
+      }
+    }
+  },
+});
+
+export const GATEWAY_TOOLS: readonly GatewayTool[] = [gatewayCall, gatewayRead, gatewaySearch, gatewayApprove, gatewayApproveSelf, gatewayAuth];
+
+/** Self-approval exists only for an OAuth principal whose (user, client) binding has the flag on. */
+export async function selfApproveEnabled(pool: DatabasePool, p: Principal): Promise<boolean> {
+  if (p.type !== 'agent' || p.via !== 'oauth') return false;
+  return isSelfApproveEnabled(pool, { userId: p.userId, clientId: p.credentialId, agentId: p.identityId });
+}
+
+// --- invocation ------------------------------------------------------------------------------------
+
+export function toolResult(value: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+}
+
+export function toolError(err: AppError): CallToolResult {
+  const envelope = { error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+  return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope, isError: true };
+}
+
+function issuesError(tool: string, err: ZodError): AppError {
+  const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
+  const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  return invalidRequest(`invalid arguments for ${tool}: ${text}`, { issues });
+}
+
+function principalOf(extra: ToolExtra): AgentPrincipal {
+  const p = extra.authInfo?.extra?.principal as Principal | undefined;
+  if (!p || p.type !== 'agent') throw unauthenticated();
+  return p;
+}
+
+/** Validates the arguments (envelope errors, never protocol errors) and runs the tool. */
+export async function invokeTool(tool: GatewayTool, rawArgs: unknown, extra: ToolExtra, ctx: ToolContext): Promise<CallToolResult> {
+  try {
+    const p = principalOf(extra);
+    const args = (rawArgs ?? {}) as Record<string, unknown>;
+    const shapeError = tool.precheck?.(args);
+    if (shapeError) throw shapeError;
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) throw issuesError(tool.name, parsed.error);
+    return toolResult(await tool.run(p, parsed.data, ctx));
+  } catch (err) {
+    if (err instanceof AppError) return toolError(err);
+    if (err instanceof ZodError) return toolError(issuesError(tool.name, err));
+    ctx.logger.error({ err, tool: tool.name, request_id: ctx.requestId }, 'MCP tool failed');
+    return toolError(new AppError('internal', 'internal error'));
+  }
+}
+
+/** Registers the tools this principal may see (gateway_approve_self only with the flag on). */
+export function registerGatewayTools(server: McpServer, ctx: ToolContext, opts: { selfApprove: boolean }): Map<string, GatewayTool> {
+  const registered = new Map<string, GatewayTool>();
+  for (const tool of GATEWAY_TOOLS) {
+    if (tool.name === TOOL_NAMES.approveSelf && !opts.selfApprove) continue;
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations },
+      (args: unknown, extra: ToolExtra) => invokeTool(tool, args, extra, ctx),
+    );
+    registered.set(tool.name, tool);
+  }
+  return registered;
+}
+
+export { SELF_APPROVE_OFF };
