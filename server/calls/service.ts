@@ -182,6 +182,9 @@ export function createCallService(deps: CallServiceDeps) {
 
   async function prepareHttp(p: Principal, input: RawHttpInput, connectionId?: string): Promise<Prepared> {
     const instance = await registry.resolveInstance(p, input.service);
+    if (instance.service.runtime !== 'http') {
+      throw invalidRequest(`"${input.service}" runs on the ${instance.service.runtime} runtime: call its actions, raw HTTP does not apply`, { field: 'service' });
+    }
     const method = input.method.toUpperCase();
     if (!/^[A-Z]{3,10}$/.test(method)) throw invalidRequest('method must be an HTTP verb', { field: 'method' });
     const pseudo = instance.service.baseUrls.length === 0;

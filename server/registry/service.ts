@@ -177,6 +177,12 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     if (!result.ok) {
       throw new AppError('invalid_service_definition', `the service document has ${result.problems.length} problem(s)`, { problems: result.problems });
     }
+    if (result.service.runtime === 'platform') {
+      // Platform actions are in-process handlers that ship with the gateway; a custom document cannot add any.
+      throw new AppError('invalid_service_definition', 'runtime "platform" is reserved for built-in services', {
+        problems: [{ code: 'invalid_runtime', path: '/x-gateway-runtime', message: 'runtime "platform" is reserved for built-in services' }],
+      });
+    }
     return result.service;
   }
 

@@ -338,11 +338,17 @@ describe('runtimes', () => {
         servers: [{ url: 'https://gateway.invalid' }],
         paths: { '/subagents': { post: { operationId: 'create_subagent', summary: 'Create {name}', requestBody: objectBody({ name: { type: 'string' } }, ['name']) } } },
       };
-      expect((await gw.as(gw.adminToken)('POST', '/v1/templates', { scope: 'org', document: fake })).status).toBe(201);
+      // Refused at registration: nothing is stored, so nothing can be called.
+      const reg = await gw.as(gw.adminToken)('POST', '/v1/templates', { scope: 'org', document: fake });
+      expect(reg.status).toBe(422);
+      expect(reg.body.error.details.problems[0].code).toBe('invalid_runtime');
       await allow(agent.id, 'fakegw:*:*');
       const res = await agent.call('POST', '/v1/actions/call', { service: 'fakegw', action: 'create_subagent', params: { name: 'x' } });
-      expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('invalid_request');
+      expect(res.status).toBe(404);
+      // Raw HTTP against a non-http runtime is refused up front, not after an approval.
+      const raw = await agent.call('POST', '/v1/actions/call', { service: 'gateway', method: 'GET', path: '/approvals' });
+      expect(raw.status).toBe(400);
+      expect(raw.body.error.message).toMatch(/platform runtime/);
     });
   });
 });
