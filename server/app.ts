@@ -22,6 +22,7 @@ import { connectionCallbackRoutes, connectionRoutes } from './connections/routes
 import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { oauthRoutes } from './oauth/routes.ts';
+import { mcpRoutes } from './mcp/endpoint.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -48,6 +49,8 @@ export function createApp(deps: AppDeps): Express {
     // The OAuth authorization server (discovery, sign-in/consent pages, provider endpoints) lives
     // at the root, before /v1 and the dashboard's fallback.
     app.use(services.oauthServer.routes());
+    // MCP (Streamable HTTP) at /mcp: its own bearer authentication and 401 challenge.
+    app.use(mcpRoutes({ services, pool: sd.pool, config: sd.config, logger: deps.logger }));
     const v1 = express.Router();
     v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
     v1.use(loginRoutes(services.auth));

@@ -35,7 +35,8 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds): RequestH
       token = readCookie(req, SESSION_COOKIE);
     }
     if (!token) throw unauthenticated();
-    req.principal = await auth.authenticate(token, accept);
+    // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.
+    req.principal = await auth.authenticate(token, header !== undefined ? accept : { session: true, agentKey: false, oauth: false });
     next();
   };
 }

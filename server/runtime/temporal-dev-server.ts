@@ -19,6 +19,10 @@ export const SEARCH_ATTRIBUTES = {
 export const DYNAMIC_CONFIG = [
   'frontend.enableUpdateWorkflowExecution=true',
   'frontend.enableExecuteMultiOperation=true',
+  // One partition per task queue: with a handful of pollers, several partitions only add
+  // forwarding hops between them (latency of every workflow and activity task).
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
 ];
 
 export interface DevServerOptions {

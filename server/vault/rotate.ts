@@ -19,6 +19,7 @@ export const CONNECTION_ENVELOPE_COLUMNS = ['access_token', 'refresh_token', 'pk
 export const OTHER_ENVELOPE_COLUMNS = [
   { table: 'webhooks', column: 'secret_envelope' },
   { table: 'calls', column: 'request_envelope' },
+  { table: 'oauth_keys', column: 'envelope' },
 ] as const;
 
 export interface RotationResult {
@@ -107,7 +108,7 @@ export async function rotateMasterKey(
 ): Promise<RotationResult> {
   const newKek = makeKek(newKey);
   return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`LOCK TABLE secret_versions, connections, webhooks, calls IN SHARE ROW EXCLUSIVE MODE`);
+    await tx.query(sql.unsafe`LOCK TABLE secret_versions, connections, webhooks, calls, oauth_keys IN SHARE ROW EXCLUSIVE MODE`);
     const skipped = await countUnderKek(tx, newKek.id);
     const secretVersions = await rotateSecretVersions(tx, oldKeyring.keyring, newKek);
     let connectionEnvelopes = 0;

@@ -107,6 +107,8 @@ describe('identities, sessions, agent keys and rules', () => {
     it('authenticates with the agent key, which can create inheriting subagents under itself', async () => {
       const whoami = await gw.as(agentKey)('GET', '/v1/identities/me');
       expect(whoami.status).toBe(200);
+      // The cookie is for dashboard sessions only: an agent key placed there is refused.
+      expect((await gw.request('GET', '/v1/identities/me', { headers: { cookie: `gw_session=${agentKey}` } })).status).toBe(401);
       expect(whoami.body.authenticated_via).toBe('agent_key');
       expect(whoami.body.chain.map((c: any) => c.kind)).toEqual(['agent', 'user']);
       const res = await gw.as(agentKey)('POST', '/v1/identities/agents', { name: 'researcher', inherit_permissions: true, auto_call_on_approve: false });

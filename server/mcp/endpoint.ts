@@ -1,0 +1,168 @@
+// `/mcp`: the MCP Streamable HTTP transport (spec "MCP transport"), stateless so any replica can
+// answer any request. POST: a fresh McpServer + transport per request, for the principal the bearer
+// token names. GET: a Server-Sent Events channel for notifications about the caller's approvals,
+// fed by PostgreSQL LISTEN/NOTIFY (events.ts). No MCP session lives in memory, so DELETE has
+// nothing to end.
+import type { IncomingMessage } from 'node:http';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { DatabasePool } from 'slonik';
+import pkg from '../../package.json' with { type: 'json' };
+import type { AgentPrincipal } from '../auth/principal.ts';
+import type { Config } from '../config.ts';
+import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Services } from '../services.ts';
+import { createAgentEventHub, type AgentEvent, type AgentEventHub } from './events.ts';
+import { invokeTool, registerGatewayTools, selfApproveEnabled, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
+
+export const MCP_PATH = '/mcp';
+export const MCP_BODY_LIMIT = '1mb';
+export const SSE_KEEPALIVE_MS = 15_000;
+
+const INSTRUCTIONS = [
+  'The Agent Action Gateway acts on third-party APIs for you: it holds the credentials and checks your permissions.',
+  'Find actions with gateway_search, run them with gateway_call (gateway_read for read-only actions).',
+  'A call your permissions do not cover returns status "pending_approval": a person (or an ancestor agent with gateway_approve) decides;',
+  'when auto_call_on_approve is true it then runs by itself, otherwise resume it with gateway_call {approval_id}.',
+  'gateway_auth tells you who you are and which connections your user has.',
+].join(' ');
+
+export interface McpEndpointDeps {
+  services: Pick<Services, 'auth' | 'calls' | 'registry' | 'identities' | 'connections'>;
+  pool: DatabasePool;
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>;
+  logger: Logger;
+  /** Defaults to one LISTEN connection on the pool's database. */
+  events?: AgentEventHub;
+}
+
+type AuthedRequest = Request & { auth?: AuthInfo };
+
+/** The JSON-RPC notification a GET /mcp stream carries for one approval transition. */
+export function eventNotification(event: AgentEvent) {
+  return { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', logger: 'gateway', data: event } };
+}
+
+export function protectedResourceMetadataUrl(publicUrl: string): string {
+  return `${publicUrl}/.well-known/oauth-protected-resource`;
+}
+
+/** A new MCP server for one request and one principal (tools vary with the self-approval flag). */
+export function createGatewayMcpServer(ctx: ToolContext, opts: { selfApprove: boolean }): McpServer {
+  const server = new McpServer({ name: 'agent-action-gateway', title: 'Agent Action Gateway', version: pkg.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS });
+  const tools = registerGatewayTools(server, ctx, opts);
+  // The SDK validates arguments itself and answers a mismatch with a plain-text error; the gateway
+  // answers every tool failure with its error envelope, so it dispatches tools/call itself.
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = tools.get(request.params.name);
+    if (tool) return invokeTool(tool, request.params.arguments, extra, ctx);
+    if (request.params.name === TOOL_NAMES.approveSelf) return toolError(forbidden(SELF_APPROVE_OFF));
+    throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+  });
+  return server;
+}
+
+export function mcpRoutes(deps: McpEndpointDeps): Router {
+  const { services, pool, config, logger } = deps;
+  const events = deps.events ?? createAgentEventHub({ connectionUri: pool.configuration.connectionUri, logger });
+  const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
+  const router = Router();
+
+  /** OAuth access tokens and agent keys only (never a dashboard session); 401 starts discovery. */
+  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+    try {
+      if (!m) throw unauthenticated('a bearer token is required: an OAuth access token or an agent key');
+      const p = await services.auth.authenticate(m[1]!, { session: false, agentKey: true, oauth: true });
+      if (p.type !== 'agent') throw unauthenticated('an agent credential is required');
+      req.principal = p;
+      (req as AuthedRequest).auth = {
+        token: m[1]!,
+        clientId: p.credentialId,
+        scopes: p.via === 'oauth' ? ['mcp'] : [],
+        extra: { principal: p },
+      };
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'unauthenticated') throw err;
+      res.setHeader('WWW-Authenticate', challenge);
+      res.status(401).json(toEnvelope(err, req.id));
+      return;
+    }
+    next();
+  };
+
+  router.post(MCP_PATH, authenticate, express.json({ limit: MCP_BODY_LIMIT }), async (req, res) => {
+    const p = req.principal as AgentPrincipal;
+    const ctx: ToolContext = { services, pool, config, logger: req.log, requestId: req.id };
+    const server = createGatewayMcpServer(ctx, { selfApprove: await selfApproveEnabled(pool, p) });
+    // Stateless: no session id, one transport per request, plain JSON replies.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req as IncomingMessage & { auth?: AuthInfo }, res, req.body);
+  });
+
+  router.get(MCP_PATH, authenticate, async (req, res) => {
+    if (!(req.get('accept') ?? '').includes('text/event-stream')) {
+      res.status(406).json(toEnvelope(new AppError('invalid_request', 'GET /mcp is a Server-Sent Events stream: send Accept: text/event-stream'), req.id));
+      return;
+    }
+    const p = req.principal as AgentPrincipal;
+    let keepAlive: NodeJS.Timeout | undefined;
+    let unsubscribe: (() => void) | undefined;
+    let closed = false;
+    const end = () => {
+      closed = true;
+      clearInterval(keepAlive);
+      unsubscribe?.();
+      if (!res.writableEnded) res.end();
+    };
+    res.on('close', end);
+    try {
+      unsubscribe = await events.subscribe(
+        p.identityId,
+        (event) => res.write(`event: message\ndata: ${JSON.stringify(eventNotification(event))}\n\n`),
+        end,
+      );
+    } catch (err) {
+      req.log.error({ err }, 'could not listen for agent events');
+      throw new AppError('unavailable', 'the notification stream is not available right now');
+    }
+    if (closed) {
+      unsubscribe();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.write('retry: 5000\n: connected\n\n');
+    keepAlive = setInterval(() => res.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
+  });
+
+  router.all(MCP_PATH, (req, res) => {
+    res.setHeader('Allow', 'GET, POST');
+    const message = req.method === 'DELETE' ? 'this MCP endpoint is stateless: there is no session to end' : `${req.method} is not supported on /mcp`;
+    res.status(405).json(toEnvelope(new AppError('invalid_request', message), req.id));
+  });
+
+  // A body that is not JSON is a protocol error: answered the JSON-RPC way.
+  router.use(MCP_PATH, (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const type = (err as { type?: unknown } | null)?.type;
+    if (type === 'entity.parse.failed') {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON' }, id: null });
+      return;
+    }
+    if (type === 'entity.too.large') {
+      res.status(413).json({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: `the request body is larger than ${MCP_BODY_LIMIT}` }, id: null });
+      return;
+    }
+    next(err);
+  });
+
+  return router;
+}
