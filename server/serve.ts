@@ -2,6 +2,7 @@
 // migrations, the Temporal worker and/or the HTTP API. `stop()` undoes it all in reverse order so
 // nothing is left running: close HTTP → drain the worker → close clients → stop children.
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
@@ -17,8 +18,8 @@ import type { Logger } from './logger.ts';
 import { checkReadiness } from './readiness.ts';
 import { acquireDataDirLock, ensureDataDir, loadOrCreateMasterKey } from './runtime/data-dir.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
-import { resolveTemporalCli } from './runtime/temporal-cli.ts';
-import { startTemporalDevServer } from './runtime/temporal-dev-server.ts';
+import { cachedCliPath, resolveTemporalCli, TemporalCliUnavailableError } from './runtime/temporal-cli.ts';
+import { startTemporalDevServer, startTemporalViaSdkDownload } from './runtime/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
@@ -82,15 +83,14 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     let temporalAddress = config.temporal.address;
     let temporalUiUrl: string | undefined;
     if (!temporalAddress) {
-      const cliPath = await resolveTemporalCli({ explicitPath: config.temporal.cliPath, progress: (l) => logger.info(l) });
-      const dev = await startTemporalDevServer({
-        cliPath,
-        dataDir: config.dataDir,
-        namespace: config.temporal.namespace,
-        port: config.temporal.port,
-        uiPort: config.temporal.uiPort,
-        logger,
+      const devOpts = { dataDir: config.dataDir, namespace: config.temporal.namespace, port: config.temporal.port, uiPort: config.temporal.uiPort, logger };
+      const cliPath = await resolveTemporalCli({ explicitPath: config.temporal.cliPath, progress: (l) => logger.info(l) }).catch((err: unknown) => {
+        if (err instanceof TemporalCliUnavailableError) return null;
+        throw err;
       });
+      const dev = cliPath
+        ? await startTemporalDevServer({ cliPath, ...devOpts })
+        : await startTemporalViaSdkDownload({ ...devOpts, downloadDir: path.join(path.dirname(path.dirname(cachedCliPath())), 'sdk-download') });
       onStop('Temporal dev server', dev.stop);
       temporalAddress = dev.address;
       temporalUiUrl = dev.uiUrl;

@@ -52,14 +52,20 @@ export async function resolveTemporalCli(opts: ResolveOptions = {}): Promise<str
   const cached = cachedCliPath();
   if (await executable(cached)) return cached;
   const go = onPath('go');
-  if (!go) {
-    throw new Error(
-      'the Temporal CLI was not found (TEMPORAL_CLI_PATH, PATH, or ' + cached + ') and Go is not installed to build it; ' +
-        'install the Temporal CLI or set TEMPORAL_ADDRESS to an existing server',
-    );
-  }
+  if (!go) throw new TemporalCliUnavailableError(cached);
   await buildWithGo(go, cached, say);
   return cached;
+}
+
+/** No binary and no Go: the caller may fall back to the SDK's own dev-server download. */
+export class TemporalCliUnavailableError extends Error {
+  constructor(cached: string) {
+    super(
+      `the Temporal CLI was not found (TEMPORAL_CLI_PATH, PATH, or ${cached}) and Go is not installed to build it; ` +
+        'install the Temporal CLI or set TEMPORAL_ADDRESS to an existing server',
+    );
+    this.name = 'TemporalCliUnavailableError';
+  }
 }
 
 async function buildWithGo(go: string, target: string, say: (line: string) => void): Promise<void> {

@@ -41,7 +41,8 @@ export interface DevServerOptions {
 export interface DevServer {
   address: string;
   uiUrl: string | undefined;
-  pid: number;
+  /** Null when the SDK runs the server (the download fallback). */
+  pid: number | null;
   stop(): Promise<void>;
 }
 
@@ -100,4 +101,49 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
       if (opts.dataDir) await forgetChild(opts.dataDir, opts.pidName ?? 'temporal');
     },
   };
+}
+
+/** The CLI path's flags minus `server start-dev` and those the SDK sets itself (ip, ports, log level, UI). */
+export function sdkExtraArgs(port: number, uiPort: number | undefined): string[] {
+  const all = devServerArgs({ dbFile: undefined, namespace: 'default', port, uiPort }).slice(2);
+  const owned = new Set(['--ip', '--port', '--log-level', '--headless', '--ui-port']);
+  const out: string[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const a = all[i]!;
+    if (owned.has(a)) {
+      if (a !== '--headless') i++; // skip its value too
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
+/**
+ * Last resort on an online machine without the CLI or Go: the TypeScript SDK downloads the same
+ * dev server (cached under ~/.cache) and runs it with our database file, search attributes and
+ * dynamic config. It cannot be exercised on an offline machine.
+ */
+export async function startTemporalViaSdkDownload(opts: Omit<DevServerOptions, 'cliPath'> & { downloadDir: string }): Promise<DevServer> {
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const port = opts.port || (await freePort());
+  let dbFile: string | undefined;
+  if (opts.dataDir) {
+    await mkdir(path.join(opts.dataDir, 'temporal'), { recursive: true });
+    dbFile = path.join(opts.dataDir, 'temporal', 'temporal.db');
+  }
+  const extraArgs = sdkExtraArgs(port, opts.uiPort);
+  opts.logger.info({ port, downloadDir: opts.downloadDir }, 'starting the Temporal dev server through the SDK download');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'cached-download', downloadDir: opts.downloadDir },
+      ip: '127.0.0.1',
+      port,
+      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : { ui: false }),
+      ...(dbFile ? { dbFilename: dbFile } : {}),
+      namespace: opts.namespace,
+      extraArgs: dbFile ? [...extraArgs, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'] : extraArgs,
+    },
+  });
+  return { address: env.address, uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined, pid: null, stop: () => env.teardown() };
 }
