@@ -2,19 +2,12 @@
 // who may do what and seals every token before it reaches this module.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { envelopeSchema } from '../vault/store.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 
 type Db = CommonQueryMethods;
 
-const envelope = z.object({
-  ciphertext: z.string(),
-  iv: z.string(),
-  tag: z.string(),
-  wrappedDataKey: z.string(),
-  wrapIv: z.string(),
-  wrapTag: z.string(),
-  kekId: z.string(),
-}) satisfies z.ZodType<Envelope>;
+const envelope = envelopeSchema satisfies z.ZodType<Envelope>;
 
 export const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
 

@@ -9,19 +9,11 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
 const SECRET = 'sk_upstream_KNOWN_SECRET_8642';
 const PASSWORD = 'hunter2-KNOWN-PASSWORD';
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the durable call', () => {
   let gw: TestGateway;

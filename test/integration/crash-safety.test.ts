@@ -7,16 +7,8 @@ import { createTestDatabase } from '../support/gateway.ts';
 import { runCli, waitForReady, type CliProcess } from '../support/processes.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('crash safety (SIGKILL of the API + worker process)', () => {
   let up: Upstream;
@@ -103,9 +95,9 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
     expect(r2.status).toBe(200);
     const resumed = await api(manual, 'POST', '/v1/actions/call', { approval_id: a2.approval_id });
     expect(resumed.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
-    await until(() => api(ownerToken, 'GET', `/v1/approvals/${a1.approval_id}`), (r) => r.body.execution?.status === 'executed');
+    await until(() => api(ownerToken, 'GET', `/v1/approvals/${a1.approval_id}`), (r) => r.body.execution?.status === 'executed', 30_000);
 
-    const expired = await until(() => api(ownerToken, 'GET', `/v1/approvals/${a3.approval_id}`), (r) => r.body.status === 'expired');
+    const expired = await until(() => api(ownerToken, 'GET', `/v1/approvals/${a3.approval_id}`), (r) => r.body.status === 'expired', 30_000);
     expect(expired.body.status).toBe('expired');
 
     // Exactly once each, even after waiting for stragglers.

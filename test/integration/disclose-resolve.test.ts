@@ -4,20 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, type RecordedRequest, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
 const SECRET = 'sk_disclose_KNOWN_SECRET_1357';
 const PASSWORD = 'hunter2-DISCLOSE-PASSWORD';
 const TOKEN = 'tok-QUERY-SECRET-2468';
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const pathParam = (name: string, extra: Record<string, unknown> = {}) => ({ name, in: 'path', required: true, schema: { type: 'string' }, ...extra });
 const jsonBody = (properties: Record<string, unknown>, required: string[] = []) => ({

@@ -13,18 +13,10 @@ import { mcpRuntime } from '../../server/execution/runtimes/mcp.ts';
 import { loadServiceDocument } from '../../server/registry/loader.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
+import { until } from '../support/wait.ts';
 
 const TOKEN = 'mcp_tok_KNOWN_SECRET_1357';
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface McpTestServer {
   url: string;
