@@ -3,6 +3,7 @@
 // latency of the gateway and of the direct call, the gateway's overhead, and throughput at
 // concurrency 16. Goals (issue 5): overhead p50 < 15 ms, ≥ 150 calls/s on 2 cores.
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=2000 BENCH_CONCURRENCY=16 npm run bench:call
+//   BENCH_PROFILE_DIR=/tmp/prof npm run bench:call   # also writes V8 CPU profiles of the gateway
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -76,7 +77,7 @@ async function main() {
     // One agent makes every call: keep the bucket (and its cost per call) but never empty it.
     GATEWAY_RATE_LIMIT_PER_MINUTE: '1000000',
   };
-  const gateway = spawn(process.execPath, [path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const gateway = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const stop = async () => {
     if (gateway.exitCode === null) {
       gateway.kill('SIGTERM');
