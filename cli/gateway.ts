@@ -8,6 +8,8 @@ Usage:
   gateway migrate                         apply database migrations and exit
   gateway setup                           provision the Temporal CLI for embedded mode
   gateway vault rotate-master-key         re-wrap the vault under a new master key
+  gateway mcp                             MCP stdio shim: forwards JSON-RPC lines to <url>/mcp
+  gateway mcp login [--url U]             sign in with OAuth and store MCP credentials
   gateway help                            show this help
 
 Configuration comes from environment variables; see README.md.`;
@@ -23,6 +25,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./commands/setup.ts')).setupCommand(rest);
     case 'vault':
       return (await import('./commands/vault.ts')).vaultCommand(rest);
+    case 'mcp':
+      return (await import('./commands/mcp.ts')).mcpCommand(rest);
     case 'help':
     case '--help':
     case '-h':

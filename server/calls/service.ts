@@ -436,7 +436,11 @@ export function createCallService(deps: CallServiceDeps) {
       if (p.type !== 'agent' || p.via !== 'oauth') throw forbidden('only an MCP connection whose owner enabled self-approval may approve its own requests');
       const a = await store.getApproval(pool, approvalId);
       if (!a || a.org_id !== p.orgId) throw notFound('approval');
-      if (a.requester_id !== p.identityId) throw forbidden('gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant');
+      if (a.requester_id !== p.identityId) {
+        const chain = (await identities.getChain(pool, a.requester_id)).map(identities.toChainIdentity);
+        if (!isAncestor(chain, p.identityId, a.requester_id)) throw notFound('approval');
+        throw forbidden("gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant's");
+      }
       const asUser: Principal = { ...p, identityId: p.userId };
       const record = await this.resolve(asUser, approvalId, {
         ...body,

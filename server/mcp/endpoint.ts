@@ -72,6 +72,17 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
   const router = Router();
 
+  // Browser-based MCP clients: bearer tokens only (never cookies) at /mcp, so any origin may call.
+  router.use(MCP_PATH, (req, res, next) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
+    if (req.method !== 'OPTIONS') return next();
+    res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Last-Event-ID');
+    res.setHeader('Access-Control-Max-Age', '3600');
+    res.status(204).end();
+  });
+
   /** OAuth access tokens and agent keys only (never a dashboard session); 401 starts discovery. */
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
@@ -115,16 +126,16 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     const p = req.principal as AgentPrincipal;
-    let keepAlive: NodeJS.Timeout | undefined;
-    let unsubscribe: (() => void) | undefined;
+    // Whatever ends the stream (client gone, listener lost) undoes the subscription and the timer.
+    const cleanup: Array<() => void> = [];
     let closed = false;
     const end = () => {
       closed = true;
-      clearInterval(keepAlive);
-      unsubscribe?.();
+      for (const undo of cleanup.splice(0)) undo();
       if (!res.writableEnded) res.end();
     };
     res.on('close', end);
+    let unsubscribe: () => void;
     try {
       unsubscribe = await events.subscribe(
         p.identityId,
@@ -139,9 +150,11 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       unsubscribe();
       return;
     }
+    cleanup.push(unsubscribe);
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.write('retry: 5000\n: connected\n\n');
-    keepAlive = setInterval(() => res.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
+    cleanup.push(() => clearInterval(keepAlive));
   });
 
   router.all(MCP_PATH, (req, res) => {

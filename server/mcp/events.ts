@@ -41,14 +41,16 @@ function compact(type: string, data: Record<string, unknown>): AgentEvent {
 }
 
 /**
- * Tells the requester's open `GET /mcp` streams (on any replica) about an approval transition.
- * Best effort: a failure is logged and never breaks the caller (the workflow's activity).
+ * Tells the requester's open `GET /mcp` streams (on any replica) that one of its approvals was
+ * resolved or executed (the raise itself was the answer to its call). Best effort: a failure is
+ * logged and never breaks the caller (the workflow's activity).
  */
 export async function notifyAgentEvent(
   db: CommonQueryMethods,
   e: { requesterId: string; type: string; data: Record<string, unknown> },
   logger?: Pick<Logger, 'warn'>,
 ): Promise<void> {
+  if (e.type === 'approval.raised') return;
   try {
     const payload = JSON.stringify({ agent_id: e.requesterId, event: compact(e.type, e.data) });
     await db.query(sql.unsafe`SELECT pg_notify(${AGENT_EVENTS_CHANNEL}, ${payload})`);

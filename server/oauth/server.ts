@@ -1,7 +1,7 @@
 // The authorization server as the Express app sees it: discovery documents, the sign-in and
 // consent pages, and the provider itself, all at the root (mounted before /v1 and the dashboard).
 // The provider is built on first use (its keys come from the database), once per process.
-import { Router, type Request } from 'express';
+import express, { Router, type Request } from 'express';
 import { interactionRoutes } from './interactions.ts';
 import { buildProvider, OAUTH_ROUTES, PROVIDER_PATH, SCOPES_SUPPORTED, type OAuthRuntime, type OAuthServerDeps } from './provider.ts';
 import { MCP_SCOPE } from './bindings.ts';
@@ -36,6 +36,17 @@ export function createOAuthServer(deps: OAuthServerDeps) {
       res.set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' }).json(protectedResourceMetadata());
     });
     router.use(interactionRoutes({ runtime, pool: deps.pool, auth: deps.auth, publicUrl, logger: deps.logger }));
+    // MCP clients register with `scope: "mcp"` (from the protected-resource metadata). `mcp` is a
+    // resource scope, granted through the resource indicator, not a provider scope: drop it here.
+    router.post(OAUTH_ROUTES.registration, express.json({ limit: '64kb' }), (req, _res, next) => {
+      const body = req.body as { scope?: unknown } | undefined;
+      if (body && typeof body.scope === 'string') {
+        const rest = body.scope.split(' ').filter((s) => s && !SCOPES_SUPPORTED.includes(s));
+        if (rest.length > 0) body.scope = rest.join(' ');
+        else delete body.scope;
+      }
+      next();
+    });
     router.use((req, res, next) => {
       if (!PROVIDER_PATH.test(req.path)) return next();
       if (req.method === 'GET' && req.path === OAUTH_ROUTES.authorization) withMcpScope(req);
