@@ -106,7 +106,11 @@ async function main() {
       return parsed;
     };
     const admin = (await json('POST', '/v1/auth/login', null, { email: env.GATEWAY_ADMIN_EMAIL, password: env.GATEWAY_ADMIN_PASSWORD })).token;
-    await json('POST', '/v1/templates', admin, { scope: 'org', document: upstreamServiceDoc('widgets', upstreamUrl) });
+    // The benchmarked action carries a disclose filter and a redact path (issue 6: both in the path).
+    const doc = upstreamServiceDoc('widgets', upstreamUrl) as any;
+    doc.paths['/items/{id}'].get['x-gateway-disclose'] = [{ label: 'Item', filter: '.params.id', max_chars: 40 }];
+    doc.paths['/items/{id}'].get['x-gateway-redact'] = ['params.id'];
+    await json('POST', '/v1/templates', admin, { scope: 'org', document: doc });
     await json('POST', '/v1/secrets', admin, { name: 'WIDGETS_KEY', value: 'bench-secret' });
     const agent = await json('POST', '/v1/identities/agents', admin, { name: 'bench-agent' });
     await json('POST', `/v1/identities/${agent.identity.id}/rules`, admin, { effect: 'allow', pattern: 'widgets:get_item:*' });
@@ -139,7 +143,7 @@ async function main() {
     const c = summary(load.latencies);
     const throughput = CONCURRENT / load.seconds;
     const out = [
-      `covered calls via REST → loopback upstream (${os.cpus().length} cores, embedded PostgreSQL + Temporal dev server)`,
+      `covered calls via REST → loopback upstream, disclose + redact on the action (${os.cpus().length} cores, embedded PostgreSQL + Temporal dev server)`,
       `                         p50 ms   p95 ms   p99 ms`,
       `direct upstream       ${fmt(d.p50)} ${fmt(d.p95)} ${fmt(d.p99)}   (${SEQUENTIAL} sequential)`,
       `gateway               ${fmt(g.p50)} ${fmt(g.p95)} ${fmt(g.p99)}   (${SEQUENTIAL} sequential)`,
