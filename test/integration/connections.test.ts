@@ -2,6 +2,8 @@
 // authorization code + PKCE driven headlessly over HTTP, encrypted token storage, refresh, single-
 // flight refresh under a PostgreSQL row lock (one process and two gateways on one database),
 // invalid_grant → reauth_required, and the REST surface's authorization rules.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +54,7 @@ interface TestProvider {
 }
 
 const count = (m: Map<string, number>, k: string) => m.get(k) ?? 0;
+const REFRESH_CHILD = path.resolve(import.meta.dirname, '..', 'support', 'refresh-child.ts');
 
 async function startProvider(redirectUri: string): Promise<TestProvider> {
   const { default: Provider } = (await import(/* @vite-ignore */ OIDC_PROVIDER_MODULE)) as {
@@ -420,6 +423,39 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(upgradeDone.status).toBe(200);
       const upgraded = await svcA.getFreshAccessToken(postId, { requiredScopes: ['profile'] });
       expect(upgraded.grantedScopes).toContain('profile');
+    });
+
+    it('… and so do 10 callers here plus 10 in a second OS process sharing the database', async () => {
+      await expireNow(id);
+      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.grants.success, 'refresh_token') };
+      const child = spawn(process.execPath, [REFRESH_CHILD, gw.databaseUrl, masterKey.toString('base64'), id, gw.config.publicUrl, '10'], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      const lines: string[] = [];
+      let buffer = '';
+      const lineArrived = () =>
+        new Promise<string>((resolve) => {
+          const check = () => (lines.length ? resolve(lines.shift()!) : setTimeout(check, 10));
+          check();
+        });
+      child.stdout!.on('data', (c: Buffer) => {
+        buffer += c.toString();
+        let i;
+        while ((i = buffer.indexOf('\n')) >= 0) {
+          lines.push(buffer.slice(0, i));
+          buffer = buffer.slice(i + 1);
+        }
+      });
+      expect(await lineArrived()).toBe('ready');
+      child.stdin!.write('go\n');
+      const [here, there] = await Promise.all([
+        Promise.all(Array.from({ length: 10 }, () => svcA.getFreshAccessToken(id))),
+        lineArrived().then((l) => JSON.parse(l) as string[]),
+      ]);
+      expect(there).toHaveLength(10);
+      expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
+      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(new Set([...here.map((r) => r.accessToken), ...there]).size).toBe(1);
     });
 
     it('marks the connection reauth_required when the provider answers invalid_grant, and re-authorizes', async () => {
