@@ -479,7 +479,6 @@ describe('the MCP endpoint', () => {
     };
 
     // The SDK client registers with `scope` = the protected resource's scopes_supported ("mcp").
-    let sdkRegistrationAccepted = false;
     it('accepts the dynamic registration body the SDK client sends (scope "mcp")', async () => {
       const res = await fetch(`${gw.url}/oauth/register`, {
         method: 'POST',
@@ -488,17 +487,12 @@ describe('the MCP endpoint', () => {
       });
       const body = (await res.json()) as any;
       expect(res.status, JSON.stringify(body)).toBe(201);
-      sdkRegistrationAccepted = true;
+      expect(body.client_secret).toBeUndefined();
     });
 
     it('401 → discovery → dynamic registration → authorize with PKCE (sign-in + consent) → token → connected', async () => {
-      if (!sdkRegistrationAccepted) {
-        // Until the registration above is accepted: register as a first run would, without `scope`,
-        // so the SDK client finds its client information and goes straight to authorization.
-        const res = await fetch(`${gw.url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(provider.clientMetadata) });
-        expect(res.status).toBe(201);
-        provider.info = (await res.json()) as OAuthClientInformationMixed;
-      }
+      // No client information yet: the SDK discovers, then registers the client itself.
+      expect(provider.info).toBeUndefined();
       const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
       await expect(new Client({ name: 'mcp-oauth-test', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
       expect(provider.info?.client_id).toBeTruthy();
