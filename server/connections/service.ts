@@ -300,6 +300,31 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     for (let n = 2; ; n++) if (!taken.has(`${provider}-${n}`)) return `${provider}-${n}`;
   }
 
+  async function startConnection(orgId: string, ownerId: string, input: CreateConnectionInput) {
+    const app = await store.getOAuthApp(pool, orgId, input.provider);
+    if (!app) throw invalidRequest(`no OAuth app is configured for provider "${input.provider}"`, { field: 'provider' });
+    const redirectAfter = input.redirect_after === undefined ? null : validateRedirectAfter(input.redirect_after);
+    const scopes = [...new Set(input.scopes ?? [])];
+    const id = randomUUID();
+    const auth = newAuthorization(id, app.use_pkce);
+    const name = input.name ?? (await defaultName(orgId, input.provider));
+    const row = await store.insertConnection(pool, {
+      id,
+      orgId,
+      ownerId,
+      name,
+      provider: input.provider,
+      template: input.template ?? null,
+      requestedScopes: scopes,
+      stateHash: auth.stateHash,
+      pending: auth.envelope,
+      stateExpiresAt: auth.expiresAt,
+      redirectAfter,
+    });
+    if (!row) throw conflict(`a connection named "${name}" already exists`, { field: 'name' });
+    return { connection: publicConnection(row), auth_url: authUrl(app, row, auth.pending) };
+  }
+
   // --- tokens ---------------------------------------------------------------------------------
 
   const isExpired = (row: store.ConnectionRow, now = Date.now()) => row.token_expires_at !== null && row.token_expires_at.getTime() <= now;
@@ -451,28 +476,15 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     /** Starts the authorization-code flow: a pending connection and the URL to send the user to. */
     async create(p: Principal, input: CreateConnectionInput) {
       const person = requirePerson(p, 'create connections');
-      const app = await store.getOAuthApp(pool, p.orgId, input.provider);
-      if (!app) throw invalidRequest(`no OAuth app is configured for provider "${input.provider}"`, { field: 'provider' });
-      const redirectAfter = input.redirect_after === undefined ? null : validateRedirectAfter(input.redirect_after);
-      const scopes = [...new Set(input.scopes ?? [])];
-      const id = randomUUID();
-      const auth = newAuthorization(id, app.use_pkce);
-      const name = input.name ?? (await defaultName(p.orgId, input.provider));
-      const row = await store.insertConnection(pool, {
-        id,
-        orgId: p.orgId,
-        ownerId: person.userId,
-        name,
-        provider: input.provider,
-        template: input.template ?? null,
-        requestedScopes: scopes,
-        stateHash: auth.stateHash,
-        pending: auth.envelope,
-        stateExpiresAt: auth.expiresAt,
-        redirectAfter,
-      });
-      if (!row) throw conflict(`a connection named "${name}" already exists`, { field: 'name' });
-      return { connection: publicConnection(row), auth_url: authUrl(app, row, auth.pending) };
+      return startConnection(p.orgId, person.userId, input);
+    },
+
+    /**
+     * For an agent (gateway_auth connect): a pending connection owned by the agent's human, and
+     * the auth_url for the agent to show that human — as a needs_authentication error does.
+     */
+    async startForHuman(p: Principal, input: Pick<CreateConnectionInput, 'provider' | 'scopes'>) {
+      return startConnection(p.orgId, p.userId, { provider: input.provider, scopes: input.scopes });
     },
 
     /** A new authorization URL for a pending or reauth_required connection. */

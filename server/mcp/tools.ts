@@ -346,7 +346,7 @@ const gatewayAuth = defineTool({
   description: [
     'Who you are and what you can use. operation "whoami": your identity, its chain up to your user, and the organisation.',
     '"connections": your user\'s OAuth connections with their status (never tokens).',
-    '"connect" {provider, scopes?}: connections are started by a person from the dashboard; this returns where.',
+    '"connect" {provider, scopes?}: starts an OAuth connection for your user and returns its auth_url: ask your user to open it.',
     '"create_subagent" {name, inherit_permissions?}: creates a subagent under you and returns its agent key (shown once, only here).',
   ].join(' '),
   input: z
@@ -384,13 +384,11 @@ const gatewayAuth = defineTool({
         return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await selfApproveEnabled(ctx.pool, p) };
       case 'connections':
         return { connections: await ctx.services.connections.list(p) };
-      case 'connect':
-        // Deliberately not done for an agent: whoever completes the provider's consent binds *their*
-        // account to the human's connection, so the human starts it in their own browser.
-        throw new AppError('forbidden', `a person must start the ${args.provider} connection from the dashboard (${ctx.config.publicUrl}/); agents cannot start OAuth connections`, {
-          provider: args.provider,
-          dashboard_url: `${ctx.config.publicUrl}/`,
-        });
+      case 'connect': {
+        // The pending connection belongs to the agent's human; the agent shows them auth_url.
+        const started = await ctx.services.connections.startForHuman(p, { provider: args.provider!, scopes: args.scopes });
+        return { connection: started.connection, auth_url: started.auth_url };
+      }
       case 'create_subagent': {
         const created = await ctx.services.identities.createAgent(p, { name: args.name!, parent_id: p.identityId, inherit_permissions: args.inherit_permissions ?? false });
         return { subagent: created.identity, key: created.key };

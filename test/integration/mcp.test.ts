@@ -237,7 +237,7 @@ describe('the MCP endpoint', () => {
       expect(expectToolError(await call(client, 'gateway_read', { service: 'widgets', method: 'GET', path: '/x' }), 'invalid_request').message).toMatch(/raw HTTP/);
     });
 
-    it('gateway_auth: whoami, connections, connect (refused) and create_subagent', async () => {
+    it('gateway_auth: whoami, connections, connect and create_subagent', async () => {
       const who = structured(await call(client, 'gateway_auth', { operation: 'whoami' }));
       expect(who.identity).toMatchObject({ id: agent.id, kind: 'agent', name: 'mcp-assistant' });
       expect(who.chain.map((c: any) => c.id)).toEqual([agent.id, member.userId]);
@@ -245,8 +245,24 @@ describe('the MCP endpoint', () => {
       expect(who).toMatchObject({ authenticated_via: 'agent_key', self_approve_enabled: false });
 
       expect(structured(await call(client, 'gateway_auth', { operation: 'connections' }))).toEqual({ connections: [] });
-      const refused = expectToolError(await call(client, 'gateway_auth', { operation: 'connect', provider: 'github' }), 'forbidden');
-      expect(refused.details).toMatchObject({ provider: 'github', dashboard_url: `${gw.url}/` });
+      expect(JSON.stringify(await call(client, 'gateway_auth', { operation: 'connections' }))).not.toContain('gh-secret-value');
+      // No OAuth app configured for the provider yet: a clear error.
+      expectToolError(await call(client, 'gateway_auth', { operation: 'connect', provider: 'github' }), 'invalid_request');
+      const app = await gw.as(gw.adminToken)('PUT', '/v1/oauth-apps/github', {
+        client_id: 'gh-client',
+        client_secret: 'gh-secret-value',
+        authorization_url: 'https://github.com/login/oauth/authorize',
+        token_url: 'https://github.com/login/oauth/access_token',
+      });
+      expect([200, 201]).toContain(app.status);
+      const started = structured(await call(client, 'gateway_auth', { operation: 'connect', provider: 'github', scopes: ['repo'] }));
+      const authUrl = new URL(started.auth_url);
+      expect(authUrl.origin + authUrl.pathname).toBe('https://github.com/login/oauth/authorize');
+      expect(authUrl.searchParams.get('scope')).toBe('repo');
+      expect(started.connection).toMatchObject({ provider: 'github', status: 'pending' });
+      // It belongs to the agent's human, who sees it as pending.
+      const mine = (await human('GET', '/v1/connections')).body.connections;
+      expect(mine.map((c: any) => c.id)).toContain(started.connection.id);
       expectToolError(await call(client, 'gateway_auth', { operation: 'connect' }), 'invalid_request');
       expectToolError(await call(client, 'gateway_auth', { operation: 'whoami', name: 'x' }), 'invalid_request');
 
