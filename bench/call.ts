@@ -5,6 +5,9 @@
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=2000 BENCH_CONCURRENCY=16 npm run bench:call
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:call   # also writes V8 CPU profiles of the gateway
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -131,13 +134,31 @@ async function main() {
       await res.json();
     };
 
+    // Temporal's floor: Update-with-Start of a no-op workflow, same server and worker.
+    const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` }) });
+    const floorCall = async () => {
+      await temporal.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {
+        startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', {
+          workflowId: `bench-floor-${randomUUID()}`,
+          taskQueue: TASK_QUEUE,
+          workflowIdConflictPolicy: 'FAIL',
+        }),
+      });
+    };
+
     for (let i = 0; i < WARMUP; i++) await gatewayCall();
+    for (let i = 0; i < 20; i++) await floorCall();
+    const floor: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i++) floor.push(await timed(floorCall));
+    const floorLoad = await runConcurrent(Math.min(CONCURRENT, 1000), CONCURRENCY, floorCall);
+    await temporal.connection.close();
     const direct: number[] = [];
     for (let i = 0; i < SEQUENTIAL; i++) direct.push(await timed(directCall));
     const viaGateway: number[] = [];
     for (let i = 0; i < SEQUENTIAL; i++) viaGateway.push(await timed(gatewayCall));
     const load = await runConcurrent(CONCURRENT, CONCURRENCY, gatewayCall);
 
+    const f = summary(floor);
     const d = summary(direct);
     const g = summary(viaGateway);
     const c = summary(load.latencies);
@@ -146,10 +167,12 @@ async function main() {
       `covered calls via REST → loopback upstream, disclose + redact on the action (${os.cpus().length} cores, embedded PostgreSQL + Temporal dev server)`,
       `                         p50 ms   p95 ms   p99 ms`,
       `direct upstream       ${fmt(d.p50)} ${fmt(d.p95)} ${fmt(d.p99)}   (${SEQUENTIAL} sequential)`,
+      `temporal floor        ${fmt(f.p50)} ${fmt(f.p95)} ${fmt(f.p99)}   (Update-with-Start of a no-op workflow)`,
       `gateway               ${fmt(g.p50)} ${fmt(g.p95)} ${fmt(g.p99)}   (${SEQUENTIAL} sequential)`,
       `gateway overhead p50  ${fmt(g.p50 - d.p50)}                     goal < 15 ms`,
       `gateway @${String(CONCURRENCY).padEnd(3)}          ${fmt(c.p50)} ${fmt(c.p95)} ${fmt(c.p99)}   (${CONCURRENT} calls)`,
       `throughput @${CONCURRENCY}         ${throughput.toFixed(1).padStart(8)} calls/s                goal ≥ 150`,
+      `temporal floor @${String(CONCURRENCY).padEnd(3)}   ${(Math.min(CONCURRENT, 1000) / floorLoad.seconds).toFixed(1).padStart(8)} workflows/s (no-op, no gateway work)`,
     ];
     process.stdout.write(out.join('\n') + '\n');
   } finally {

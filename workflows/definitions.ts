@@ -199,6 +199,9 @@ export const UPDATE_ERRORS = {
   invalidRemember: 'invalid_remember_keys',
 } as const;
 
+/** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
+export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
+
 export const SEARCH_ATTRIBUTE_NAMES = {
   org: 'GatewayOrg',
   agent: 'GatewayAgent',

@@ -2,3 +2,4 @@
 export { diagnosticPingWorkflow } from './diagnostic-ping.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { callWorkflow } from './call.ts';
+export { benchmarkFloorWorkflow } from './benchmark-floor.ts';
