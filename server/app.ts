@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): Express {
     v1.use(webhookRoutes(services.webhooks));
     v1.use(auditRoutes(services.audit));
     v1.use(oauthRoutes(services.oauth));
-    v1.use(orgRoutes(sd.pool));
+    v1.use(orgRoutes(services.orgs));
     v1.use(downloadRoutes(sd.pool));
     v1.use(
       callRoutes(services.calls, async (p, ref) => {

@@ -8,6 +8,7 @@ import { createIdentityService } from './identities/service.ts';
 import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
 import { createCallService } from './calls/service.ts';
+import { createOrgService } from './orgs/service.ts';
 import { saveDownload } from './downloads/store.ts';
 import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
@@ -75,7 +76,8 @@ export function createServices(deps: ServiceDeps) {
     config: deps.config,
     executor,
   });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor };
+  const orgs = createOrgService({ pool: deps.pool });
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs };
 }
 
 export type Services = ReturnType<typeof createServices>;
