@@ -4,7 +4,7 @@ import path from 'node:path';
 import express, { type Express, type Request } from 'express';
 import { authenticate, requireHuman } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
-import { AppError, notFound } from './errors.ts';
+import { AppError } from './errors.ts';
 import { callRoutes } from './calls/routes.ts';
 import { enforceRateLimit } from './calls/rate-limit.ts';
 import { orgRoutes } from './orgs/routes.ts';
@@ -68,11 +68,11 @@ export function createApp(deps: AppDeps): Express {
     v1.use(orgRoutes(services.orgs));
     v1.use(downloadRoutes(sd.pool));
     v1.use(
-      callRoutes(services.calls, async (p, ref) => {
-        const found = (await services.connections.list(p)).find((c) => c.id === ref || c.name === ref);
-        if (!found) throw notFound(`connection "${ref}"`);
-        return found.id;
-      }, (identityId) => enforceRateLimit(sd.pool, identityId, sd.config.rateLimitPerMinute)),
+      callRoutes(
+        services.calls,
+        (p, ref) => services.connections.idOf(p, ref),
+        (identityId) => enforceRateLimit(sd.pool, identityId, sd.config.rateLimitPerMinute),
+      ),
     );
     v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(sd.temporal, sd.pool, sd.taskQueue));
     v1.use(notFoundHandler());

@@ -575,6 +575,14 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
       return (await store.listConnections(pool, p.orgId, all ? null : p.userId)).map(publicConnection);
     },
 
+    /** The id of a connection the principal may see, named by id or name (POST /v1/actions/http). */
+    async idOf(p: Principal, ref: string): Promise<string> {
+      const all = p.type === 'user' && p.role === 'admin';
+      const found = (await store.listConnections(pool, p.orgId, all ? null : p.userId)).find((c) => c.id === ref || c.name === ref);
+      if (!found) throw notFound(`connection "${ref}"`);
+      return found.id;
+    },
+
     async get(p: Principal, id: string) {
       return publicConnection(await loadVisible(p, id));
     },

@@ -219,7 +219,8 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
   }
 
   beforeAll(async () => {
-    const env = { GATEWAY_MASTER_KEY: masterKey.toString('base64') };
+    // The provider runs on loopback: raw HTTP through a connection may reach it.
+    const env = { GATEWAY_MASTER_KEY: masterKey.toString('base64'), OUTBOUND_ALLOWLIST: '127.0.0.1,localhost' };
     gw = await startTestGateway({ env });
     gwB = await startTestGateway({ env, databaseUrl: gw.databaseUrl });
     callbackPrefix = `${gw.config.publicUrl}/v1/connections/callback`;
@@ -401,6 +402,18 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(forced.body.connection.refresh_count).toBe((await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count);
       expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 2);
       expect((await svcA.getFreshAccessToken(id)).accessToken).toBe(op.issued.at(-1)!.accessToken);
+    });
+
+    it('lets POST /v1/actions/http use the connection\'s token (by id or name), never showing it', async () => {
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      for (const ref of [id, c.name]) {
+        const res = await admin('POST', '/v1/actions/http', { connection: ref, method: 'GET', url: `${op.issuer}/me` });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+        expect(JSON.stringify(res.body)).not.toContain(op.issued.at(-1)!.accessToken);
+      }
+      expect((await admin('POST', '/v1/actions/http', { connection: 'no-such-connection', method: 'GET', url: `${op.issuer}/me` })).status).toBe(404);
+      expect((await admin('POST', '/v1/actions/http', { connection: id, method: 'GET', url: 'not a url' })).status).toBe(400);
     });
 
     it('authenticates with client_secret_post and without PKCE when the app says so', async () => {
