@@ -16,9 +16,22 @@ interface StoredCookie {
 export class Browser {
   private cookies: StoredCookie[] = [];
   private readonly origin: string;
-
-  constructor(origin: string) {
+  /** Origins that are this gateway (replicas behind one load balancer), where redirects are followed. */
+  private readonly ours: Set<string>;
+  constructor(origin: string, ours: Iterable<string> = []) {
     this.origin = origin;
+    this.ours = new Set([origin, ...ours]);
+  }
+
+  /** The same browser (same cookie jar) talking to another replica of the deployment. */
+  at(origin: string): Browser {
+    const b = new Browser(origin, this.ours);
+    b.cookies = this.cookies;
+    return b;
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.find((c) => c.name === name)?.value;
   }
 
   private store(res: Response, url: URL): void {
@@ -43,7 +56,7 @@ export class Browser {
 
   async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
     const u = new URL(url, this.origin);
-    const sent = this.cookies.filter((c) => c.path === '/' || u.pathname === c.path || u.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`));
+    const sent = this.cookies.filter((c) => u.pathname === c.path || u.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/');
     const headers = new Headers(init.headers);
     if (sent.length) headers.set('cookie', sent.map((c) => `${c.name}=${c.value}`).join('; '));
     const res = await fetch(u, { ...init, headers, redirect: 'manual' });
@@ -58,7 +71,7 @@ export class Browser {
     for (let hops = 0; hops < 12; hops++) {
       if (res.status !== 302 && res.status !== 303) return { page: { url, status: res.status, html: await res.text() } };
       const location = new URL(res.headers.get('location')!, url);
-      if (location.origin !== this.origin) return { redirect: location };
+      if (!this.ours.has(location.origin)) return { redirect: location };
       url = location;
       res = await this.fetch(location);
     }
@@ -68,13 +81,17 @@ export class Browser {
   async submit(page: Page, fields: Record<string, string>): Promise<Step> {
     const action = /<form method="post" action="([^"]+)"/.exec(page.html)?.[1];
     if (!action) throw new Error(`no form on ${page.url.pathname}: ${page.html.slice(0, 300)}`);
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
     return this.follow(action.replaceAll('&#47;', '/'), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf, ...fields }).toString(),
+      body: new URLSearchParams({ csrf: csrfOf(page), ...fields }).toString(),
     });
   }
+}
+
+/** The CSRF field of a gateway page's form. */
+export function csrfOf(page: Page): string {
+  return /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
 }
 
 export function pageOf(step: Step): Page {
