@@ -45,6 +45,8 @@ export interface StartTestGatewayOptions {
   databaseUrl?: string;
   /** Listen on a free port chosen up front, so PUBLIC_URL is the real URL (OAuth issuer, audience). */
   realPublicUrl?: boolean;
+  /** Share a task queue with another test gateway (split api / worker roles). */
+  taskQueue?: string;
 }
 
 export async function startTestGateway(opts: StartTestGatewayOptions = {}): Promise<TestGateway> {
@@ -66,7 +68,7 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
   // Capture logs in memory: tests search them for secrets and for expected lines.
   const logs: string[] = [];
   const logger = createLogger(config.logLevel, { write: (line: string) => void logs.push(line) });
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = opts.taskQueue ?? `test-${randomUUID()}`;
   const gateway = await startGateway({
     config,
     role: opts.role ?? 'all',
