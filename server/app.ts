@@ -6,7 +6,6 @@ import { authenticate, requireHuman } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
 import { AppError } from './errors.ts';
 import { callRoutes } from './calls/routes.ts';
-import { enforceRateLimit } from './calls/rate-limit.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
@@ -68,13 +67,9 @@ export function createApp(deps: AppDeps): Express {
     v1.use(orgRoutes(services.orgs));
     v1.use(downloadRoutes(sd.pool));
     v1.use(
-      callRoutes(
-        services.calls,
-        (p, ref) => services.connections.idOf(p, ref),
-        (identityId) => enforceRateLimit(sd.pool, identityId, sd.config.rateLimitPerMinute),
-      ),
+      callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref)),
     );
-    v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(sd.temporal, sd.pool, sd.taskQueue));
+    v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(services.diagnostics));
     v1.use(notFoundHandler());
     app.use('/v1', v1);
     mountDashboard(app, deps.webDir ?? WEB_BUILD_DIR);

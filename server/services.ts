@@ -9,6 +9,7 @@ import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
 import { createCallService } from './calls/service.ts';
 import { createOrgService } from './orgs/service.ts';
+import { createDiagnosticsService } from './diagnostics/service.ts';
 import { saveDownload } from './downloads/store.ts';
 import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
@@ -77,7 +78,8 @@ export function createServices(deps: ServiceDeps) {
     executor,
   });
   const orgs = createOrgService({ pool: deps.pool });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs };
+  const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,7 +5,7 @@
 // (the old one kept as master.key.previous); a key from the environment is printed once, for the
 // operator to put into GATEWAY_MASTER_KEY. Stop every gateway process before rotating.
 import { randomBytes } from 'node:crypto';
-import { copyFile, chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, chmod, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -17,7 +17,7 @@ import { acquireDataDirLock, ensureDataDir } from '../../server/runtime/data-dir
 import { startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
 import { createVaultKeyring } from '../../server/vault/keyring.ts';
 import { rotateMasterKey } from '../../server/vault/rotate.ts';
-import { configOrExit } from '../shared.ts';
+import { configOrExit, readTextIfExists } from '../shared.ts';
 
 const USAGE = `Usage:
   gateway vault rotate-master-key   re-wrap every vault data key under a new master key
@@ -35,13 +35,8 @@ export async function vaultCommand(args: string[]): Promise<number> {
 }
 
 async function readKeyFile(file: string): Promise<Buffer | null> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const text = await readTextIfExists(file);
+  if (text === null) return null;
   const key = decodeMasterKey(text);
   if (!key) throw new Error(`${file} does not hold a 32-byte base64 key`);
   return key;

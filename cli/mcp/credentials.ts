@@ -2,10 +2,11 @@
 // environment, or the file `gateway mcp login` writes (mode 0600):
 // `$GATEWAY_CONFIG`, else `$XDG_CONFIG_HOME/agent-gateway/credentials.json`, else
 // `~/.config/agent-gateway/credentials.json`.
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { readTextIfExists } from '../shared.ts';
 
 export const credentialsSchema = z.object({
   url: z.url(),
@@ -32,13 +33,8 @@ export class CredentialsError extends Error {
 
 /** The stored credentials, or null when there is no file yet. */
 export async function readCredentials(file: string): Promise<StoredCredentials | null> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
+  const text = await readTextIfExists(file);
+  if (text === null) return null;
   let json: unknown;
   try {
     json = JSON.parse(text);

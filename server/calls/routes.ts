@@ -63,15 +63,10 @@ function sendOutcome(res: Response, outcome: CallOutcome): void {
   res.status(outcome.status === 'pending_approval' ? 202 : 200).json(outcome);
 }
 
-export function callRoutes(
-  calls: CallService,
-  resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>,
-  rateLimit: (identityId: string) => Promise<void>,
-): Router {
+export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {
   const r = Router();
   r.post('/actions/call', async (req, res) => {
     const p = principalOf(req);
-    await rateLimit(p.identityId);
     const body = (req.body ?? {}) as Record<string, unknown>;
     if ('approval_id' in body) {
       sendOutcome(res, await calls.resume(p, resumeBody.parse(body).approval_id));
@@ -83,7 +78,6 @@ export function callRoutes(
   });
   r.post('/actions/http', async (req, res) => {
     const p = principalOf(req);
-    await rateLimit(p.identityId);
     const body = connectionHttpBody.parse(req.body);
     const connectionId = await resolveConnection(p, body.connection);
     const { connection: _c, url, ...rest } = body;

@@ -35,6 +35,7 @@ import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
 import * as identities from '../identities/store.ts';
 import type { RegistryService } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
 
 export interface ActionCallInput {
@@ -70,7 +71,7 @@ export interface CallServiceDeps {
   registry: RegistryService;
   keyring: VaultKeyring;
   masterKey: Buffer;
-  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds'>;
+  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
 }
@@ -148,11 +149,14 @@ export function createCallService(deps: CallServiceDeps) {
     verbose: boolean;
   }
 
-  async function prepareAction(p: Principal, input: ActionCallInput): Promise<Prepared> {
+  async function prepareAction(p: Principal, input: ActionCallInput, onlyRisk?: Risk): Promise<Prepared> {
     const instance = await registry.resolveInstance(p, input.service);
     const action = instance.service.actions.get(input.action);
     if (!action) throw invalidRequest(`service "${input.service}" has no action "${input.action}"`, { field: 'action' });
     if (action.disabled) throw new AppError('forbidden', `action "${input.action}" of "${input.service}" is disabled`);
+    if (onlyRisk && action.risk !== onlyRisk) {
+      throw forbidden(`this call runs ${onlyRisk} actions only; "${input.action}" of "${input.service}" has risk "${action.risk}": use gateway_call`);
+    }
     const params = input.params ?? {};
     const built = buildActionRequest(instance.service, action, params);
     if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
@@ -226,9 +230,8 @@ export function createCallService(deps: CallServiceDeps) {
   }
 
   async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
-    const { chain } = await chainOf(p);
-    const org = await identities.getOrg(pool, p.orgId);
-    const requester = await identities.getIdentity(pool, p.identityId);
+    const [{ chain, rows }, org] = await Promise.all([chainOf(p), identities.getOrg(pool, p.orgId)]);
+    const requester = rows[0];
     const callId = randomUUID();
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
     const envelope = deps.keyring.encrypt(JSON.stringify(prepared.stored), requestAad(callId));
@@ -352,17 +355,24 @@ export function createCallService(deps: CallServiceDeps) {
     };
   }
 
+  /** Every call, fresh or resumed, from any transport, first takes a token from its identity's bucket. */
+  const admit = (p: Principal) => enforceRateLimit(pool, p.identityId, deps.config.rateLimitPerMinute);
+
   return {
-    async callAction(p: Principal, input: ActionCallInput, requestId: string | null): Promise<CallOutcome> {
-      return start(p, await prepareAction(p, input), requestId);
+    /** A service action; `onlyRisk` refuses any other risk (gateway_read runs read actions only). */
+    async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: { onlyRisk?: Risk } = {}): Promise<CallOutcome> {
+      await admit(p);
+      return start(p, await prepareAction(p, input, opts.onlyRisk), requestId);
     },
 
     async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, connectionId?: string): Promise<CallOutcome> {
+      await admit(p);
       return start(p, await prepareHttp(p, input, connectionId), requestId);
     },
 
     /** The requester resumes its approved call (or reads the stored result once executed). */
     async resume(p: Principal, approvalId: string): Promise<CallOutcome> {
+      await admit(p);
       const { a } = await loadVisibleApproval(p, approvalId);
       if (a.requester_id !== p.identityId) throw forbidden('only the identity that made the call can resume it');
       if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied' };

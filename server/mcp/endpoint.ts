@@ -34,7 +34,7 @@ const INSTRUCTIONS = [
 export interface McpEndpointDeps {
   services: Pick<Services, 'auth' | 'calls' | 'registry' | 'identities' | 'connections'>;
   pool: DatabasePool;
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>;
+  config: Pick<Config, 'publicUrl'>;
   logger: Logger;
   /** Defaults to one LISTEN connection on the pool's database. */
   events?: AgentEventHub;

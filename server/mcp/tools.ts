@@ -9,7 +9,6 @@ import type { DatabasePool } from 'slonik';
 import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
-import { enforceRateLimit } from '../calls/rate-limit.ts';
 import type { Config } from '../config.ts';
 import { AppError, ERROR_STATUS, forbidden, invalidRequest, unauthenticated, type ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -21,7 +20,7 @@ export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 export interface ToolContext {
   services: Pick<Services, 'calls' | 'registry' | 'identities' | 'connections'>;
   pool: DatabasePool;
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>;
+  config: Pick<Config, 'publicUrl'>;
   logger: Logger;
   requestId: string;
 }
@@ -157,9 +156,6 @@ function outcomeResult(outcome: CallOutcome): Record<string, unknown> {
   return { ...outcome };
 }
 
-async function rateLimit(p: Principal, ctx: ToolContext): Promise<void> {
-  await enforceRateLimit(ctx.pool, p.identityId, ctx.config.rateLimitPerMinute);
-}
 
 const gatewayCall = defineTool({
   name: TOOL_NAMES.call,
@@ -200,7 +196,6 @@ const gatewayCall = defineTool({
     return null;
   },
   async run(p, args, ctx) {
-    await rateLimit(p, ctx);
     if (args.approval_id) return outcomeResult(await ctx.services.calls.resume(p, args.approval_id));
     const outcome = await ctx.services.calls.callAction(
       p,
@@ -227,13 +222,12 @@ const gatewayRead = defineTool({
   annotations: { title: 'Read through a service', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   precheck: (args) => rawHttpRejected(TOOL_NAMES.read, args),
   async run(p, args, ctx) {
-    await rateLimit(p, ctx);
-    const instance = await ctx.services.registry.resolveInstance(p, args.service);
-    const action = instance.service.actions.get(args.action);
-    if (action && action.risk !== 'read') {
-      throw forbidden(`gateway_read runs read actions only; "${args.action}" of "${args.service}" has risk "${action.risk}": use gateway_call`);
-    }
-    const outcome = await ctx.services.calls.callAction(p, { service: args.service, action: args.action, params: args.params ?? {}, verbose: args.verbose ?? false }, ctx.requestId);
+    const outcome = await ctx.services.calls.callAction(
+      p,
+      { service: args.service, action: args.action, params: args.params ?? {}, verbose: args.verbose ?? false },
+      ctx.requestId,
+      { onlyRisk: 'read' },
+    );
     return outcomeResult(outcome);
   },
 });

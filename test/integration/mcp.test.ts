@@ -3,7 +3,6 @@
 // notification channel, the OAuth dance (discovery → registration → PKCE → tokens → refresh →
 // revoke) with self-approval toggled on the binding, and the stdio shim as a child process.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +13,6 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SseParser } from '../../cli/mcp/sse.ts';
-import { GATEWAY_TOOLS, invokeTool, type ToolContext, type ToolExtra } from '../../server/mcp/tools.ts';
 import { Browser, signInAndConsent } from '../support/oauth-browser.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { CLI } from '../support/processes.ts';
@@ -142,21 +140,27 @@ describe('the MCP endpoint', () => {
     });
 
     it('applies the per-identity rate limit to gateway_call and gateway_read', async () => {
-      const ctx: ToolContext = {
-        services: { calls: { callAction: async () => ({ status: 'denied', reason: 'stub' }) } } as never,
-        pool: gw.pool,
-        config: { publicUrl: gw.url, rateLimitPerMinute: 2 },
-        logger: gw.logger,
-        requestId: 'rate-limit-test',
-      };
-      const principal = { type: 'agent', orgId: member.orgId, userId: member.userId, identityId: randomUUID(), kind: 'agent', via: 'agent_key', credentialId: 'k' };
-      const extra = { authInfo: { token: 't', clientId: 'k', scopes: [], extra: { principal } } } as unknown as ToolExtra;
-      const tool = (name: string) => GATEWAY_TOOLS.find((t) => t.name === name)!;
-      const args = { service: 'widgets', action: 'get_item', params: { id: '1' } };
-      expect(structured(await invokeTool(tool('gateway_call'), args, extra, ctx))).toEqual({ status: 'denied', reason: 'stub' });
-      expect(structured(await invokeTool(tool('gateway_call'), args, extra, ctx)).status).toBe('denied');
-      const limited = expectToolError(await invokeTool(tool('gateway_read'), args, extra, ctx), 'rate_limited');
-      expect(limited.details.retry_after_seconds).toBeGreaterThan(0);
+      // A second gateway on the same database with a tiny limit; the limit is the call service's.
+      const limitedGw = await startTestGateway({
+        databaseUrl: gw.databaseUrl,
+        env: { GATEWAY_RATE_LIMIT_PER_MINUTE: '2', GATEWAY_MASTER_KEY: gw.config.masterKey!.toString('base64') },
+      });
+      try {
+        const limitedAgent = await makeAgent({ name: 'mcp-rate-limited' });
+        expect((await human('POST', `/v1/identities/${limitedAgent.id}/rules`, { effect: 'allow', pattern: 'widgets:get_item:*' })).status).toBe(201);
+        const client = new Client({ name: 'mcp-rate-limit', version: '1.0.0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${limitedGw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${limitedAgent.key}` } } }),
+        );
+        clients.push(client);
+        const args = { service: 'widgets', action: 'get_item', params: { id: '1' } };
+        expect(structured(await call(client, 'gateway_call', args)).status).toBe('called');
+        expect(structured(await call(client, 'gateway_call', args)).status).toBe('called');
+        const limited = expectToolError(await call(client, 'gateway_read', args), 'rate_limited');
+        expect(limited.details.retry_after_seconds).toBeGreaterThan(0);
+      } finally {
+        await limitedGw.stop();
+      }
     });
   });
 
