@@ -1,7 +1,9 @@
 // GET /v1/audit: strict query parsing (unknown or malformed parameters → 400), then one call.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { AuditPage } from './responses.ts';
 import type { AuditService } from './service.ts';
 
 const text = z.string().trim().min(1).max(200);
@@ -29,9 +31,9 @@ const listQuery = z
   });
 
 export function auditRoutes(audit: AuditService): Router {
-  const r = Router();
-  r.get('/audit', async (req, res) => {
+  const r = apiRouter({ tags: ['Audit'] });
+  r.route({ method: 'get', path: '/audit', operationId: 'listAudit', summary: 'Audit log entries the caller may see, newest first (cursor pagination)', query: listQuery, responses: { 200: AuditPage } }, async (req, res) => {
     res.json(await audit.list(principalOf(req), listQuery.parse(req.query)));
   });
-  return r;
+  return r.router;
 }
