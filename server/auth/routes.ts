@@ -52,7 +52,7 @@ export function loginRoutes(auth: AuthService): Router {
 export function logoutRoutes(auth: AuthService): Router {
   const router = apiRouter({ tags: ['Sign-in'] });
   router.route(
-    { method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'End the session (clears the cookie)', responses: { 204: null } },
+    { method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'End the session (clears the cookie)', responses: { 204: null }, errors: ['forbidden'] },
     async (req, res) => {
       await auth.logout(principalOf(req));
       res.setHeader('Set-Cookie', sessionCookie(req, '', 0));

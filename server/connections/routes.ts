@@ -95,6 +95,7 @@ export function connectionCallbackRoutes(connections: ConnectionService): Router
         303: { description: 'Connected: back to the redirect_after URL', headers: { Location: 'The redirect_after URL' } },
       },
       errors: [...OAUTH_ERRORS],
+      htmlErrors: true,
     },
     async (req, res) => {
     // The URL carries a live code: keep it out of caches and of any Referer.

@@ -39,6 +39,8 @@ export interface OperationSpec {
   responses: Record<number, ResponseSpec>;
   /** Error codes this route answers besides the ones every route can (see document.ts). */
   errors?: ErrorCode[];
+  /** Browsers (Accept: text/html) get errors as a page too. */
+  htmlErrors?: boolean;
   /** `oauth`: the RFC 6749 error bodies, listed in `responses`, instead of the /v1 envelope. */
   errorStyle?: 'envelope' | 'oauth';
 }

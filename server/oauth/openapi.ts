@@ -104,7 +104,9 @@ export const OAUTH_OPERATIONS: OperationSpec[] = [
     path: '/oauth/jwks',
     operationId: 'oauthJwks',
     summary: 'Public keys that verify access tokens',
-    responses: { 200: z.looseObject({ keys: z.array(z.looseObject({ kty: z.string() })) }) },
+    responses: {
+      200: { description: 'RFC 7517 JWK set', contentType: 'application/jwk-set+json', schema: z.looseObject({ keys: z.array(z.looseObject({ kty: z.string() })) }) },
+    },
   },
   {
     ...common,

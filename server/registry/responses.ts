@@ -18,7 +18,7 @@ export const Template = z
     category: z.string().optional(),
     runtime,
     hosts: z.array(z.string()),
-    auth_methods: z.array(z.strictObject({ name: z.string(), type: z.enum(['apiKey', 'oauth2']), provider: z.string().optional() })),
+    auth_methods: z.array(z.strictObject({ name: z.string(), type: z.enum(['apiKey', 'oauth2', 'http']), provider: z.string().optional() })),
     action_count: z.int(),
   })
   .meta({ id: 'Template' });

@@ -106,6 +106,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
           'application/json': {
             schema: { allOf: [envelopeRef, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: list } } } } }] },
           },
+          ...(op.htmlErrors ? { 'text/html': { schema: { type: 'string' } } } : {}),
         },
       };
     }
