@@ -31,7 +31,8 @@ export function agentsCommand(): Command {
     .option('--inherit', 'a subagent that uses its parent\'s rules')
     .option('--no-auto-call', 'after approval, wait for the agent to resume the call itself')
     .option('--json', 'machine-readable output (includes the key)')
-    .action(async (name: string, o: { parent?: string; inherit?: boolean; autoCall: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<{ parent?: string; inherit?: boolean; autoCall: boolean; json?: boolean }>();
       const body = {
         name,
         ...(o.parent ? { parent_id: o.parent } : {}),

@@ -148,13 +148,13 @@ export function approvalsCommands(program: Command): void {
     .description('one approval: action, disclosed fields, permission keys, tiers, execution')
     .argument('<id>', 'the approval id')
     .option('--json', 'machine-readable output')
-    .action((id: string, o: { json?: boolean }, cmd: Command) => show(id, o, cmd));
+    .action((id: string, _o: unknown, cmd: Command) => show(id, cmd.optsWithGlobals(), cmd));
   approvals
     .command('watch')
     .description('print new approvals as they arrive (live over /v1/events, else polling)')
     .option('--interval <seconds>', 'polling interval when there is no event stream', '3')
     .option('--json', 'one JSON object per line')
-    .action((o: { json?: boolean; interval: string }, cmd: Command) => watch(o, cmd));
+    .action((_o: unknown, cmd: Command) => watch(cmd.optsWithGlobals(), cmd));
   program
     .command('approve')
     .description('allow a pending call (once, or remember keys for a while)')

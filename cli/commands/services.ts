@@ -21,7 +21,8 @@ export function servicesCommand(): Command {
     .argument('<query...>', 'words to look for')
     .option('--limit <n>', 'how many results', '20')
     .option('--json', 'machine-readable output')
-    .action(async (words: string[], o: { limit: string; json?: boolean }, cmd: Command) => {
+    .action(async (words: string[], _o: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<{ limit: string; json?: boolean }>();
       const r = await ok((await caller(cmd)).api.GET('/v1/search', { params: { query: { q: words.join(' '), limit: o.limit } as never } }));
       if (o.json) return printJson(r);
       if (!r.results.length) return say(`Nothing matches "${r.query}".`);
@@ -32,7 +33,8 @@ export function servicesCommand(): Command {
     .description('one service: its actions, their risk and parameters')
     .argument('<name>', 'the service instance')
     .option('--json', 'machine-readable output')
-    .action(async (name: string, o: { json?: boolean }, cmd: Command) => {
+    .action(async (name: string, _o: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<{ json?: boolean }>();
       const s = await ok((await caller(cmd)).api.GET('/v1/services/{name}', { params: { path: { name } } }));
       if (o.json) return printJson(s);
       print(`${out('bold', s.title)} (${s.service}, template ${s.template}) — ${s.auth_status}`);
