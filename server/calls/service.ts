@@ -8,7 +8,7 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } fr
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { isAncestor } from '../../core/permissions/chain.ts';
-import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod } from '../../core/permissions/keys.ts';
+import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
@@ -29,7 +29,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
-import type { ExecutorDeps } from '../execution/execute.ts';
+import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
 import * as identities from '../identities/store.ts';
@@ -204,6 +204,20 @@ export function createCallService(deps: CallServiceDeps) {
       throw invalidRequest(`${url.hostname} is not a host of service ${instance.service.key}`, { field: 'path' });
     }
     if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
+    const keys = [httpPermissionKey(method, url)];
+    let description = `${method} ${url.origin}${url.pathname}`;
+    const disclosed: DisclosedValue[] = [];
+    if (input.secret) {
+      // Refused before anything is stored or sent: a secret the caller's user may not use, or a
+      // host outside the secret's allowed_hosts. Otherwise the injection is part of what is
+      // checked (its own key on the chain) and of what an approver sees (description, disclosed).
+      if (!deps.executor) throw new AppError('unavailable', 'secret injection is not available in this process');
+      await assertInjectable(deps.executor, p.orgId, p.userId, input.secret.name, url);
+      keys.push(secretPermissionKey(input.secret.name, url));
+      const where = `${input.secret.in === 'header' ? 'header' : 'query parameter'} ${input.secret.param}`;
+      description += ` with secret ${input.secret.name} in ${where}`;
+      disclosed.push({ label: 'Injected secret', value: `${input.secret.name} in ${where}` });
+    }
     const stored: StoredRequest = {
       kind: 'http',
       method,
@@ -219,11 +233,19 @@ export function createCallService(deps: CallServiceDeps) {
       action: `${method} ${url.host}${url.pathname}`,
       runtime: 'http',
       risk: riskForHttpMethod(method),
-      keys: [httpPermissionKey(method, url)],
-      description: `${method} ${url.origin}${url.pathname}`,
-      // Raw headers may carry credentials the caller typed in: never persisted.
-      redacted: { method, url: `${url.origin}${url.pathname}`, params: Object.fromEntries(url.searchParams), body: input.body ?? null, headers: Object.keys(input.headers ?? {}) },
-      disclosed: [],
+      keys,
+      description,
+      // Raw headers may carry credentials the caller typed in: never persisted. The injected
+      // secret is named (never its value).
+      redacted: {
+        method,
+        url: `${url.origin}${url.pathname}`,
+        params: Object.fromEntries(url.searchParams),
+        body: input.body ?? null,
+        headers: Object.keys(input.headers ?? {}),
+        ...(input.secret ? { secret: { name: input.secret.name, in: input.secret.in, param: input.secret.param } } : {}),
+      },
+      disclosed,
       stored,
       verbose: input.verbose ?? false,
     };

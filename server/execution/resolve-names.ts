@@ -20,6 +20,8 @@ export const RESOLVE_LIMITS = {
 
 export interface ResolveNamesInput {
   orgId: string;
+  /** The human whose chain the lookup acts for (their own secrets are usable, others' are not). */
+  userId?: string;
   instance: ResolvedInstance;
   action: CompiledAction;
   /** Path and query parameter values after defaults (`BuiltRequest.params`). */
@@ -88,7 +90,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
   let credential: Promise<Injection | undefined> | undefined;
   const credentialOnce = () =>
     (credential ??= Promise.race([
-      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action).catch(() => undefined),
+      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action, input.userId).catch(() => undefined),
       stop.promise,
     ]));
   // One fetch per distinct URL per call (two params may share a lookup).
