@@ -26,6 +26,8 @@ export interface ResolveNamesInput {
   action: CompiledAction;
   /** Path and query parameter values after defaults (`BuiltRequest.params`). */
   params: Readonly<Record<string, unknown>>;
+  /** Only these parameters' lookups (those the caller may read itself); absent = all. */
+  only?: readonly string[];
 }
 
 function placeholderValue(value: unknown): string | undefined {
@@ -82,7 +84,7 @@ function timeout(ms: number): { promise: Promise<undefined>; cancel(): void } {
 export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput, limits = RESOLVE_LIMITS): Promise<Record<string, string>> {
   const service = input.instance.service;
   const base = service.baseUrls[0];
-  const wanted = input.action.parameters.filter((p) => p.resolve && input.params[p.name] !== undefined);
+  const wanted = input.action.parameters.filter((p) => p.resolve && input.params[p.name] !== undefined && (!input.only || input.only.includes(p.name)));
   if (wanted.length === 0 || !base || service.runtime !== 'http') return {};
 
   const deadline = Date.now() + limits.timeoutMs;
