@@ -2,7 +2,11 @@
 // is bound to the secret's allowed_hosts, is part of what is permitted (`secret:<NAME>:<host>`) and
 // of what is approved (permission_keys, suggested_tiers, description, disclosed, audit, webhooks),
 // and a member's calls cannot inject another member's own secret.
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { callWorkflowId } from '../../workflows/definitions.ts';
+import { historyText } from '../support/history.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
@@ -253,5 +257,25 @@ describe('secret injection: hosts, permission and approval, ownership', () => {
       const takeover = await gw.as(tokens['member B']!)('POST', '/v1/secrets', { name: 'A_KEY', value: 'mine now' });
       expect(takeover.status).toBe(409);
     });
+  });
+
+  it('leaves no plaintext of any injected secret in the database, the call histories or the logs', async () => {
+    const tables = await gw.pool.anyFirst(sql.type(z.object({ table_name: z.string() }))`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`);
+    const rows: string[] = [];
+    for (const table of tables) {
+      rows.push(...(await gw.pool.anyFirst(sql.type(z.object({ row: z.string() }))`SELECT t::text AS row FROM ${sql.identifier(['public', table])} t`)));
+    }
+    const callIds = await gw.pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM calls`);
+    expect(callIds.length).toBeGreaterThanOrEqual(15);
+    const histories: string[] = [];
+    for (const id of callIds) histories.push(historyText(await gw.temporal.workflow.getHandle(callWorkflowId(id)).fetchHistory()));
+    for (const value of [PLANT, ORG_VALUE, A_VALUE, B_VALUE]) {
+      for (const needle of [value, Buffer.from(value).toString('base64'), Buffer.from(value).toString('hex')]) {
+        expect(rows.filter((r) => r.includes(needle)), needle).toEqual([]);
+        expect(histories.filter((h) => h.includes(needle)), needle).toEqual([]);
+        expect(gw.logs.filter((l) => l.includes(needle)), needle).toEqual([]);
+      }
+    }
   });
 });
