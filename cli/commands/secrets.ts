@@ -9,8 +9,6 @@ import { askSecret, interactive, readStdin } from '../lib/prompt.ts';
 
 const caller = (cmd: Command) => resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
 
-type SecretView = { name: string; current_version: number; updated_at: string; description: string | null; allowed_hosts?: string[] | null; scope?: string };
-
 export function secretsCommand(): Command {
   const secrets = new Command('secrets')
     .description('vault secrets (names and versions; values are never shown)')
@@ -19,7 +17,7 @@ export function secretsCommand(): Command {
       const { secrets: list } = await ok((await caller(cmd)).api.GET('/v1/secrets'));
       if (o.json) return printJson(list);
       if (!list.length) return say('No secrets yet: gateway secrets set NAME');
-      const rows = (list as SecretView[]).map((s) => [s.name, `v${s.current_version}`, age(s.updated_at), (s.allowed_hosts ?? []).join(',') || '-', clip(s.description ?? '', 50)]);
+      const rows = list.map((s) => [s.name, `v${s.current_version}`, age(s.updated_at), (s.allowed_hosts ?? []).join(',') || '-', clip(s.description ?? '', 50)]);
       print(table(['NAME', 'VERSION', 'UPDATED', 'RAW HTTP HOSTS', 'DESCRIPTION'], rows));
     });
   secrets
@@ -40,9 +38,9 @@ export function secretsCommand(): Command {
         value,
         ...(o.description ? { description: o.description } : {}),
         ...(o.allowHost?.length ? { allowed_hosts: o.allowHost } : {}),
-        ...(o.scope ? { scope: o.scope } : {}),
+        ...(o.scope ? { scope: o.scope as 'org' | 'user' } : {}),
       };
-      const r = await ok(c.api.POST('/v1/secrets', { body: body as never }));
+      const r = await ok(c.api.POST('/v1/secrets', { body }));
       say(`Stored ${r.name} version ${r.current_version}.`);
     });
   return secrets;

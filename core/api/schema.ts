@@ -1267,6 +1267,8 @@ export interface components {
             template: string;
         };
         Secret: {
+            /** @description Where raw HTTP may inject it (exact hosts or `*.example.com`); null: service templates only. */
+            allowed_hosts: string[] | null;
             /** Format: date-time */
             created_at: string;
             created_by: string | null;
@@ -1275,6 +1277,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            owner_id: string | null;
+            /**
+             * @description `org`: usable by everyone in the org; `user`: by its owner and their agents.
+             * @enum {string}
+             */
+            scope: "org" | "user";
             /** Format: date-time */
             updated_at: string;
         };
@@ -1770,7 +1778,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1779,7 +1787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
                         };
                     };
                 };
@@ -2011,7 +2019,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2020,7 +2028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
                         };
                     };
                 };
@@ -7297,8 +7305,11 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    allowed_hosts?: string[] | null;
                     description?: string;
                     name: string;
+                    /** @enum {string} */
+                    scope?: "org" | "user";
                     value: string;
                 };
             };
