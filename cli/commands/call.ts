@@ -99,8 +99,11 @@ async function waitFor(caller: Caller, approvalId: string, expiresAt: string | n
       approvalId,
       timeoutMs,
       signal: interrupt.signal,
-      onUpdate: (a: Approval, isLive) => {
+      onLive: (isLive) => {
         live = isLive;
+        if (spinner) spinner.text = text();
+      },
+      onUpdate: (a: Approval) => {
         expires = a.expires_at;
         state =
           a.status === 'bubbled' ? 'escalated to the next person up the chain' : a.status === 'allowed' ? `allowed; the call is ${a.execution?.status ?? 'starting'}` : 'waiting for a person to decide';

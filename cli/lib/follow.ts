@@ -32,8 +32,10 @@ export interface FollowOptions {
   caller: Caller;
   approvalId: string;
   timeoutMs: number;
-  /** Every fresh read of the approval, and whether events arrive live. */
-  onUpdate?: (a: Approval, live: boolean) => void;
+  /** Every fresh read of the approval. */
+  onUpdate?: (a: Approval) => void;
+  /** Whether events arrive live right now (the stream opened, or dropped). */
+  onLive?: (live: boolean) => void;
   signal?: AbortSignal;
 }
 
@@ -70,45 +72,69 @@ export async function followApproval(opts: FollowOptions): Promise<FollowEnd> {
   const deadline = Date.now() + opts.timeoutMs;
   const stop = new AbortController();
   opts.signal?.addEventListener('abort', () => stop.abort(), { once: true });
-  let wake: () => void = () => undefined;
+  // An event may arrive while a read is in flight: remember it, so the next wait does not sleep.
+  const state = { woken: false };
+  let resolveWait: (() => void) | null = null;
+  const wake = () => {
+    state.woken = true;
+    resolveWait?.();
+  };
   let live = false;
   let reconnectAt = 0;
 
-  const connect = async () => {
+  let connecting = false;
+  const setLive = (v: boolean) => {
+    if (live !== v) opts.onLive?.(v);
+    live = v;
+  };
+  // In the background: a stream that is slow to open (or never answers) must not hold up polling.
+  const connect = () => {
+    if (connecting || stop.signal.aborted) return;
+    connecting = true;
     reconnectAt = Date.now() + 5_000;
-    live = await openStream(
+    void openStream(
       caller,
       (data) => {
         // Any event naming this approval (or a gap in the stream) is worth a fresh read.
         if (data.includes(approvalId) || data.includes('"gap"') || data.includes('refetch')) wake();
       },
       () => {
-        live = false;
+        setLive(false);
+        reconnectAt = Date.now() + 5_000;
         wake();
       },
       stop.signal,
-    );
+    ).then((opened) => {
+      connecting = false;
+      if (opened) {
+        setLive(true);
+        wake(); // read once more: an event may have come before the stream existed
+      }
+    });
   };
 
   stop.signal.addEventListener('abort', () => wake(), { once: true });
   try {
-    await connect();
+    connect();
     for (;;) {
+      state.woken = false;
       const last = await ok(caller.api.GET('/v1/approvals/{id}', { params: { path: { id: approvalId } } }));
-      opts.onUpdate?.(last, live);
+      opts.onUpdate?.(last);
       const end = settled(last);
       if (end) return end;
       if (stop.signal.aborted) return { kind: 'timeout', approval: last };
       const left = deadline - Date.now();
       if (left <= 0) return { kind: 'timeout', approval: last };
-      if (!live && Date.now() >= reconnectAt) await connect();
+      if (!live && Date.now() >= reconnectAt) connect();
+      if (state.woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, live ? SAFETY_POLL_MS : POLL_MS));
-        wake = () => {
+        resolveWait = () => {
           clearTimeout(timer);
           resolve();
         };
       });
+      resolveWait = null;
     }
   } finally {
     stop.abort();

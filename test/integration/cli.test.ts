@@ -144,9 +144,10 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     const screen = async (name: string) => (await tmux('capture-pane', '-p', '-t', name)).stdout;
     try {
       await tmux('new-session', '-d', '-s', 'agent', '-x', '160', '-y', '20', shell(agentEnv, 'call widgets delete_item -p id=tty1 --wait'));
-      const spinning = await until(() => screen('agent'), (s) => /expires in \d+:\d\d/.test(s), 60_000);
+      // GET /mcp carries the agent's events: the spinner says so once the stream is open.
+      const spinning = await until(() => screen('agent'), (s) => /expires in \d+:\d\d · live/.test(s), 60_000);
       expect(spinning).toContain('Approval needed [high] Delete item tty1');
-      expect(spinning).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for a person to decide · expires in 1[45]:\d\d · live/); // GET /mcp carries the agent's events
+      expect(spinning).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for a person to decide · expires in 1[45]:\d\d · live/);
       const first = /expires in (\d+:\d\d)/.exec(spinning)![1];
       await until(() => screen('agent'), (s) => /expires in (\d+:\d\d)/.exec(s)?.[1] !== first, 30_000); // the countdown moves
 
