@@ -40,6 +40,7 @@ function serverCommands(program: Command): void {
     .command('mcp')
     .description('MCP stdio shim: JSON-RPC lines on stdin go to <url>/mcp, replies to stdout')
     .addHelpText('after', '\nCredentials: GATEWAY_URL + GATEWAY_AGENT_KEY, else the file `gateway mcp login` writes\n($GATEWAY_CONFIG, else ~/.config/agent-gateway/credentials.json, mode 0600).')
+    .helpCommand(true)
     .action(async () => status(await (await import('./commands/mcp.ts')).mcpCommand([])));
   mcp
     .command('login')
@@ -91,6 +92,13 @@ ${EXIT_CODES_HELP}`,
 }
 
 async function main(): Promise<void> {
+  // `gateway … | head`: the reader went away; stop quietly, as other Unix tools do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
   const program = buildProgram();
   if (process.argv.length <= 2) {
     program.outputHelp();

@@ -110,8 +110,14 @@ describe('the gateway command', { timeout: 180_000 }, () => {
   });
 
   it('call --wait is resolved by `gateway approve` in a second process: the result is printed, exit 0', async () => {
+    const watcher = startGatewayCli(['approvals', 'watch', '--json', '--interval', '1'], { env: person });
+    await until(async () => watcher.stderr(), (e) => e.includes('Watching for new approvals'), 60_000);
     const waiting = startGatewayCli(['call', 'widgets', 'create_item', '-p', 'name=report', '-p', 'folder=q3', '--wait', '--timeout', '5m'], { env: agentEnv });
     const id = await pendingId();
+    // The approver's watch prints it as it arrives (one JSON line per approval).
+    await until(async () => watcher.stdout(), (o) => o.includes(id), 60_000);
+    watcher.child.kill('SIGTERM');
+    expect(JSON.parse(watcher.stdout().trim().split('\n').find((l) => l.includes(id))!)).toMatchObject({ id, status: 'pending', risk: 'med' });
     await until(async () => waiting.stderr(), (s) => s.includes('Waiting for a person to decide'), 60_000);
     const shown = await cli(['approvals', 'show', id], person);
     expect(shown.code).toBe(0);
