@@ -143,6 +143,16 @@ describe('malformed input gets a typed 4xx and changes nothing', () => {
     expect((await admin('GET', '/v1/identities?kind=agent')).body.identities).toEqual([]);
   });
 
+  it('reads audit instants PostgreSQL could not (offsets beyond ±15:59) and refuses years before 1970', async () => {
+    for (const q of ['until=0001-05-31T18%3A14%3A49.223123%2B17%3A40', 'since=0001-01-01T00%3A00%3A00Z']) {
+      const res = await admin('GET', `/v1/audit?${q}`);
+      expect({ q, status: res.status, code: res.body.error?.code }).toEqual({ q, status: 400, code: 'invalid_request' });
+    }
+    // Normalised to UTC before it reaches PostgreSQL, which refuses a +23:59 displacement.
+    const fine = await admin('GET', '/v1/audit?since=2026-01-01T00%3A00%3A00%2B23%3A59');
+    expect(fine.status).toBe(200);
+  });
+
   it('answers a bare JSON scalar or array body with 400, never a crash', async () => {
     for (const body of ['"call"', '42', 'true', 'null', '[]', '["approval_id"]']) {
       const res = await raw('POST', '/v1/actions/call', body);
