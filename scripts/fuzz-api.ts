@@ -21,7 +21,7 @@ import { freePort } from '../server/runtime/processes.ts';
 const { values: args } = parseArgs({
   options: {
     schemathesis: { type: 'string' },
-    'max-examples': { type: 'string', default: '10' },
+    'max-examples': { type: 'string', default: '5' },
     'keep-data': { type: 'boolean', default: false },
   },
 });
@@ -173,7 +173,7 @@ try {
 
 const logText = Buffer.concat(logChunks).toString('utf8');
 const unhandled = logText.split('\n').filter((l) => l.includes('"unhandled error"') || l.includes('OAuth server error'));
-console.log('\n=== schemathesis summary ===');
+console.log(`\n=== schemathesis summary (${Math.round(performance.now() / 1000)} s in all, gateway start included) ===`);
 for (const s of summaries) {
   console.log(`${s.name}: ${s.operations} operations, ${s.testCases} test cases, ${s.failures} failures (schemathesis exit ${s.exitCode})`);
 }

@@ -2,6 +2,7 @@
 // client generated from it, and the malformed input that used to end in 500s (issue 15).
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { Router } from 'express';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../core/api/client.ts';
 import { v1Api } from '../../server/app.ts';
@@ -76,6 +77,33 @@ describe('the REST contract (GET /v1/openapi.json)', () => {
     const bundle = await fetch(`${gw.url}/docs/scalar.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
+  });
+
+  it('renders the reference page in Chromium from this origin only', async () => {
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage();
+      const elsewhere: string[] = [];
+      const problems: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(gw.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+      });
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(e.message));
+      await page.goto(`${gw.url}/docs`);
+      // The document's title and an operation summary, rendered by the component.
+      await page.getByRole('heading', { name: 'Agent Action Gateway' }).waitFor({ timeout: 60_000 });
+      await page.getByText('Audit log entries the caller may see', { exact: false }).first().waitFor({ timeout: 60_000 });
+      expect(elsewhere).toEqual([]);
+      expect(problems.filter((p) => /Content Security Policy|Refused/i.test(p))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('drives the API through the typed client generated from the document', async () => {
