@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type Router } from 'express';
+import { agentAuthority } from './auth/authority.ts';
 import { authenticate } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
 import { operationsOf, type OperationSpec } from './http/api-router.ts';
@@ -84,6 +85,8 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   // Public: the provider redirects the user's browser here; the single-use state authenticates it.
   v1.use(add(connectionCallbackRoutes(services.connections)));
   v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
+  // Agents: least privilege, one table for every route (server/auth/authority.ts).
+  v1.use(agentAuthority(sd.pool));
   v1.use(add(logoutRoutes(services.auth)));
   v1.use(add(identityRoutes(services.identities)));
   v1.use(add(connectionRoutes(services.connections)));

@@ -943,6 +943,8 @@ export interface components {
             risk: "read" | "write" | "delete";
             scope_param?: string;
             summary: string;
+            /** @description The summary with its `{param}` and `[optional]` markup. */
+            summary_template: string;
         };
         AgentKey: {
             /** Format: date-time */
@@ -1267,6 +1269,8 @@ export interface components {
             template: string;
         };
         Secret: {
+            /** @description Hosts the secret may be sent to; null = the hosts of the services that name it. */
+            allowed_hosts: string[] | null;
             /** Format: date-time */
             created_at: string;
             created_by: string | null;
@@ -1275,6 +1279,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            owner_id: string | null;
+            /**
+             * @description `user`: only its owner (and the owner’s agents) may use it.
+             * @enum {string}
+             */
+            scope: "org" | "user";
             /** Format: date-time */
             updated_at: string;
         };
@@ -1770,7 +1780,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1779,7 +1789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
                         };
                     };
                 };
@@ -2011,7 +2021,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2020,7 +2030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
                         };
                     };
                 };
@@ -2238,6 +2248,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -2326,6 +2350,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -2601,6 +2639,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -2930,6 +2982,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -4285,6 +4351,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -4394,6 +4474,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -4482,6 +4576,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -5882,6 +5990,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -6259,6 +6381,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -6487,6 +6623,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -6915,6 +7065,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -7137,6 +7301,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -7297,8 +7475,11 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    allowed_hosts?: string[] | null;
                     description?: string;
                     name: string;
+                    /** @enum {string} */
+                    scope?: "org" | "user";
                     value: string;
                 };
             };
@@ -7979,6 +8160,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -8218,6 +8413,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -8438,6 +8647,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };

@@ -90,8 +90,11 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
   function errorResponses(op: OperationSpec) {
     if (op.errorStyle === 'oauth') return {};
     const codes = new Set<ErrorCode>(EVERY_OPERATION);
-    if (op.auth !== 'none') codes.add('unauthenticated');
-    if (op.auth === 'human') codes.add('forbidden');
+    if (op.auth !== 'none') {
+      codes.add('unauthenticated');
+      // Agents are refused every route their authority table does not open (server/auth/authority.ts).
+      codes.add('forbidden');
+    }
     if (op.body) codes.add('payload_too_large');
     for (const c of op.errors ?? []) codes.add(c);
     const byStatus = new Map<number, ErrorCode[]>();
