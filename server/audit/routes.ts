@@ -40,7 +40,14 @@ const listQuery = z
 
 export function auditRoutes(audit: AuditService): Router {
   const r = apiRouter({ tags: ['Audit'] });
-  r.route({ method: 'get', path: '/audit', operationId: 'listAudit', summary: 'Audit log entries the caller may see, newest first (cursor pagination)', query: listQuery, responses: { 200: AuditPage } }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/audit',
+    operationId: 'listAudit',
+    summary: 'Audit log entries the caller may see, newest first (cursor pagination)',
+    query: listQuery,
+    responses: { 200: AuditPage },
+  }, async (req, res) => {
     res.json(await audit.list(principalOf(req), listQuery.parse(req.query)));
   });
   return r.router;
