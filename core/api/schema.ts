@@ -943,6 +943,8 @@ export interface components {
             risk: "read" | "write" | "delete";
             scope_param?: string;
             summary: string;
+            /** @description The summary with its `{param}` and `[optional]` markup. */
+            summary_template: string;
         };
         AgentKey: {
             /** Format: date-time */
@@ -1267,7 +1269,7 @@ export interface components {
             template: string;
         };
         Secret: {
-            /** @description Where raw HTTP may inject it (exact hosts or `*.example.com`); null: service templates only. */
+            /** @description Hosts the secret may be sent to; null = the hosts of the services that name it. */
             allowed_hosts: string[] | null;
             /** Format: date-time */
             created_at: string;
@@ -1279,7 +1281,7 @@ export interface components {
             name: string;
             owner_id: string | null;
             /**
-             * @description `org`: usable by everyone in the org; `user`: by its owner and their agents.
+             * @description `user`: only its owner (and the owner’s agents) may use it.
              * @enum {string}
              */
             scope: "org" | "user";
@@ -2246,6 +2248,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -2334,6 +2350,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -2609,6 +2639,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -2938,6 +2982,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -4293,6 +4351,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -4402,6 +4474,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -4490,6 +4576,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -5890,6 +5990,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -6267,6 +6381,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -6495,6 +6623,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -7155,6 +7297,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };
@@ -8004,6 +8160,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: headers_too_large */
             431: {
                 headers: {
@@ -8243,6 +8413,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {
@@ -8463,6 +8647,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     };
                 };

@@ -115,13 +115,37 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, connectionId));
     },
   );
-  r.route({ method: 'get', path: '/approvals', operationId: 'listApprovals', summary: 'Approvals the caller can see, newest first (cursor pagination)', query: listQuery, responses: { 200: ApprovalPage } }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    summary: 'Approvals the caller can see, newest first (cursor pagination)',
+    query: listQuery,
+    responses: { 200: ApprovalPage },
+  }, async (req, res) => {
     res.json(await calls.listApprovals(principalOf(req), listQuery.parse(req.query)));
   });
-  r.route({ method: 'get', path: '/approvals/{id}', operationId: 'getApproval', summary: 'One approval: its state, the gated action and the requester', params: approvalParams, responses: { 200: Approval }, errors: ['not_found'] }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/approvals/{id}',
+    operationId: 'getApproval',
+    summary: 'One approval: its state, the gated action and the requester',
+    params: approvalParams,
+    responses: { 200: Approval },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await calls.getApproval(principalOf(req), uuid.parse(req.params.id)));
   });
-  r.route({ method: 'post', path: '/approvals/{id}/resolve', operationId: 'resolveApproval', summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)', params: approvalParams, body: resolveBody, responses: { 200: ApprovalRecord }, errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict'] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/approvals/{id}/resolve',
+    operationId: 'resolveApproval',
+    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
+    params: approvalParams,
+    body: resolveBody,
+    responses: { 200: ApprovalRecord },
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict'],
+  }, async (req, res) => {
     res.json(await calls.resolve(principalOf(req), uuid.parse(req.params.id), resolveBody.parse(req.body)));
   });
   return r.router;

@@ -49,30 +49,92 @@ const OAUTH_ERRORS = ['forbidden', 'not_found', 'conflict', 'credential_missing'
 
 export function connectionRoutes(connections: ConnectionService): Router {
   const r = apiRouter({ tags: ['Connections'] });
-  r.route({ method: 'get', path: '/oauth-apps', operationId: 'listOAuthApps', summary: 'OAuth apps (client credentials) configured for the org', responses: { 200: OAuthAppList }, errors: ['forbidden'] }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/oauth-apps',
+    operationId: 'listOAuthApps',
+    summary: 'OAuth apps (client credentials) configured for the org',
+    responses: { 200: OAuthAppList },
+    errors: ['forbidden'],
+  }, async (req, res) => {
     res.json({ oauth_apps: await connections.listOAuthApps(principalOf(req)) });
   });
-  r.route({ method: 'put', path: '/oauth-apps/{provider}', operationId: 'putOAuthApp', summary: 'Configure the OAuth app of a provider (org admins)', params: providerParams, body: putAppBody, responses: { 201: OAuthAppResult, 200: OAuthAppResult }, errors: ['forbidden', 'conflict'] }, async (req, res) => {
+  r.route({
+    method: 'put',
+    path: '/oauth-apps/{provider}',
+    operationId: 'putOAuthApp',
+    summary: 'Configure the OAuth app of a provider (org admins)',
+    params: providerParams,
+    body: putAppBody,
+    responses: { 201: OAuthAppResult, 200: OAuthAppResult },
+    errors: ['forbidden', 'conflict'],
+  }, async (req, res) => {
     const p = providerParams.parse(req.params);
     const out = await connections.putOAuthApp(principalOf(req), p.provider, putAppBody.parse(req.body));
     res.status(out.created ? 201 : 200).json({ oauth_app: out.oauth_app });
   });
-  r.route({ method: 'get', path: '/connections', operationId: 'listConnections', summary: 'Connections the caller can see', responses: { 200: ConnectionList } }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/connections',
+    operationId: 'listConnections',
+    summary: 'Connections the caller can see',
+    responses: { 200: ConnectionList },
+  }, async (req, res) => {
     res.json({ connections: await connections.list(principalOf(req)) });
   });
-  r.route({ method: 'post', path: '/connections', operationId: 'createConnection', summary: 'Start an OAuth connection: answers the auth_url to open', body: createBody, responses: { 201: ConnectionWithAuthUrl }, errors: [...OAUTH_ERRORS] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections',
+    operationId: 'createConnection',
+    summary: 'Start an OAuth connection: answers the auth_url to open',
+    body: createBody,
+    responses: { 201: ConnectionWithAuthUrl },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.status(201).json(await connections.create(principalOf(req), createBody.parse(req.body)));
   });
-  r.route({ method: 'get', path: '/connections/{id}', operationId: 'getConnection', summary: 'One connection (no tokens)', params, responses: { 200: ConnectionResult }, errors: ['not_found', 'forbidden'] }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/connections/{id}',
+    operationId: 'getConnection',
+    summary: 'One connection (no tokens)',
+    params,
+    responses: { 200: ConnectionResult },
+    errors: ['not_found', 'forbidden'],
+  }, async (req, res) => {
     res.json({ connection: await connections.get(principalOf(req), params.parse(req.params).id) });
   });
-  r.route({ method: 'post', path: '/connections/{id}/authorize', operationId: 'authorizeConnection', summary: 'A fresh auth_url for an existing connection', params, responses: { 200: ConnectionWithAuthUrl }, errors: [...OAUTH_ERRORS] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections/{id}/authorize',
+    operationId: 'authorizeConnection',
+    summary: 'A fresh auth_url for an existing connection',
+    params,
+    responses: { 200: ConnectionWithAuthUrl },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.json(await connections.authorize(principalOf(req), params.parse(req.params).id));
   });
-  r.route({ method: 'post', path: '/connections/{id}/refresh', operationId: 'refreshConnection', summary: 'Refresh the access token now', params, responses: { 200: ConnectionResult }, errors: [...OAUTH_ERRORS] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections/{id}/refresh',
+    operationId: 'refreshConnection',
+    summary: 'Refresh the access token now',
+    params,
+    responses: { 200: ConnectionResult },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.json({ connection: await connections.refresh(principalOf(req), params.parse(req.params).id) });
   });
-  r.route({ method: 'delete', path: '/connections/{id}', operationId: 'deleteConnection', summary: 'Revoke (at the provider, best effort) and delete a connection', params, responses: { 204: null }, errors: ['not_found', 'forbidden'] }, async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/connections/{id}',
+    operationId: 'deleteConnection',
+    summary: 'Revoke (at the provider, best effort) and delete a connection',
+    params,
+    responses: { 204: null },
+    errors: ['not_found', 'forbidden'],
+  }, async (req, res) => {
     await connections.remove(principalOf(req), params.parse(req.params).id);
     res.status(204).end();
   });

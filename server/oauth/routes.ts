@@ -18,20 +18,59 @@ const patchBindingBody = z.strictObject({ self_approve_enabled: z.boolean() });
 
 export function oauthRoutes(oauth: OAuthService): Router {
   const r = apiRouter({ tags: ['OAuth administration'] });
-  r.route({ method: 'get', path: '/oauth/clients', operationId: 'listOAuthClients', summary: 'MCP clients bound by the org’s users (org admins)', responses: { 200: OAuthClientList }, errors: ['forbidden'] }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/oauth/clients',
+    operationId: 'listOAuthClients',
+    summary: 'MCP clients bound by the org’s users (org admins)',
+    responses: { 200: OAuthClientList },
+    errors: ['forbidden'],
+  }, async (req, res) => {
     res.json({ clients: await oauth.listClients(principalOf(req)) });
   });
-  r.route({ method: 'post', path: '/oauth/clients/{clientId}/revoke', operationId: 'revokeOAuthClient', summary: 'Revoke a client for the org: bindings end, tokens stop working', params: clientParams, responses: { 200: RevokedOAuthClient }, errors: ['forbidden', 'not_found'] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/oauth/clients/{clientId}/revoke',
+    operationId: 'revokeOAuthClient',
+    summary: 'Revoke a client for the org: bindings end, tokens stop working',
+    params: clientParams,
+    responses: { 200: RevokedOAuthClient },
+    errors: ['forbidden', 'not_found'],
+  }, async (req, res) => {
     res.json(await oauth.revokeClient(principalOf(req), clientParams.parse(req.params).clientId));
   });
-  r.route({ method: 'get', path: '/oauth/bindings', operationId: 'listOAuthBindings', summary: 'The caller’s (user, client) → agent bindings', query: listBindingsQuery, responses: { 200: OAuthBindingList } }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/oauth/bindings',
+    operationId: 'listOAuthBindings',
+    summary: 'The caller’s (user, client) → agent bindings',
+    query: listBindingsQuery,
+    responses: { 200: OAuthBindingList },
+  }, async (req, res) => {
     const q = listBindingsQuery.parse(req.query);
     res.json({ bindings: await oauth.listBindings(principalOf(req), q.include_revoked === 'true') });
   });
-  r.route({ method: 'post', path: '/oauth/bindings/{id}/revoke', operationId: 'revokeOAuthBinding', summary: 'End a binding (its tokens stop working; the next authorization asks again)', params: bindingParams, responses: { 200: OAuthBinding }, errors: ['not_found'] }, async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/oauth/bindings/{id}/revoke',
+    operationId: 'revokeOAuthBinding',
+    summary: 'End a binding (its tokens stop working; the next authorization asks again)',
+    params: bindingParams,
+    responses: { 200: OAuthBinding },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await oauth.revokeBinding(principalOf(req), bindingParams.parse(req.params).id));
   });
-  r.route({ method: 'patch', path: '/oauth/bindings/{id}', operationId: 'updateOAuthBinding', summary: 'Turn self-approval on or off for a binding (people only)', params: bindingParams, body: patchBindingBody, responses: { 200: OAuthBinding }, errors: ['forbidden', 'not_found'] }, async (req, res) => {
+  r.route({
+    method: 'patch',
+    path: '/oauth/bindings/{id}',
+    operationId: 'updateOAuthBinding',
+    summary: 'Turn self-approval on or off for a binding (people only)',
+    params: bindingParams,
+    body: patchBindingBody,
+    responses: { 200: OAuthBinding },
+    errors: ['forbidden', 'not_found'],
+  }, async (req, res) => {
     const body = patchBindingBody.parse(req.body);
     res.json(await oauth.setSelfApprove(principalOf(req), bindingParams.parse(req.params).id, body.self_approve_enabled));
   });

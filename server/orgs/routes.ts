@@ -26,10 +26,24 @@ const OrgSettings = z
 
 export function orgRoutes(orgs: OrgService): Router {
   const r = apiRouter({ tags: ['Org'] });
-  r.route({ method: 'get', path: '/org/settings', operationId: 'getOrgSettings', summary: 'The org’s approval clocks and limits', responses: { 200: OrgSettings } }, async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/org/settings',
+    operationId: 'getOrgSettings',
+    summary: 'The org’s approval clocks and limits',
+    responses: { 200: OrgSettings },
+  }, async (req, res) => {
     res.json(await orgs.settings(principalOf(req)));
   });
-  r.route({ method: 'patch', path: '/org/settings', operationId: 'updateOrgSettings', summary: 'Change approval clocks and limits (admins)', body: settingsBody, responses: { 200: OrgSettings }, errors: ['forbidden'] }, async (req, res) => {
+  r.route({
+    method: 'patch',
+    path: '/org/settings',
+    operationId: 'updateOrgSettings',
+    summary: 'Change approval clocks and limits (admins)',
+    body: settingsBody,
+    responses: { 200: OrgSettings },
+    errors: ['forbidden'],
+  }, async (req, res) => {
     const p = principalOf(req);
     res.json(await orgs.updateSettings(p, settingsBody.parse(req.body)));
   });

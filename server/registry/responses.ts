@@ -51,6 +51,7 @@ export const ActionDescription = z
   .strictObject({
     action: z.string(),
     summary: z.string(),
+    summary_template: z.string().describe('The summary with its `{param}` and `[optional]` markup.'),
     description: z.string().optional(),
     method: z.string(),
     path: z.string(),

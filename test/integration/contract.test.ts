@@ -1,29 +1,30 @@
 // The REST contract: the published OpenAPI document, its coverage of the mounted routes, the typed
 // client generated from it, and the malformed input that used to end in 500s (issue 15).
 import SwaggerParser from '@apidevtools/swagger-parser';
-import type { Router } from 'express';
+import type { Express } from 'express';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../core/api/client.ts';
-import { v1Api } from '../../server/app.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
-interface Layer {
-  route?: { path: string; methods: Record<string, boolean> };
-  handle?: { stack?: Layer[] };
+interface ListedRoute {
+  path: string | RegExp;
+  methods: string[] | undefined;
+  router: { listRoutes(): ListedRoute[] } | undefined;
 }
 
-/** Every route Express would dispatch to under a router (nested routers are mounted at their root). */
-function expressRoutes(router: Router): string[] {
-  const out: string[] = [];
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') out.push(`${method.toUpperCase()} ${layer.route.path}`);
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
-    }
-  };
-  walk((router as unknown as { stack: Layer[] }).stack);
-  return out;
+/** `METHOD /v1/path` of every route the running application dispatches to under /v1. */
+function mountedV1Routes(app: Express): string[] {
+  const walk = (routes: ListedRoute[], prefix: string): string[] =>
+    routes.flatMap((r) => {
+      const path = prefix + (r.path === '/' ? '' : String(r.path));
+      if (r.router) return walk(r.router.listRoutes(), path);
+      return (r.methods ?? []).filter((m) => m.toUpperCase() !== 'HEAD').map((m) => `${m.toUpperCase()} ${path}`);
+    });
+  const root = (app as unknown as { router: { listRoutes(): ListedRoute[] } }).router.listRoutes();
+  const v1 = root.find((r) => r.path === '/v1' && r.router);
+  if (!v1?.router) throw new Error('no /v1 router on the application');
+  return [...new Set(walk(v1.router.listRoutes(), '/v1'))];
 }
 
 describe('the REST contract (GET /v1/openapi.json)', () => {
@@ -44,8 +45,7 @@ describe('the REST contract (GET /v1/openapi.json)', () => {
   });
 
   it('lists every route mounted under /v1, and nothing else under /v1', () => {
-    const inert: never = new Proxy(() => inert, { get: () => inert }) as never;
-    const mounted = expressRoutes(v1Api(inert, inert, gw.url).router).map((r) => r.replace(/ /, ' /v1'));
+    const mounted = mountedV1Routes(gw.app);
     const documented = Object.entries(doc.paths)
       .filter(([p]) => p.startsWith('/v1/'))
       .flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p.replace(/\{([^}]+)\}/g, ':$1')}`));
@@ -76,6 +76,33 @@ describe('the REST contract (GET /v1/openapi.json)', () => {
     const bundle = await fetch(`${gw.url}/docs/scalar.js`);
     expect(bundle.status).toBe(200);
     expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
+  });
+
+  it('renders the reference page in Chromium from this origin only', async () => {
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage();
+      const elsewhere: string[] = [];
+      const problems: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(gw.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+      });
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(m.text());
+      });
+      page.on('pageerror', (e) => problems.push(e.message));
+      await page.goto(`${gw.url}/docs`);
+      // The document's title and an operation summary, rendered by the component.
+      await page.getByRole('heading', { name: 'Agent Action Gateway' }).waitFor({ timeout: 60_000 });
+      await page.getByText('Audit log entries the caller may see', { exact: false }).first().waitFor({ timeout: 60_000 });
+      expect(elsewhere).toEqual([]);
+      expect(problems.filter((p) => /Content Security Policy|Refused/i.test(p))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('drives the API through the typed client generated from the document', async () => {
@@ -141,6 +168,16 @@ describe('malformed input gets a typed 4xx and changes nothing', () => {
     expect(badPath.status).toBe(400);
     expect(badPath.body.error.code).toBe('invalid_request');
     expect((await admin('GET', '/v1/identities?kind=agent')).body.identities).toEqual([]);
+  });
+
+  it('reads audit instants PostgreSQL could not (offsets beyond ±15:59) and refuses years before 1970', async () => {
+    for (const q of ['until=0001-05-31T18%3A14%3A49.223123%2B17%3A40', 'since=0001-01-01T00%3A00%3A00Z']) {
+      const res = await admin('GET', `/v1/audit?${q}`);
+      expect({ q, status: res.status, code: res.body.error?.code }).toEqual({ q, status: 400, code: 'invalid_request' });
+    }
+    // Normalised to UTC before it reaches PostgreSQL, which refuses a +23:59 displacement.
+    const fine = await admin('GET', '/v1/audit?since=2026-01-01T00%3A00%3A00%2B23%3A59');
+    expect(fine.status).toBe(200);
   });
 
   it('answers a bare JSON scalar or array body with 400, never a crash', async () => {

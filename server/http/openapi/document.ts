@@ -3,7 +3,6 @@
 // schemas as the input they accept, response schemas as the output they produce. Named schemas
 // (`.meta({ id })`) are hoisted into `components.schemas`.
 import { z } from 'zod';
-import { authorityRowFor } from '../../auth/authority.ts';
 import { ERROR_STATUS, type ErrorCode } from '../../errors.ts';
 import type { OperationSpec, ResponseSpec, RouteAuth } from '../api-router.ts';
 import { ErrorEnvelope } from './common.ts';
@@ -88,18 +87,14 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
 
   const envelopeRef = convert(ErrorEnvelope, 'output');
 
-  /** Routes the agent authority table (server/auth/authority.ts) may refuse an agent: 403. */
-  function agentsRefused(op: OperationSpec): boolean {
-    if (!op.path.startsWith('/v1/')) return false;
-    const access = authorityRowFor(op.method, op.path.slice(3).replace(/\{[^}]+\}/g, '~'))?.row.agent;
-    return access === 'deny' || access === 'descendant';
-  }
-
   function errorResponses(op: OperationSpec) {
     if (op.errorStyle === 'oauth') return {};
     const codes = new Set<ErrorCode>(EVERY_OPERATION);
-    if (op.auth !== 'none') codes.add('unauthenticated');
-    if (op.auth === 'human' || agentsRefused(op)) codes.add('forbidden');
+    if (op.auth !== 'none') {
+      codes.add('unauthenticated');
+      // Agents are refused every route their authority table does not open (server/auth/authority.ts).
+      codes.add('forbidden');
+    }
     if (op.body) codes.add('payload_too_large');
     for (const c of op.errors ?? []) codes.add(c);
     const byStatus = new Map<number, ErrorCode[]>();
