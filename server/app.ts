@@ -22,6 +22,9 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { mcpRoutes } from './mcp/endpoint.ts';
+import { eventRoutes } from './events/routes.ts';
+import { createUserEventHub } from './events/hub.ts';
+import { blastRadiusRoutes } from './approvals/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -66,6 +69,8 @@ export function createApp(deps: AppDeps): Express {
     v1.use(oauthRoutes(services.oauth));
     v1.use(orgRoutes(services.orgs));
     v1.use(downloadRoutes(sd.pool));
+    v1.use(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: deps.logger }), logger: deps.logger }));
+    v1.use(blastRadiusRoutes(services.blastRadius));
     v1.use(
       callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref)),
     );
