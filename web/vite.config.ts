@@ -1,12 +1,15 @@
 // SvelteKit 3 takes its configuration here, inside sveltekit({...}).
 import adapter from '@sveltejs/adapter-static';
 import { sveltekit } from '@sveltejs/kit/vite';
+import tailwindcss from '@tailwindcss/vite';
 import { defineConfig } from 'vite';
 
 export default defineConfig({
   plugins: [
+    tailwindcss(),
     sveltekit({
       adapter: adapter({ pages: 'build', assets: 'build', fallback: 'index.html', strict: false }),
+      alias: { $lib: 'src/lib' },
     }),
   ],
   // Bundle SvelteKit's own `cookie` (v2) into the server output used for analysis; the root

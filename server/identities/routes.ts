@@ -27,6 +27,9 @@ const createRuleBody = z.strictObject({
   ttl: z.string().optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
 });
+const updateBody = z
+  .strictObject({ inherit_permissions: z.boolean().optional(), auto_call_on_approve: z.boolean().optional() })
+  .refine((b) => b.inherit_permissions !== undefined || b.auto_call_on_approve !== undefined, { message: 'send inherit_permissions or auto_call_on_approve' });
 const listRulesQuery = z.strictObject({ include_revoked: z.enum(['true', 'false']).optional() });
 
 export function identityRoutes(identities: IdentityService): Router {
@@ -42,6 +45,9 @@ export function identityRoutes(identities: IdentityService): Router {
   });
   r.get('/identities/:id', async (req, res) => {
     res.json(await identities.get(principalOf(req), params.parse(req.params).id));
+  });
+  r.patch('/identities/:id', async (req, res) => {
+    res.json(await identities.updateSettings(principalOf(req), params.parse(req.params).id, updateBody.parse(req.body)));
   });
   r.post('/identities/:id/revoke', async (req, res) => {
     res.json(await identities.setStatus(principalOf(req), params.parse(req.params).id, 'revoked'));
