@@ -201,6 +201,12 @@ export interface BlastRadius {
 export const listApprovals = (params: { scope?: 'mine' | 'assigned' | 'actionable'; status?: ApprovalStatus; limit?: number }) =>
   request<{ approvals: Approval[]; next_cursor: string | null }>('GET', `/approvals${q({ limit: 100, ...params })}`).then((r) => r.approvals);
 export const getApproval = (id: string) => request<Approval>('GET', `/approvals/${id}`);
+/** The answer is the approval record (status, decision, execution), not the full view. */
+export interface ApprovalRecord {
+  id: string;
+  status: ApprovalStatus;
+  execution?: Approval['execution'];
+}
 export const resolveApproval = (id: string, body: { decision: Decision; remember_keys?: string[]; ttl?: string; reason?: string }) =>
-  request<Approval>('POST', `/approvals/${id}/resolve`, body);
+  request<ApprovalRecord>('POST', `/approvals/${id}/resolve`, body);
 export const blastRadius = (id: string, tier: number) => request<BlastRadius>('GET', `/approvals/${id}/blast-radius${q({ tier })}`);
