@@ -134,7 +134,8 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     onStop('HTTP server', () => closeServer(server));
     const port = (server.address() as AddressInfo).port;
     const url = `http://localhost:${port}`;
-    logger.info({ url, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, 'gateway ready');
+    // The address people and agents use (PUBLIC_URL), not the local listener.
+    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, `gateway ready at ${config.publicUrl}`);
 
     return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, workerDone, stop };
   } catch (err) {

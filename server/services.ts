@@ -77,6 +77,7 @@ export function createServices(deps: ServiceDeps) {
     masterKey: deps.masterKey,
     config: deps.config,
     executor,
+    connections,
   });
   const orgs = createOrgService({ pool: deps.pool });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });

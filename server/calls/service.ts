@@ -10,6 +10,7 @@ import { buildActionRequest } from '../../core/execution/request.ts';
 import { isAncestor } from '../../core/permissions/chain.ts';
 import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod } from '../../core/permissions/keys.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
+import { credentialGap } from '../../core/registry/instances.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
   callWorkflowId,
@@ -27,6 +28,7 @@ import {
 } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
+import type { ConnectionService } from '../connections/service.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import type { ExecutorDeps } from '../execution/execute.ts';
@@ -74,6 +76,8 @@ export interface CallServiceDeps {
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
+  /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
+  connections: Pick<ConnectionService, 'credentialError'>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -149,6 +153,20 @@ export function createCallService(deps: CallServiceDeps) {
     verbose: boolean;
   }
 
+  /**
+   * A call that could never run — its credential does not exist for the requester — is answered at
+   * once with the typed error (and an auth_url where a person can fix it), instead of raising an
+   * approval that a human would grant only to see the execution fail.
+   */
+  async function assertCredentialAvailable(p: Principal, choices: Parameters<typeof credentialGap>[0], action: Parameters<typeof credentialGap>[1]) {
+    const gap = credentialGap(choices, action);
+    if (!gap) return;
+    if (gap.kind === 'secret') {
+      throw new AppError('credential_missing', `no vault secret "${gap.secretName}" for this service: create it with POST /v1/secrets`, { secret_name: gap.secretName });
+    }
+    throw await deps.connections.credentialError(p, gap);
+  }
+
   async function prepareAction(p: Principal, input: ActionCallInput, onlyRisk?: Risk): Promise<Prepared> {
     const instance = await registry.resolveInstance(p, input.service);
     const action = instance.service.actions.get(input.action);
@@ -161,6 +179,7 @@ export function createCallService(deps: CallServiceDeps) {
     const built = buildActionRequest(instance.service, action, params);
     if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
     const { request } = built;
+    await assertCredentialAvailable(p, instance.credentials, action);
     // Disclose runs over the redacted projection, so `redact` always wins over `disclose`.
     const redacted = redactedProjection(instance.service, action, request);
     const [names, disclosed] = await Promise.all([

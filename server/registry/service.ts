@@ -13,6 +13,7 @@ import {
   type InstanceBinding,
 } from '../../core/registry/instances.ts';
 import { buildSearchIndex, searchActions, type SearchRow } from '../../core/registry/search.ts';
+import { plainSummary } from '../../core/registry/summary.ts';
 import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -39,7 +40,8 @@ interface CompiledTemplate {
 export function describeAction(a: CompiledAction) {
   return {
     action: a.key,
-    summary: a.summary,
+    summary: plainSummary(a.summary),
+    summary_template: a.summary,
     ...(a.description ? { description: a.description } : {}),
     method: a.method,
     path: a.pathTemplate,
@@ -308,7 +310,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
             service: r.binding.name,
             template: r.service.key,
             action: a.key,
-            summary: a.summary,
+            summary: plainSummary(a.summary),
             ...(a.description ? { description: a.description } : {}),
             risk: a.risk,
             authStatus: r.authStatus,

@@ -287,12 +287,12 @@ describe('disclose and resolve', () => {
     expect(mixed.body.action_description).toBe('Compare gone with Invoices');
   });
 
-  it('keeps ids when the service credential is missing', async () => {
+  it('looks nothing up when the service credential is missing: the call is refused before any lookup', async () => {
     expect((await human('DELETE', `/v1/secrets/${secretId}`)).status).toBe(204);
     const before = lookups('/folders/f2').length;
     const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'f2' } });
-    expect(res.status).toBe(202);
-    expect(res.body.action_description).toBe('List items in folder f2');
+    expect(res.status).toBe(424);
+    expect(res.body.error.code).toBe('credential_missing');
     expect(lookups('/folders/f2').length).toBe(before);
   });
 });
