@@ -17,6 +17,8 @@ import { ensureDashboardBuilt } from '../support/web-build.ts';
 
 /** Runs in the page: how wide the document is (wider than the viewport means sideways scrolling). */
 const pageWidth = () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth;
+/** Runs in the page: the id of the focused element. */
+const activeId = () => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? null;
 const SHOTS = path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 const WAIT = { timeout: 30_000 };
 
@@ -176,6 +178,8 @@ describe('the approver\'s dashboard', () => {
     await page.keyboard.press('d');
     const dialog = page.getByRole('dialog', { name: 'Deny this request?' });
     await dialog.waitFor(WAIT);
+    // A person waits for the dialog to take focus before typing; so does the test.
+    await until(() => page.evaluate(activeId), (id) => id === 'deny-reason', 30_000);
     await page.keyboard.type('not today');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
@@ -249,6 +253,21 @@ describe('the approver\'s dashboard', () => {
     await confirm.getByText(/every key stops working/).waitFor(WAIT);
     await confirm.getByRole('button', { name: 'Revoke' }).click();
     await until(async () => (await gw.as(token)('GET', '/v1/identities/me')).status, (s) => s === 401, 30_000);
+  });
+
+  it('falls back to polling while the event stream is down, and says so', async () => {
+    const cut = await browser.newContext({ viewport: { width: 1280, height: 860 }, storageState: await context.storageState() });
+    // The stream cannot connect at all (a proxy that drops it, say); the REST API still answers.
+    await cut.route('**/v1/events**', (r) => r.abort());
+    const p = await cut.newPage();
+    await p.goto(`${gw.url}/approvals`);
+    await p.getByRole('status').filter({ hasText: 'Offline' }).waitFor(WAIT);
+    const raised = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'poll-1' } });
+    expect(raised.status).toBe(202);
+    await p.getByRole('listitem').filter({ hasText: 'Delete item poll-1' }).waitFor(WAIT);
+    expect((await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'deny', reason: 'cleanup' })).status).toBe(200);
+    await p.getByRole('listitem').filter({ hasText: 'Delete item poll-1' }).waitFor({ state: 'detached', ...WAIT });
+    await cut.close();
   });
 
   it('fits a 390 px wide phone (inbox and approval page) and follows a dark system theme', async () => {

@@ -1,5 +1,6 @@
-// GET /v1/events (people's SSE stream) and GET /v1/approvals/{id}/blast-radius, against a real
-// gateway, PostgreSQL, Temporal and a loopback upstream; a second API replica on the same database.
+// The REST pieces the dashboard needs: GET /v1/events (people's SSE stream), GET
+// /v1/approvals/{id}/blast-radius and PATCH /v1/identities/{id}, against a real gateway,
+// PostgreSQL, Temporal and a loopback upstream; a second API replica on the same database.
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneUserEvents } from '../../server/events/store.ts';
@@ -167,5 +168,28 @@ describe('the people\'s event stream and blast radius', () => {
       expect(res.body.error.code).toBe('invalid_request');
     }
     expect((await alice('GET', '/v1/approvals/not-a-uuid/blast-radius?tier=0')).status).toBe(400);
+  });
+
+  it('changes an agent\'s settings for people only, strictly', async () => {
+    const parent = await alice('POST', '/v1/identities/agents', { name: 'settings-parent' });
+    const child = await alice('POST', '/v1/identities/agents', { name: 'settings-child', parent_id: parent.body.identity.id });
+    const childId = child.body.identity.id as string;
+    expect(child.body.identity.inherit_permissions).toBe(false);
+    const on = await alice('PATCH', `/v1/identities/${childId}`, { inherit_permissions: true });
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ id: childId, inherit_permissions: true, auto_call_on_approve: true });
+    const off = await alice('PATCH', `/v1/identities/${childId}`, { auto_call_on_approve: false });
+    expect(off.body).toMatchObject({ inherit_permissions: true, auto_call_on_approve: false });
+    // An agent flag only a subagent has; bad bodies; agents and strangers may not.
+    const onAgent = await alice('PATCH', `/v1/identities/${parent.body.identity.id}`, { inherit_permissions: true });
+    expect(onAgent.status).toBe(400);
+    for (const body of [{}, { inherit_permissions: 'yes' }, { inherit_permissions: true, name: 'x' }]) {
+      const res = await alice('PATCH', `/v1/identities/${childId}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+    expect((await gw.as(parent.body.key.token)('PATCH', `/v1/identities/${childId}`, { inherit_permissions: false })).status).toBe(403);
+    expect((await gw.as(bobToken)('PATCH', `/v1/identities/${childId}`, { inherit_permissions: false })).status).toBe(404);
+    expect((await alice('GET', `/v1/identities/${childId}`)).body).toMatchObject({ inherit_permissions: true, auto_call_on_approve: false });
   });
 });
