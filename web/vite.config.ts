@@ -9,7 +9,6 @@ export default defineConfig({
     tailwindcss(),
     sveltekit({
       adapter: adapter({ pages: 'build', assets: 'build', fallback: 'index.html', strict: false }),
-      alias: { $lib: 'src/lib' },
     }),
   ],
   // Bundle SvelteKit's own `cookie` (v2) into the server output used for analysis; the root

@@ -1,4 +1,4 @@
-import type { Disclosed } from '$lib/api.ts';
+import type { Disclosed } from '#lib/api.ts';
 /** `Label: value` text of one disclosed field. */
 export function disclosedText(d: Disclosed): string {
   if (d.error) return 'could not be extracted';
