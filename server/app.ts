@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Express {
     v1.use(oauthRoutes(services.oauth));
     v1.use(orgRoutes(services.orgs));
     v1.use(downloadRoutes(sd.pool));
-    v1.use(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: deps.logger }), logger: deps.logger }));
+    v1.use(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: deps.logger }) }));
     v1.use(blastRadiusRoutes(services.blastRadius));
     v1.use(
       callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref)),

@@ -4,7 +4,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
-import type { Logger } from '../logger.ts';
 import type { DatabasePool } from 'slonik';
 import type { UserEventHub } from './hub.ts';
 import { eventsAfter, storedBounds, type EventScope, type UserEvent } from './store.ts';
@@ -20,7 +19,7 @@ function frame(e: UserEvent): string {
   return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, ...e.data })}\n\n`;
 }
 
-export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub; logger: Logger }): Router {
+export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Router {
   const r = Router();
   r.get('/events', async (req: Request, res: Response) => {
     const p = requireHuman(req);
