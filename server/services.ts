@@ -49,7 +49,8 @@ export function createServices(deps: ServiceDeps) {
   const audit = createAuditService({ pool: deps.pool });
   // What every upstream call needs; secrets are resolved only inside the executor.
   const executor: ExecutorDeps = {
-    secretValue: (orgId, name) => vault.resolveSecretValue(orgId, name),
+    secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
+    secretForUse: (orgId, name, userId) => vault.secretForUse(orgId, name, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },

@@ -85,7 +85,7 @@ describe('outbound HTTP: results, safety and limits', () => {
     admin = gw.as(gw.adminToken);
     expect((await admin('POST', '/v1/templates', { scope: 'org', document: binaryDoc('files', up.url) })).status).toBe(201);
     expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: SECRET })).status).toBe(201);
-    expect((await admin('POST', '/v1/secrets', { name: 'RAW_TOKEN', value: RAW_SECRET })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'RAW_TOKEN', value: RAW_SECRET, allowed_hosts: ['localhost'] })).status).toBe(201);
     const agent = await admin('POST', '/v1/identities/agents', { name: 'fetcher' });
     agentKey = agent.body.key.token;
     await admin('POST', `/v1/identities/${agent.body.identity.id}/rules`, { effect: 'allow', pattern: 'files:*:*' });
