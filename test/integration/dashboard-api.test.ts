@@ -74,7 +74,10 @@ describe('the people\'s event stream and blast radius', () => {
     const aliceOnReplica = await stream(replica, aliceToken);
     const bobStream = await stream(gw, bobToken);
     const adminStream = await stream(replica, gw.adminToken);
-    for (const s of [aliceOnReplica, bobStream, adminStream]) {
+    // The admin of another organisation sees none of this one.
+    const stranger = await seedUser(gw.databaseUrl, { email: 'other-admin@example.test', role: 'admin' });
+    const strangerStream = await stream(gw, await gw.login(stranger.email, stranger.password));
+    for (const s of [aliceOnReplica, bobStream, adminStream, strangerStream]) {
       expect(s.status).toBe(200);
       await s.waitFor((e) => e.event === 'ready');
     }
@@ -91,6 +94,7 @@ describe('the people\'s event stream and blast radius', () => {
     // Bob's event reached the admin, so it was delivered; Alice's stream never carried it.
     expect(aliceOnReplica.events.some((e) => e.data.approval_id === theirs.body.approval_id)).toBe(false);
     expect(bobStream.events.some((e) => e.data.approval_id === mine.body.approval_id)).toBe(false);
+    expect(strangerStream.events.filter((e) => e.event !== 'ready')).toEqual([]);
 
     // Resolution and execution follow on the same stream.
     expect((await alice('POST', `/v1/approvals/${mine.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);

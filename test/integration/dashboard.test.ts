@@ -61,7 +61,8 @@ describe('the approver\'s dashboard', () => {
     // Browser-side errors are test output, not silence.
     context.on('weberror', (e) => console.error('page error:', e.error().stack ?? e.error().message));
     context.on('console', (m) => {
-      if (m.type() === 'error') console.error('browser console:', m.text());
+      // 401s are the sign-in redirects the tests drive on purpose.
+      if (m.type() === 'error' && !m.text().includes('status of 401')) console.error('browser console:', m.text());
     });
   });
   afterEach(async (ctx) => {
@@ -215,6 +216,26 @@ describe('the approver\'s dashboard', () => {
       (n) => n === 2,
       30_000,
     );
+  });
+
+  it('bubbles an approval up to the person when an agent above could decide it, then hides Bubble up', async () => {
+    // lead may delete items; its own subagent may not: the gap is the subagent, lead the resolver.
+    const lead = await human('POST', '/v1/identities/agents', { name: 'lead' });
+    expect((await human('POST', `/v1/identities/${lead.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:delete_item:*' })).status).toBe(201);
+    const helper = await human('POST', '/v1/identities/agents', { name: 'helper', parent_id: lead.body.identity.id });
+    const raised = await gw.as(helper.body.key.token)('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'h-1' } });
+    expect(raised.status).toBe(202);
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.resolver_id).toBe(lead.body.identity.id);
+    await page.goto(raised.body.approval_url);
+    await page.getByText('dana › lead › helper').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Bubble up' }).click();
+    await page.getByTestId('approval-status').filter({ hasText: 'bubbled' }).waitFor(WAIT);
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.resolver_id).not.toBe(lead.body.identity.id);
+    await page.getByRole('button', { name: 'Allow once' }).waitFor(WAIT);
+    expect(await page.getByRole('button', { name: 'Bubble up' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Deny', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Deny this request?' }).getByRole('button', { name: 'Deny with this reason' }).click();
+    await page.getByTestId('approval-status').filter({ hasText: 'denied' }).waitFor(WAIT);
   });
 
   it('creates an agent and shows its key once; a reload never shows it again', async () => {
