@@ -140,6 +140,53 @@ describe('the approver\'s dashboard', () => {
     expect(ttlMs).toBeLessThan(7.1 * 86400_000);
   });
 
+  it('shows disclosed fields (first one in the inbox) and the redacted request', async () => {
+    const doc = {
+      openapi: '3.1.0',
+      info: { title: 'Notes', key: 'notes', version: '1' },
+      servers: [{ url: up.url }],
+      components: { securitySchemes: { api_key: { type: 'apiKey', in: 'header', name: 'X-Api-Key', default_secret_name: 'WIDGETS_KEY' } } },
+      security: [{ api_key: [] }],
+      paths: {
+        '/notes': {
+          post: {
+            operationId: 'create_note',
+            summary: 'Create note "{title}"',
+            'x-gateway-redact': ['body.password'],
+            'x-gateway-disclose': [
+              { label: 'Title', filter: '.body.title' },
+              { label: 'Text', filter: '.body.text', max_chars: 12 },
+              { label: 'Broken', filter: 'error("no such thing")' },
+            ],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { type: 'object', required: ['title'], properties: { title: { type: 'string' }, text: { type: 'string' }, password: { type: 'string' } } } } },
+            },
+            responses: { '201': { description: 'created' } },
+          },
+        },
+      },
+    };
+    expect((await gw.as(gw.adminToken)('POST', '/v1/templates', { scope: 'org', document: doc })).status).toBe(201);
+    const raised = await agent.call('POST', '/v1/actions/call', { service: 'notes', action: 'create_note', params: { title: 'Quarterly', text: 'Please file this under the numbers', password: 'hunter2-in-the-body' } });
+    expect(raised.status).toBe(202);
+    await page.goto(`${gw.url}/approvals`);
+    const row = page.getByRole('listitem').filter({ hasText: 'Create note "Quarterly"' });
+    await row.getByText('Title: Quarterly').waitFor(WAIT);
+    await page.goto(raised.body.approval_url);
+    await page.getByRole('heading', { name: 'Create note "Quarterly"' }).waitFor(WAIT);
+    const fields = page.getByRole('region', { name: 'What the agent sends' });
+    await fields.getByText('Please file…').waitFor(WAIT);
+    await fields.getByText('extraction failed').waitFor(WAIT);
+    await fields.getByText('Request (secrets redacted)').click();
+    await fields.getByText(/POST\s+http:\/\/127\.0\.0\.1:\d+\/notes/).waitFor(WAIT);
+    await fields.getByText(/\[REDACTED\]/).waitFor(WAIT);
+    expect(await page.content()).not.toContain('hunter2-in-the-body');
+    await expectAccessible(page, 'approval page with disclosed fields');
+    await shot(page, 'approval-disclosed');
+    expect((await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'deny', reason: 'cleanup' })).status).toBe(200);
+  });
+
   it('denies with a reason: the agent\'s resume gets denied with that reason', async () => {
     const raised = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'w-17' } });
     expect(raised.status).toBe(202);
