@@ -13,3 +13,7 @@ CREATE TABLE user_events (
 );
 CREATE INDEX user_events_org_id_idx ON user_events (org_id, id);
 CREATE INDEX user_events_created_at_idx ON user_events (created_at);
+
+-- When an MCP client last used its binding (the agents page shows it); touched at most once a
+-- minute by access-token verification.
+ALTER TABLE oauth_bindings ADD COLUMN last_used_at timestamptz;

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seriousViolations } from '../support/axe.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { oauthClientToken } from '../support/oauth-token.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
@@ -323,6 +324,29 @@ describe('the approver\'s dashboard', () => {
     await confirm.getByText(/every key stops working/).waitFor(WAIT);
     await confirm.getByRole('button', { name: 'Revoke' }).click();
     await until(async () => (await gw.as(token)('GET', '/v1/identities/me')).status, (s) => s === 401, 30_000);
+  });
+
+  it('lists the MCP clients bound to an agent with last use, the self-approval switch and disconnect', async () => {
+    const mcp = await oauthClientToken(gw, owner, 'Claude Desktop', agent.id);
+    expect((await gw.as(mcp.access_token)('GET', '/v1/identities/me')).body.identity.name).toBe('release-bot');
+    await page.goto(`${gw.url}/agents`);
+    await page.getByRole('button', { name: 'release-bot agent' }).click();
+    const section = page.getByRole('region', { name: 'MCP clients' });
+    await section.getByText('Claude Desktop').waitFor(WAIT);
+    await section.getByText(/last used .*ago|last used now/).waitFor(WAIT);
+    const toggle = section.getByRole('switch', { name: 'Let it approve its own requests' });
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    await toggle.click();
+    const binding = async () => (await human('GET', '/v1/oauth/bindings')).body.bindings.find((b: any) => b.client_id === mcp.clientId);
+    await until(binding, (b) => b.self_approve_enabled === true, 30_000);
+    await expectAccessible(page, 'agents with an MCP client');
+    await shot(page, 'agents-mcp');
+    await section.getByRole('button', { name: 'Disconnect' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Disconnect Claude Desktop?' });
+    await confirm.getByText(/tokens stop working/).waitFor(WAIT);
+    await confirm.getByRole('button', { name: 'Disconnect' }).click();
+    await section.getByText('No MCP client is connected').waitFor(WAIT);
+    expect((await gw.as(mcp.access_token)('GET', '/v1/identities/me')).status).toBe(401);
   });
 
   it('falls back to polling while the event stream is down, and says so', async () => {

@@ -103,6 +103,7 @@ export interface Binding {
   self_approve_enabled: boolean;
   created_at: string;
   revoked_at: string | null;
+  last_used_at: string | null;
 }
 
 export const signIn = (email: string, password: string) =>
