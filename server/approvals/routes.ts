@@ -1,7 +1,9 @@
 // GET /v1/approvals/{id}/blast-radius?tier=N: what remembering suggested tier N would also cover.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { BlastRadius } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
@@ -13,10 +15,19 @@ const query = z.strictObject({
 });
 
 export function blastRadiusRoutes(service: BlastRadiusService): Router {
-  const r = Router();
-  r.get('/approvals/:id/blast-radius', async (req, res) => {
+  const r = apiRouter({ tags: ['Approvals'] });
+  r.route({
+    method: 'get',
+    path: '/approvals/{id}/blast-radius',
+    operationId: 'getBlastRadius',
+    summary: 'What remembering suggested tier N would also cover: other pending approvals, calls of the last 30 days',
+    params,
+    query,
+    responses: { 200: BlastRadius },
+    errors: ['not_found', 'not_in_your_chain', 'invalid_request'],
+  }, async (req, res) => {
     const { id } = params.parse(req.params);
     res.json(await service.forTier(principalOf(req), id, query.parse(req.query).tier));
   });
-  return r;
+  return r.router;
 }

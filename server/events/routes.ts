@@ -1,9 +1,10 @@
 // GET /v1/events: Server-Sent Events for people signed in to the dashboard. Each event carries its
 // id; a client that reconnects with Last-Event-ID (header, or `last_event_id` for a fresh
 // EventSource) gets what it missed, or a `gap` event telling it to refetch.
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
 import type { DatabasePool } from 'slonik';
 import type { UserEventHub } from './hub.ts';
 import { eventsAfter, storedBounds, type EventScope, type UserEvent } from './store.ts';
@@ -20,8 +21,20 @@ function frame(e: UserEvent): string {
 }
 
 export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Router {
-  const r = Router();
-  r.get('/events', async (req: Request, res: Response) => {
+  const r = apiRouter({ tags: ['Events'] });
+  r.route({
+    method: 'get',
+    path: '/events',
+    operationId: 'streamEvents',
+    summary: 'Server-Sent Events about approvals for a signed-in person (resumable with Last-Event-ID)',
+    description:
+      'Events: approval.raised, approval.resolved, approval.bubbled, approval.executed, approval.execution_failed, approval.expired; ' +
+      'plus `ready` (caught up) and `gap` (events since Last-Event-ID are no longer kept: refetch). Members see their own chain, admins the org.',
+    auth: 'human',
+    query,
+    responses: { 200: { description: 'An event stream that stays open', contentType: 'text/event-stream' } },
+    errors: ['forbidden', 'invalid_request'],
+  }, async (req: Request, res: Response) => {
     const p = requireHuman(req);
     const header = req.get('last-event-id');
     const q = query.parse(req.query);
@@ -83,5 +96,5 @@ export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Ro
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     cleanup.push(() => clearInterval(heartbeat));
   });
-  return r;
+  return r.router;
 }
