@@ -101,10 +101,10 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(orgRoutes(services.orgs)));
   v1.use(add(downloadRoutes(sd.pool)));
   v1.use(add(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
-  v1.use(add(blastRadiusRoutes(services.blastRadius)));
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
   );
+  v1.use(add(blastRadiusRoutes(services.blastRadius)));
   v1.use(add(diagnosticsRoutes(services.diagnostics)));
   v1.use(notFoundHandler());
   const document = buildOpenApiDocument([...operations, ...OAUTH_OPERATIONS], { publicUrl, version: API_VERSION });

@@ -1,8 +1,10 @@
 // Response schema of GET /v1/approvals/{id}/blast-radius (also its OpenAPI component).
 import { z } from 'zod';
-import { nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
+import { timestamp, uuid } from '../http/openapi/common.ts';
 
-const Who = z.strictObject({ id: uuid, kind: z.enum(['user', 'agent', 'subagent']).nullable(), name: z.string().nullable() });
+const Who = z
+  .strictObject({ id: uuid, kind: z.enum(['user', 'agent', 'subagent']).nullable(), name: z.string().nullable() })
+  .meta({ id: 'BlastRadiusIdentity' });
 
 export const BlastRadius = z
   .strictObject({
@@ -18,7 +20,7 @@ export const BlastRadius = z
         permission_keys: z.array(z.string()),
         requester: Who,
         created_at: timestamp,
-        expires_at: nullableTimestamp.unwrap(),
+        expires_at: timestamp,
       }),
     ),
     audit: z.strictObject({ window_days: z.number().int(), calls_scanned: z.number().int(), calls_covered: z.number().int(), truncated: z.boolean() }),

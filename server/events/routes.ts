@@ -32,7 +32,7 @@ export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Ro
       'plus `ready` (caught up) and `gap` (events since Last-Event-ID are no longer kept: refetch). Members see their own chain, admins the org.',
     auth: 'human',
     query,
-    responses: { 200: { description: 'An event stream that stays open', contentType: 'text/event-stream' } },
+    responses: { 200: { description: 'An event stream that stays open', contentType: 'text/event-stream', schema: z.string() } },
     errors: ['forbidden', 'invalid_request'],
   }, async (req: Request, res: Response) => {
     const p = requireHuman(req);
