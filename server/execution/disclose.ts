@@ -157,7 +157,6 @@ let failedStarts = 0;
 
 function spawn(): void {
   const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32 } });
-  worker.unref(); // an idle pool never keeps the process alive
   const slot: Slot = { worker, ready: false };
   slots.add(slot);
   worker.on('message', (msg: DiscloseJobResult | { ready: true }) => {
@@ -191,6 +190,9 @@ function spawn(): void {
   };
   worker.on('error', gone);
   worker.on('exit', gone);
+  // An idle pool never keeps the process alive. After the listeners: adding a 'message' listener
+  // refs the worker's port again (a gateway stopped by SIGTERM would otherwise never exit).
+  worker.unref();
 }
 
 function finishQueued(task: Task, outcome: Outcome): void {
