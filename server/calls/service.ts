@@ -26,6 +26,7 @@ import {
   type Risk,
 } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
+import { requestChainOf, type RequestChain } from '../auth/request-chain.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
@@ -33,8 +34,9 @@ import type { ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
 import * as identities from '../identities/store.ts';
-import type { RegistryService } from '../registry/service.ts';
+import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
+import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
 
@@ -128,10 +130,12 @@ function canonical(value: unknown): string {
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
 
-  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[] }> {
-    const rows = await identities.getChain(pool, p.identityId);
+  /** The caller's chain and org settings: as read while authenticating this request, else now. */
+  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[]; org: RequestChain['org'] }> {
+    const known = requestChainOf(p);
+    const [rows, org] = known ? [known.chain, known.org] : await Promise.all([identities.getChain(pool, p.identityId), identities.getOrg(pool, p.orgId)]);
     if (rows.length === 0 || rows.some((r) => r.status !== 'active')) throw forbidden('the calling identity or one of its ancestors is not active');
-    return { rows, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
+    return { rows, org, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
   }
 
   interface Prepared {
@@ -147,6 +151,8 @@ export function createCallService(deps: CallServiceDeps) {
     disclosed: DisclosedValue[];
     stored: StoredRequest;
     verbose: boolean;
+    /** Handed to the covered-call activity when it runs in this process (handoff.ts). */
+    instance: ResolvedInstance;
   }
 
   async function prepareAction(p: Principal, input: ActionCallInput, onlyRisk?: Risk): Promise<Prepared> {
@@ -181,6 +187,7 @@ export function createCallService(deps: CallServiceDeps) {
       disclosed,
       stored: { kind: 'action', params },
       verbose: input.verbose ?? false,
+      instance,
     };
   }
 
@@ -226,11 +233,12 @@ export function createCallService(deps: CallServiceDeps) {
       disclosed: [],
       stored,
       verbose: input.verbose ?? false,
+      instance,
     };
   }
 
   async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
-    const [{ chain, rows }, org] = await Promise.all([chainOf(p), identities.getOrg(pool, p.orgId)]);
+    const { chain, rows, org } = await chainOf(p);
     const requester = rows[0];
     const callId = randomUUID();
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
@@ -279,6 +287,7 @@ export function createCallService(deps: CallServiceDeps) {
       callDigest,
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
+    offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
     try {
       return await temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
@@ -297,6 +306,7 @@ export function createCallService(deps: CallServiceDeps) {
         }),
       });
     } catch (err) {
+      withdrawPreparedCall(callId);
       await store.finishCall(pool, callId, 'failed', null);
       throw err;
     }
