@@ -12,12 +12,14 @@
 //   BENCH_LOG_LEVEL=info npm run bench:call          # the gateway's log on stderr
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import pg from 'pg';
 import { freePort } from '../server/runtime/processes.ts';
 import { upstreamServiceDoc } from '../test/support/upstream.ts';
 import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
@@ -172,6 +174,17 @@ async function main() {
     const pidOf = async (name: string) => Number((await readFile(path.join(dataDir, 'run', `${name}.pid`), 'utf8')).trim());
     const pids = { gateway: gateway.pid!, temporal: await pidOf('temporal'), postgres: await pidOf('postgres') };
 
+    // SQL statements the gateway runs: PostgreSQL's transaction counter for its database (every
+    // statement outside an explicit transaction is one). Backends publish it within a second of idling.
+    const pgPort = /-p\0(\d+)/.exec(readFileSync(`/proc/${pids.postgres}/cmdline`, 'utf8'))?.[1];
+    const stats = new pg.Client({ host: '127.0.0.1', port: Number(pgPort), user: 'gateway', database: 'gateway', password: (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim() });
+    await stats.connect();
+    const transactions = async () => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      const r = await stats.query<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+      return Number(r.rows[0]!.n) - 1; // not counting this query
+    };
+
     const json = async (method: string, p: string, token: string | null, body?: unknown) => {
       const res = await fetch(base + p, {
         method,
@@ -237,7 +250,9 @@ async function main() {
 
     log('gateway, sequential…');
     const viaGateway: number[] = [];
+    const txBefore = await transactions();
     for (let i = 0; i < SEQUENTIAL; i++) viaGateway.push(await timed(gatewayCall));
+    const sqlPerCall = round((await transactions() - txBefore - 1) / SEQUENTIAL, 1);
     log(`gateway, concurrency ${CONCURRENCY}…`);
     const load = await measureCpu(pids, () => runConcurrent({ total: CONCURRENT, concurrency: CONCURRENCY }, gatewayCall));
     const rssAfterLoad = memoryMb(pids.gateway);
@@ -298,12 +313,14 @@ async function main() {
           p99: c.p99,
         },
         cpu_ms_per_call: perCall(load.cpu, load.value.latencies.length),
+        sql_statements_per_call: sqlPerCall,
       },
       resume: { approval_allowed_to_upstream: latency(resumeToUpstream), resolve_answer: latency(resolveAnswer) },
       memory: { rss_mb_after_warmup: round(rssStart.rss, 0), rss_mb_after_load: round(rssAfterLoad.rss, 0), peak_mb: round(rssAfterLoad.peak, 0), soak },
       shutdown: null as null | { seconds: number; signals: number; code: number | null },
       goals: GOALS,
     };
+    await stats.end();
     await stop();
     report.shutdown = shutdown ?? null;
     process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : render(report) + '\n');
@@ -334,6 +351,7 @@ function render(r: any): string {
       `   goal ≥ ${GOALS.callsPerSecond} and ≥ ${GOALS.floorRatio}: ${ok(g.concurrent.per_second >= GOALS.callsPerSecond && g.concurrent.vs_floor >= GOALS.floorRatio)}`,
     `CPU ms per covered call:     ${cpu(g.cpu_ms_per_call)}   goal gateway ≤ ${GOALS.gatewayCpuMs}: ${ok(g.cpu_ms_per_call.gateway <= GOALS.gatewayCpuMs)}`,
     `CPU ms per no-op workflow:   ${cpu(f.cpu_ms_per_workflow)}`,
+    `SQL statements per covered call: ${g.sql_statements_per_call} (PostgreSQL transactions; each standalone statement is one)`,
     `gateway RSS: ${m.rss_mb_after_warmup} MB after warm-up, ${m.rss_mb_after_load} MB after the load (peak ${m.peak_mb} MB)`,
     ...m.soak.map((s: any) => `  soak round ${s.round}: ${s.calls_per_s.toFixed(1)} calls/s, p50 ${s.p50.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms, RSS ${s.rss_mb} MB (peak ${s.peak_mb} MB)`),
     r.shutdown

@@ -242,7 +242,7 @@ export function createCallService(deps: CallServiceDeps) {
     const requester = rows[0];
     const callId = randomUUID();
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
-    const envelope = deps.keyring.encrypt(JSON.stringify(prepared.stored), requestAad(callId));
+    const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
     await store.insertCall(pool, {
       id: callId,
       orgId: p.orgId,
