@@ -2,6 +2,7 @@
 // prepared it (hand-off in the same process, else the encrypted call row), the upstream call, and
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
+import { injectedSecrets } from '../core/permissions/keys.ts';
 import type { AuditEntry } from '../server/audit/store.ts';
 import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
@@ -30,7 +31,9 @@ export interface CoveredResult {
 
 type CallEvent = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
 
+/** The same row the call activities' audit helper writes (a call that injects a vault secret names it). */
 function entryFor(spec: CallSpec, e: CallEvent): AuditEntry {
+  const secrets = injectedSecrets(spec.permissionKeys);
   return {
     orgId: spec.orgId,
     userId: spec.userId,
@@ -41,6 +44,7 @@ function entryFor(spec: CallSpec, e: CallEvent): AuditEntry {
     callId: spec.callId,
     requestId: spec.requestId,
     ...e,
+    ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}),
   };
 }
 
