@@ -36,9 +36,9 @@ describe('disclose: plain path filters', () => {
         expect(fast!.ok).toBe(jq.ok);
         if (fast!.ok && jq.ok) expect(JSON.parse(fast!.output)).toEqual(jq.value);
       }),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
-  });
+  }, 120_000); // jq-wasm is slow on a busy machine
 
   it('leaves every other filter to jq', () => {
     for (const f of ['.', '.a[0]', '.a | length', '.["a"]', '.a?', '.a,.b', '..', '.a // "x"']) expect(plainPathOutcome(f, () => ({}))).toBeUndefined();
