@@ -143,9 +143,11 @@ async function main() {
   let shutdown: { seconds: number; signals: number; code: number | null } | undefined;
   /** One SIGTERM must be enough: the gateway stops its worker, server and children and exits. */
   let stopped = false;
+  let stats: pg.Client | undefined;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    await stats?.end().catch(() => undefined);
     if (gateway.exitCode === null && gateway.signalCode === null) {
       const t = performance.now();
       gateway.kill('SIGTERM');
@@ -178,11 +180,11 @@ async function main() {
     // SQL statements the gateway runs: PostgreSQL's transaction counter for its database (every
     // statement outside an explicit transaction is one). Backends publish it within a second of idling.
     const pgPort = /-p\0(\d+)/.exec(readFileSync(`/proc/${pids.postgres}/cmdline`, 'utf8'))?.[1];
-    const stats = new pg.Client({ host: '127.0.0.1', port: Number(pgPort), user: 'gateway', database: 'gateway', password: (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim() });
+    stats = new pg.Client({ host: '127.0.0.1', port: Number(pgPort), user: 'gateway', database: 'gateway', password: (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim() });
     await stats.connect();
     const transactions = async () => {
       await new Promise((r) => setTimeout(r, 1_500));
-      const r = await stats.query<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+      const r = await stats!.query<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
       return Number(r.rows[0]!.n) - 1; // not counting this query
     };
 
@@ -321,7 +323,6 @@ async function main() {
       shutdown: null as null | { seconds: number; signals: number; code: number | null },
       goals: GOALS,
     };
-    await stats.end();
     await stop();
     report.shutdown = shutdown ?? null;
     process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : render(report) + '\n');
