@@ -6,9 +6,11 @@ import type { DatabasePool } from 'slonik';
 import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
+import { createCoveredCall } from './covered-call.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
 import { notifyAgentEvent } from '../server/mcp/events.ts';
 import { publishUserEvent } from '../server/events/store.ts';
+import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
@@ -65,6 +67,7 @@ function toErrorBody(err: unknown): ErrorBody {
 
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
+  const executeCovered = createCoveredCall(deps);
 
   // Every row of a call that injects a vault secret names it (never its value).
   const audit = (spec: CallSpec, e: Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>) =>
@@ -133,12 +136,13 @@ export function createCallActivities(deps: CallActivityDeps) {
 
   const acts = {
     async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
-      const { chain, inactive } = await liveChain(spec);
+      // The chain and its rules in one read (the live statuses: they may have changed since the API).
+      const { chain, rules } = await identities.getChainWithRules(pool, spec.requesterId);
+      const inactive = chain.find((c) => c.status !== 'active');
       if (inactive) {
         await calls.finishCall(pool, spec.callId, 'failed', null);
         return { outcome: 'error', error: { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } };
       }
-      const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
       try {
         const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
         if (decision.outcome === 'denied') {
@@ -364,8 +368,11 @@ export function createCallActivities(deps: CallActivityDeps) {
     /** The covered fast path: check and, when covered, execute — one local activity, one round. */
     async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
       const check = await acts.checkPermission({ spec: input.spec });
-      if (check.outcome !== 'covered') return { check, executed: null };
-      return { check, executed: await acts.executeCall({ spec: input.spec, executionId: null, triggeredBy: null, recheck: false }) };
+      if (check.outcome !== 'covered') {
+        withdrawPreparedCall(input.spec.callId); // an approval executes later, from the call row
+        return { check, executed: null };
+      }
+      return { check, executed: await executeCovered(input.spec) };
     },
   };
   return acts;

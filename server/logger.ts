@@ -35,6 +35,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination,
+    // stdout by default, written asynchronously: the event loop never waits on a log line's write,
+    // and lines queued while one is written go out together (flushed on exit by pino).
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

@@ -14,6 +14,7 @@ import { loadServiceDirectories } from './registry/loader.ts';
 import { createCatalog } from '../core/registry/catalog.ts';
 import type { Config } from './config.ts';
 import { createDatabasePool } from './db/pool.ts';
+import { stopDisclosePool } from './execution/disclose.ts';
 import { migrate } from './db/migrate.ts';
 import type { Logger } from './logger.ts';
 import { checkReadiness } from './readiness.ts';
@@ -107,6 +108,7 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     const catalog = createCatalog(loaded.services);
     const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog };
     const services = createServices(serviceDeps);
+    onStop('disclose pool', stopDisclosePool);
 
     let worker: GatewayWorker | undefined;
     let workerDone: Promise<void> = new Promise(() => undefined);

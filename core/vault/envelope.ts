@@ -151,18 +151,46 @@ export function encryptSecret(plaintext: Buffer | string, kek: Kek, aad: string)
 export function decryptSecret(envelope: Envelope, keyring: Keyring, aad: string): Buffer {
   const dataKey = unwrap(envelope, keyring);
   try {
-    const plaintext = open(
-      dataKey,
-      decodeField(envelope, 'iv', IV_BYTES),
-      decodeField(envelope, 'ciphertext'),
-      decodeField(envelope, 'tag', TAG_BYTES),
-      Buffer.from(aad, 'utf8'),
-    );
-    if (plaintext === null) throw new VaultDecryptError('decrypt_failed', 'secret could not be decrypted');
-    return plaintext;
+    return openWithDataKey(envelope, dataKey, aad);
   } finally {
     dataKey.fill(0);
   }
+}
+
+/** A data key and its wrapped form, for sealing several short-lived envelopes (see the keyring). */
+export interface DataKey {
+  key: Buffer;
+  wrapped: Pick<Envelope, 'wrappedDataKey' | 'wrapIv' | 'wrapTag' | 'kekId'>;
+}
+
+export function newDataKey(kek: Kek): DataKey {
+  const key = randomBytes(KEY_BYTES);
+  return { key, wrapped: wrap(key, kek) };
+}
+
+/** Seals under an existing data key: a fresh IV per envelope, the same wrapped key. */
+export function sealWithDataKey(plaintext: Buffer | string, dataKey: DataKey, aad: string): Envelope {
+  const body = typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext;
+  const sealed = seal(dataKey.key, body, Buffer.from(aad, 'utf8'));
+  return { ciphertext: sealed.data.toString('base64'), iv: sealed.iv.toString('base64'), tag: sealed.tag.toString('base64'), ...dataKey.wrapped };
+}
+
+/** The envelope's data key, unwrapped by the KEK it names. */
+export function unwrapDataKey(envelope: Envelope, keyring: Keyring): Buffer {
+  return unwrap(envelope, keyring);
+}
+
+/** Opens an envelope with its (already unwrapped) data key. */
+export function openWithDataKey(envelope: Envelope, dataKey: Buffer, aad: string): Buffer {
+  const plaintext = open(
+    dataKey,
+    decodeField(envelope, 'iv', IV_BYTES),
+    decodeField(envelope, 'ciphertext'),
+    decodeField(envelope, 'tag', TAG_BYTES),
+    Buffer.from(aad, 'utf8'),
+  );
+  if (plaintext === null) throw new VaultDecryptError('decrypt_failed', 'secret could not be decrypted');
+  return plaintext;
 }
 
 /** Master-key rotation: re-wraps the data key under `newKek`; the ciphertext is untouched. */

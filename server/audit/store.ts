@@ -59,13 +59,19 @@ export const auditRow = z.object({
 });
 export type AuditRow = z.infer<typeof auditRow>;
 
-export async function appendAudit(db: CommonQueryMethods, e: AuditEntry): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ id: z.number() }))`
+/** The INSERT of one audit row, as a fragment (also used inside combined statements). */
+export function auditInsert(e: AuditEntry) {
+  return sql.fragment`
     INSERT INTO audit_log (org_id, event, user_id, actor_id, identity_chain, service, action, permission_keys,
                            decision, call_id, approval_id, execution_id, http_status_code, details, request_id)
     VALUES (${e.orgId}, ${e.event}, ${e.userId ?? null}, ${e.actorId ?? null}, ${sql.array(e.identityChain ?? [], 'uuid')},
             ${e.service ?? null}, ${e.action ?? null}, ${sql.array(e.permissionKeys ?? [], 'text')}, ${e.decision ?? null},
             ${e.callId ?? null}, ${e.approvalId ?? null}, ${e.executionId ?? null}, ${e.httpStatusCode ?? null},
-            ${sql.jsonb((e.details ?? {}) as never)}, ${e.requestId ?? null})
-    RETURNING id`);
+            ${sql.jsonb((e.details ?? {}) as never)}, ${e.requestId ?? null})`;
+}
+
+const auditIdRow = z.object({ id: z.number() });
+
+export async function appendAudit(db: CommonQueryMethods, e: AuditEntry): Promise<number> {
+  return db.oneFirst(sql.type(auditIdRow)`${auditInsert(e)} RETURNING id`);
 }

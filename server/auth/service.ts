@@ -4,6 +4,7 @@ import { AppError, unauthenticated } from '../errors.ts';
 import * as store from '../identities/store.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
+import { attachRequestChain } from './request-chain.ts';
 import { hashToken, newToken, SESSION_PREFIX, tokenKind } from './tokens.ts';
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
@@ -61,12 +62,24 @@ export function createAuthService(deps: AuthDeps) {
         }
         case 'agent_key': {
           if (!accept.agentKey) throw unauthenticated('an agent key is not accepted here');
-          const row = await store.findAgentKey(pool, hashToken(token));
-          if (!row) throw unauthenticated('the agent key is invalid or revoked');
-          if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > KEY_TOUCH_INTERVAL_MS) {
-            await store.touchAgentKey(pool, row.key_id);
+          // The chain and org settings come along: a call reuses them (request-chain.ts).
+          const found = await store.findAgentKeyWithChain(pool, hashToken(token));
+          if (!found) throw unauthenticated('the agent key is invalid or revoked');
+          if (!found.lastUsedAt || Date.now() - found.lastUsedAt.getTime() > KEY_TOUCH_INTERVAL_MS) {
+            await store.touchAgentKey(pool, found.keyId);
           }
-          return { type: 'agent', orgId: row.org_id, userId: row.user_id, identityId: row.identity_id, kind: row.kind, via: 'agent_key', credentialId: row.key_id };
+          const self = found.chain[0]!;
+          const p: AgentPrincipal = {
+            type: 'agent',
+            orgId: self.org_id,
+            userId: self.user_id,
+            identityId: self.id,
+            kind: self.kind as AgentPrincipal['kind'],
+            via: 'agent_key',
+            credentialId: found.keyId,
+          };
+          attachRequestChain(p, { chain: found.chain, org: found.org });
+          return p;
         }
         case 'jwt': {
           if (!accept.oauth || !deps.verifyAccessToken) throw unauthenticated('an OAuth access token is not accepted here');

@@ -9,11 +9,13 @@ export interface RateLimitResult {
   retryAfterSeconds: number;
 }
 
+const bucketRow = z.object({ tokens: z.number(), last_allowed: z.boolean() });
+
 export async function takeToken(db: CommonQueryMethods, key: string, perMinute: number): Promise<RateLimitResult> {
   const rate = perMinute / 60;
   const burst = perMinute;
   const refill = sql.fragment`LEAST(${burst}::float8, b.tokens + EXTRACT(EPOCH FROM clock_timestamp() - b.updated_at) * ${rate}::float8)`;
-  const row = await db.one(sql.type(z.object({ tokens: z.number(), last_allowed: z.boolean() }))`
+  const row = await db.one(sql.type(bucketRow)`
     INSERT INTO rate_buckets AS b (key, tokens, last_allowed, updated_at) VALUES (${key}, ${burst - 1}::float8, true, clock_timestamp())
     ON CONFLICT (key) DO UPDATE SET
       last_allowed = ${refill} >= 1,

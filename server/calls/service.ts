@@ -28,6 +28,7 @@ import {
   type Risk,
 } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
+import { requestChainOf, type RequestChain } from '../auth/request-chain.ts';
 import type { Config } from '../config.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -37,8 +38,9 @@ import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import * as identities from '../identities/store.ts';
-import type { RegistryService } from '../registry/service.ts';
+import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
+import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
 
@@ -134,18 +136,19 @@ function canonical(value: unknown): string {
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
 
-  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[] }> {
-    const rows = await identities.getChain(pool, p.identityId);
+  /** The caller's chain and org settings: as read while authenticating this request, else now. */
+  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[]; org: RequestChain['org'] }> {
+    const known = requestChainOf(p);
+    const [rows, org] = known ? [known.chain, known.org] : await Promise.all([identities.getChain(pool, p.identityId), identities.getOrg(pool, p.orgId)]);
     if (rows.length === 0 || rows.some((r) => r.status !== 'active')) throw forbidden('the calling identity or one of its ancestors is not active');
-    return { rows, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
+    return { rows, org, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
   }
 
   /** Whether every key is covered for `identityId`'s chain right now (people are never checked). */
   async function covers(p: Principal, identityId: string, keys: readonly string[]): Promise<boolean> {
     if (p.type === 'user') return true;
-    const rows = await identities.getChain(pool, identityId);
+    const { chain: rows, rules } = await identities.getChainWithRules(pool, identityId);
     if (rows.length === 0 || rows.some((r) => r.status !== 'active')) return false;
-    const rules = await identities.rulesForChain(pool, rows.map((r) => r.id));
     try {
       return checkChain({ chain: rows.map(identities.toChainIdentity), rules, keys: [...keys], now: new Date() }).outcome === 'covered';
     } catch (err) {
@@ -194,6 +197,8 @@ export function createCallService(deps: CallServiceDeps) {
     disclosed: DisclosedValue[];
     stored: StoredRequest;
     verbose: boolean;
+    /** Handed to the covered-call activity when it runs in this process (handoff.ts). */
+    instance: ResolvedInstance;
   }
 
   /**
@@ -244,6 +249,7 @@ export function createCallService(deps: CallServiceDeps) {
       disclosed,
       stored: { kind: 'action', params },
       verbose: input.verbose ?? false,
+      instance,
     };
   }
 
@@ -311,15 +317,16 @@ export function createCallService(deps: CallServiceDeps) {
       disclosed,
       stored,
       verbose: input.verbose ?? false,
+      instance,
     };
   }
 
   async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
-    const [{ chain, rows }, org] = await Promise.all([chainOf(p), identities.getOrg(pool, p.orgId)]);
+    const { chain, rows, org } = await chainOf(p);
     const requester = rows[0];
     const callId = randomUUID();
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
-    const envelope = deps.keyring.encrypt(JSON.stringify(prepared.stored), requestAad(callId));
+    const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
     await store.insertCall(pool, {
       id: callId,
       orgId: p.orgId,
@@ -364,6 +371,7 @@ export function createCallService(deps: CallServiceDeps) {
       callDigest,
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
+    offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
     try {
       return await temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
@@ -382,6 +390,7 @@ export function createCallService(deps: CallServiceDeps) {
         }),
       });
     } catch (err) {
+      withdrawPreparedCall(callId);
       await store.finishCall(pool, callId, 'failed', null);
       throw err;
     }

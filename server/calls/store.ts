@@ -2,6 +2,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
+import { auditInsert, type AuditEntry } from '../audit/store.ts';
 
 type Db = CommonQueryMethods;
 
@@ -106,6 +107,14 @@ export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SEL
 export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE calls SET status = ${status}, http_status_code = ${httpStatusCode}, finished_at = now() WHERE id = ${id}`);
+}
+
+/** finishCall and the audit row that records it, in one statement (the covered fast path). */
+export async function finishCallWithAudit(db: Db, id: string, status: string, httpStatusCode: number | null, entry: AuditEntry): Promise<void> {
+  await db.query(sql.unsafe`
+    WITH finished AS (
+      UPDATE calls SET status = ${status}, http_status_code = ${httpStatusCode}, finished_at = now() WHERE id = ${id})
+    ${auditInsert(entry)}`);
 }
 
 export async function setCallStatus(db: Db, id: string, status: string): Promise<void> {

@@ -17,8 +17,11 @@ export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     req.id = incoming && SANE_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ request_id: req.id });
+    // The per-request child logger is built on first use: most requests never log but the access line.
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ request_id: req.id })) });
     res.setHeader('X-Request-Id', req.id);
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;

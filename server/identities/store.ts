@@ -115,7 +115,7 @@ export const getUserByEmail = (db: Db, email: string) =>
 
 /** The identity and its ancestors, requester first, the user last. */
 export async function getChain(db: Db, id: string): Promise<IdentityRow[]> {
-  const rows = await db.any(sql.type(identityRow.extend({ depth: z.number() }))`
+  const rows = await db.any(sql.type(chainRow)`
     WITH RECURSIVE chain AS (
       SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${id}
       UNION ALL
@@ -123,6 +123,32 @@ export async function getChain(db: Db, id: string): Promise<IdentityRow[]> {
     )
     SELECT ${IDENTITY_COLUMNS}, depth FROM chain ORDER BY depth`);
   return rows.map(({ depth: _depth, ...r }) => r);
+}
+
+const chainRow = identityRow.extend({ depth: z.number() });
+
+const ruleJson = z.object({ id: z.string(), effect: z.enum(['allow', 'deny']), pattern: z.string(), expires_at: z.string().nullable() });
+const chainWithRulesRow = chainRow.extend({ rules: z.array(ruleJson) });
+
+/** The chain (requester first) and every live rule on it, in one round trip (the permission check). */
+export async function getChainWithRules(db: Db, id: string): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
+  const rows = await db.any(sql.type(chainWithRulesRow)`
+    WITH RECURSIVE chain AS (
+      SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${id}
+      UNION ALL
+      SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
+    )
+    SELECT ${IDENTITY_COLUMNS}, depth,
+      COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at))
+                FROM permission_rules r WHERE r.identity_id = chain.id AND r.revoked_at IS NULL), '[]') AS rules
+    FROM chain ORDER BY depth`);
+  const rules: Rule[] = [];
+  for (const r of rows) {
+    for (const rule of r.rules) {
+      rules.push({ id: rule.id, identityId: r.id, effect: rule.effect, pattern: rule.pattern, expiresAt: rule.expires_at === null ? null : new Date(rule.expires_at) });
+    }
+  }
+  return { chain: rows.map(({ depth: _depth, rules: _rules, ...r }) => r), rules };
 }
 
 /** The identity and all of its descendants. */
@@ -193,15 +219,6 @@ export const recentFailures = (db: Db, email: string, windowSeconds: number) =>
 
 // Agent keys ----------------------------------------------------------------------------------
 
-export const agentKeyPrincipalRow = z.object({
-  key_id: z.string(),
-  identity_id: z.string(),
-  kind: z.enum(['agent', 'subagent']),
-  user_id: z.string(),
-  org_id: z.string(),
-  last_used_at: z.date().nullable(),
-});
-
 export async function createAgentKey(
   db: Db,
   k: { identityId: string; prefix: string; tokenHash: Buffer; name: string | null; createdBy: string },
@@ -212,19 +229,49 @@ export async function createAgentKey(
     RETURNING id, identity_id, prefix, name, created_by, created_at, last_used_at, revoked_at`);
 }
 
-/** A key only authenticates while it, its identity and every ancestor are active. */
-export const findAgentKey = (db: Db, tokenHash: Buffer) =>
-  db.maybeOne(sql.type(agentKeyPrincipalRow)`
-    SELECT k.id AS key_id, i.id AS identity_id, i.kind, i.user_id, i.org_id, k.last_used_at
-    FROM agent_keys k JOIN identities i ON i.id = k.identity_id
-    WHERE k.token_hash = ${sql.binary(tokenHash)} AND k.revoked_at IS NULL AND i.status = 'active'
-      AND i.kind <> 'user'
-      AND NOT EXISTS (
-        WITH RECURSIVE up AS (
-          SELECT p.id, p.parent_id, p.status FROM identities p WHERE p.id = i.parent_id
-          UNION ALL
-          SELECT q.id, q.parent_id, q.status FROM identities q JOIN up ON q.id = up.parent_id
-        ) SELECT 1 FROM up WHERE up.status <> 'active')`);
+const agentKeyChainRow = identityRow.extend({
+  depth: z.number(),
+  key_id: z.string(),
+  last_used_at: z.date().nullable(),
+  approval_ttl_seconds: z.number(),
+  approval_auto_bubble_seconds: z.number().nullable(),
+  max_pending_per_agent: z.number(),
+});
+
+export interface AgentKeyWithChain {
+  keyId: string;
+  lastUsedAt: Date | null;
+  /** The key's identity first, its user last. */
+  chain: IdentityRow[];
+  org: Pick<OrgRow, 'approval_ttl_seconds' | 'approval_auto_bubble_seconds' | 'max_pending_per_agent'>;
+}
+
+/**
+ * The principal behind an agent key plus what a call needs next, in the same round trip: the
+ * whole chain and the org's approval settings. A key only authenticates while it is live and it,
+ * its (non-user) identity and every ancestor are active.
+ */
+export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer): Promise<AgentKeyWithChain | null> {
+  const rows = await db.any(sql.type(agentKeyChainRow)`
+    WITH RECURSIVE key AS (
+      SELECT id AS key_id, identity_id, last_used_at FROM agent_keys WHERE token_hash = ${sql.binary(tokenHash)} AND revoked_at IS NULL
+    ), chain AS (
+      SELECT i.*, 0 AS depth FROM identities i JOIN key ON i.id = key.identity_id
+      UNION ALL
+      SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
+    )
+    SELECT c.*, key.key_id, key.last_used_at, o.approval_ttl_seconds, o.approval_auto_bubble_seconds, o.max_pending_per_agent
+    FROM (SELECT ${IDENTITY_COLUMNS}, depth FROM chain) c CROSS JOIN key JOIN orgs o ON o.id = c.org_id
+    ORDER BY c.depth`);
+  const first = rows[0];
+  if (!first || first.depth !== 0 || first.kind === 'user' || rows.some((r) => r.status !== 'active')) return null;
+  return {
+    keyId: first.key_id,
+    lastUsedAt: first.last_used_at,
+    chain: rows.map(({ depth: _d, key_id: _k, last_used_at: _l, approval_ttl_seconds: _t, approval_auto_bubble_seconds: _b, max_pending_per_agent: _m, ...r }) => r),
+    org: { approval_ttl_seconds: first.approval_ttl_seconds, approval_auto_bubble_seconds: first.approval_auto_bubble_seconds, max_pending_per_agent: first.max_pending_per_agent },
+  };
+}
 
 export async function touchAgentKey(db: Db, keyId: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE agent_keys SET last_used_at = now() WHERE id = ${keyId}`);

@@ -132,6 +132,50 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     return out;
   }
 
+  /** A compiled custom template by id and version: the document is read only on a cache miss. */
+  async function compiledById(id: string, updatedMs: number): Promise<CompiledService | null> {
+    const hit = compiled.get(id);
+    if (hit && hit.updatedAt === updatedMs) return hit.service;
+    const row = await store.getTemplate(pool, id);
+    return row ? compileRow(row) : null;
+  }
+
+  /**
+   * The same answer as `resolveAll(p).find(name)`, for one name and in one round trip (the call
+   * path): an explicit instance of that name (the user's before the org's), else the implicit
+   * instance of a visible template with that key; its template by scope (user, org, global).
+   */
+  async function resolveOne(p: Viewer, name: string): Promise<ResolvedInstance | null> {
+    const found = await store.instanceLookup(pool, p.orgId, p.userId, name);
+    const template = async (ownerScope: 'user' | 'org', key: string) => {
+      const stamp = found.templates.find((t) => t.key === key && (ownerScope === 'user' ? t.owner_id !== null : t.owner_id === null));
+      return stamp ? compiledById(stamp.id, stamp.updated_ms) : null;
+    };
+    const scopes = async (key: string) => {
+      const [user, org] = await Promise.all([template('user', key), template('org', key)]);
+      const source = (s: CompiledService | null) => ({ get: (k: string) => (k === key && s ? s : undefined) });
+      return { userTemplates: source(user), orgTemplates: source(org), global: catalog };
+    };
+    const explicit = found.instances.find((i) => i.owner_id !== null) ?? found.instances[0];
+    let binding: InstanceBinding;
+    if (explicit) {
+      binding = {
+        name: explicit.name,
+        templateKey: explicit.template_key,
+        secretName: explicit.secret_name,
+        connectionId: explicit.connection_id,
+        scope: explicit.owner_id ? 'user' : 'org',
+        id: explicit.id,
+      };
+    } else {
+      binding = { name, templateKey: name, secretName: null, connectionId: null, scope: 'implicit', id: null };
+    }
+    const resolved = resolveByScope(binding.templateKey, await scopes(binding.templateKey));
+    if (!resolved) return null;
+    const credentials = credentialChoices(resolved.service, binding, { secretNames: new Set(found.secret_names), connections: found.connections });
+    return { binding, service: resolved.service, origin: resolved.origin, credentials, authStatus: authStatus(credentials) };
+  }
+
   function instanceView(r: ResolvedInstance) {
     return {
       service: r.binding.name,
@@ -260,7 +304,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
 
     /** The instance a call names; 404 when the caller cannot see such a service. */
     async resolveInstance(p: Viewer, name: string): Promise<ResolvedInstance> {
-      const hit = (await resolveAll(p)).find((r) => r.binding.name === name);
+      const hit = await resolveOne(p, name);
       if (!hit) throw notFound(`service "${name}"`);
       return hit;
     },

@@ -87,3 +87,43 @@ export const userConnections = (db: Db, orgId: string, userId: string) =>
 
 export const getConnection = (db: Db, id: string) =>
   db.maybeOne(sql.type(connectionStatusRow)`SELECT id, provider, status, owner_id, org_id FROM connections WHERE id = ${id}`);
+
+export const instanceLookupRow = z.object({
+  instances: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      template_key: z.string(),
+      secret_name: z.string().nullable(),
+      connection_id: z.string().nullable(),
+      owner_id: z.string().nullable(),
+    }),
+  ),
+  templates: z.array(z.object({ id: z.string(), key: z.string(), owner_id: z.string().nullable(), updated_ms: z.number() })),
+  secret_names: z.array(z.string()),
+  connections: z.array(z.object({ id: z.string(), provider: z.string(), status: z.string() })),
+});
+export type InstanceLookup = z.infer<typeof instanceLookupRow>;
+
+/**
+ * Everything needed to resolve ONE instance name for a user's tree, in one round trip: explicit
+ * instances of that name, the custom templates it may bind to (ids and versions only: documents
+ * are compiled once and cached), the org's live secret names and the user's connections.
+ */
+export const instanceLookup = (db: Db, orgId: string, userId: string, name: string) =>
+  db.one(sql.type(instanceLookupRow)`
+    WITH named AS (
+      SELECT id, name, template_key, secret_name, connection_id, owner_id FROM service_instances
+      WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) AND name = ${name})
+    SELECT
+      COALESCE((SELECT json_agg(named) FROM named), '[]') AS instances,
+      COALESCE((
+        SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'owner_id', t.owner_id,
+                                          'updated_ms', floor(extract(epoch FROM t.updated_at) * 1000)))
+        FROM service_templates t
+        WHERE t.org_id = ${orgId} AND (t.owner_id IS NULL OR t.owner_id = ${userId})
+          AND (t.key = ${name} OR t.key IN (SELECT template_key FROM named))), '[]') AS templates,
+      COALESCE((SELECT json_agg(name) FROM secrets WHERE org_id = ${orgId} AND deleted_at IS NULL AND current_version > 0), '[]') AS secret_names,
+      COALESCE((
+        SELECT json_agg(json_build_object('id', id, 'provider', provider, 'status', status) ORDER BY created_at)
+        FROM connections WHERE org_id = ${orgId} AND owner_id = ${userId} AND status <> 'revoked'), '[]') AS connections`);

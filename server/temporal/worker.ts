@@ -1,14 +1,14 @@
 // The Temporal worker for the gateway's task queue. Workflow code is bundled once per process
 // (or taken from a prebuilt bundle, as the tests do) and activities get their deps injected.
 import path from 'node:path';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Worker,
   Runtime,
   makeTelemetryFilterString,
-  type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
 import { TASK_QUEUE } from '../../workflows/definitions.ts';
@@ -16,21 +16,30 @@ import type { Logger } from '../logger.ts';
 
 export const WORKFLOWS_PATH = path.resolve(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
-let cachedBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+let cachedBundle: Promise<{ code: string }> | undefined;
 
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  cachedBundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/** The workflow bundle, built once per process in a short-lived child process (bundle-child.ts). */
+export function workflowBundle(): Promise<{ code: string }> {
+  cachedBundle ??= bundleInChild();
   return cachedBundle;
 }
 
-const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (msg: string) => process.stderr.write(`[workflow-bundle] ${msg}\n`),
-  error: (msg: string) => process.stderr.write(`[workflow-bundle] ${msg}\n`),
-};
+function bundleInChild(): Promise<{ code: string }> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL('./bundle-child.ts', import.meta.url)), [WORKFLOWS_PATH], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
+    let settled = false;
+    child.once('message', (msg: { ok: true; code: string; messages: string[] } | { ok: false; message: string; messages: string[] }) => {
+      settled = true;
+      for (const line of msg.messages) process.stderr.write(line + '\n');
+      if (msg.ok) resolve({ code: msg.code });
+      else reject(new Error(`bundling the workflow code failed: ${msg.message}`));
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (!settled) reject(new Error(`the workflow bundler exited (${code}) without a bundle`));
+    });
+  });
+}
 
 let runtimeInstalled = false;
 /** Route the SDK's own logs (warnings and up) into the gateway's JSON log. */

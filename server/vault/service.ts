@@ -197,13 +197,11 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
      * The plaintext is handed to the caller only; nothing here logs or stores it.
      */
     async resolveSecretValue(orgId: string, name: string, userId?: string): Promise<string | null> {
-      const secret = await store.findSecretByName(pool, orgId, name);
-      if (!secret || secret.current_version < 1) return null;
-      // A user's own secret serves only that user's chains (org-level callers pass no user).
-      if (userId !== undefined ? !usableBy(secret, userId) : secret.owner_id !== null) return null;
-      const current = await store.getVersion(pool, secret.id, secret.current_version);
+      const current = await store.currentEnvelopeByName(pool, orgId, name);
       if (!current) return null;
-      const plaintext = keyring.decrypt(current.envelope, secretAad(secret.org_id, secret.id, current.version));
+      // A user's own secret serves only that user's chains (org-level callers pass no user).
+      if (userId !== undefined ? !usableBy(current, userId) : current.owner_id !== null) return null;
+      const plaintext = keyring.decrypt(current.envelope, secretAad(current.org_id, current.secret_id, current.version));
       try {
         return plaintext.toString('utf8');
       } finally {

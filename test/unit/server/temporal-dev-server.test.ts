@@ -10,6 +10,7 @@ describe('Temporal dev server arguments', () => {
     for (const name of Object.keys(SEARCH_ATTRIBUTES)) expect(args).toContain(`${name}=Keyword`);
     expect(args).toContain('frontend.enableUpdateWorkflowExecution=true');
     expect(args).toContain('frontend.enableExecuteMultiOperation=true');
+    expect(args).toContain('history.transferProcessorMaxPollRPS=1000');
     expect(args).not.toContain('--namespace');
   });
 
