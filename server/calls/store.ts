@@ -25,6 +25,7 @@ export const callRow = z.object({
   request_id: z.string().nullable(),
   created_at: z.date(),
   finished_at: z.date().nullable(),
+  send_marked_at: z.date().nullable().optional(),
 });
 export type CallRow = z.infer<typeof callRow>;
 
@@ -70,6 +71,8 @@ export const executionRow = z.object({
   created_at: z.date(),
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
+  send_marked_at: z.date().nullable().optional(),
+  send_attempts: z.number().optional(),
 });
 export type ExecutionRow = z.infer<typeof executionRow>;
 
@@ -102,6 +105,26 @@ export async function insertCall(
 }
 
 export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
+
+/**
+ * The covered path's "about to send" mark, folded into the read of the call (no extra round
+ * trip): returns the row and whether an earlier attempt had already marked it.
+ */
+export const claimCallSend = (db: Db, id: string) =>
+  db.maybeOne(sql.type(callRow.extend({ previously_marked: z.boolean() }))`
+    UPDATE calls c SET send_marked_at = now()
+    FROM (SELECT id, send_marked_at IS NOT NULL AS previously_marked FROM calls WHERE id = ${id} FOR UPDATE) prev
+    WHERE c.id = prev.id
+    RETURNING c.*, prev.previously_marked`);
+
+/**
+ * An approved execution's "about to send" mark, written just before the request leaves. Returns
+ * how many sends were marked so far, this one included (more than 1: an earlier one may have left).
+ */
+export const markExecutionSend = (db: Db, id: string) =>
+  db.oneFirst(sql.type(z.object({ send_attempts: z.number() }))`
+    UPDATE executions SET send_marked_at = now(), send_attempts = send_attempts + 1 WHERE id = ${id}
+    RETURNING send_attempts`);
 
 export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
   await db.query(sql.unsafe`
@@ -206,6 +229,8 @@ export async function updateExecution(
   if (u.finished) sets.push(sql.fragment`finished_at = now()`);
   await db.query(sql.unsafe`UPDATE executions SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id}`);
 }
+
+export const getExecution = (db: Db, id: string) => db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE id = ${id}`);
 
 export const getExecutionByApproval = (db: Db, approvalId: string) =>
   db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE approval_id = ${approvalId}`);
