@@ -136,6 +136,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               triggered_by: exec.triggered_by,
               ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
               ...(exec.result !== null ? { result: exec.result } : {}),
+              ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
             },
           }
         : {}),

@@ -1,5 +1,5 @@
 // SQL for calls, approvals and executions: the read model the call workflow's activities write.
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
 
@@ -255,3 +255,24 @@ export const listApprovals = (db: Db, f: ApprovalFilter) =>
       ${f.beforeCreatedAt ? sql.fragment`AND (created_at, id) < (${sql.timestamp(f.beforeCreatedAt.at)}, ${f.beforeCreatedAt.id})` : sql.fragment``}
     ORDER BY created_at DESC, id DESC
     LIMIT ${f.limit}`);
+
+/**
+ * Closes an approval whose workflow is gone, so the read model never shows it open: a pending one
+ * is cancelled; an allowed one's open execution fails with `workflow_gone`.
+ */
+export async function closeWithoutWorkflow(pool: DatabasePool, c: { approvalId: string; callId: string; executionId: string | null; reason: string }): Promise<void> {
+  await pool.transaction(async (tx) => {
+    if (c.executionId) {
+      const error = { code: 'workflow_gone', message: c.reason };
+      await tx.query(sql.unsafe`
+        UPDATE executions SET status = 'failed', error = ${sql.jsonb(error)}, finished_at = now()
+        WHERE id = ${c.executionId} AND status IN ('pending', 'executing')`);
+      await finishCall(tx, c.callId, 'execution_failed', null);
+    } else {
+      await tx.query(sql.unsafe`
+        UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
+        WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
+      await finishCall(tx, c.callId, 'cancelled', null);
+    }
+  });
+}

@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
 import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { superviseRestarts, type RunningChild } from './supervisor.ts';
 
 interface Binaries {
   postgres: string;
@@ -109,40 +110,55 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const port = opts.port ?? (await freePort());
 
-  const child: ChildProcess = spawn(
-    bins.postgres,
-    ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    { ...runAs, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, LC_ALL: 'C' } },
-  );
-  let exited = false;
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-4000);
-  });
-  child.once('exit', () => (exited = true));
-  if (!child.pid) throw new Error('could not start PostgreSQL');
-  superviseChild(child.pid, 'SIGINT');
   const admin = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  try {
-    await recordChild(opts.dataDir, 'postgres', child.pid);
-    await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
-      throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
+
+  /** One postmaster on this data folder and port; resolves once it accepts connections. */
+  const launch = async (): Promise<RunningChild> => {
+    const child: ChildProcess = spawn(
+      bins.postgres,
+      ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+      { ...runAs, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, LC_ALL: 'C' } },
+    );
+    let exited = false;
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString()).slice(-4000);
     });
-    await ensureDatabase(`${admin}/postgres`, database);
-  } catch (err) {
-    await terminate(child.pid, 'SIGINT', 15_000);
-    releaseChild(child.pid);
-    throw err;
-  }
+    const exitedP = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    void exitedP.then(() => (exited = true));
+    if (!child.pid) throw new Error('could not start PostgreSQL');
+    const pid = child.pid;
+    superviseChild(pid, 'SIGINT');
+    void exitedP.then(() => releaseChild(pid));
+    try {
+      await recordChild(opts.dataDir, 'postgres', pid);
+      await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
+        throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
+      });
+      await ensureDatabase(`${admin}/postgres`, database);
+    } catch (err) {
+      await terminate(pid, 'SIGINT', 15_000);
+      throw err;
+    }
+    return { pid, exited: exitedP };
+  };
+
+  const first = await launch();
   logger.info({ port, pgData }, 'embedded PostgreSQL ready');
+  // A postmaster that dies is started again on the same data and port (issue 11): the pool's
+  // next connections reach it, and nothing above has to restart.
+  const supervision = superviseRestarts({ name: 'embedded PostgreSQL', logger, first, restart: launch, stopLate: (pid) => terminate(pid, 'SIGINT', 30_000) });
 
   return {
     url: `${admin}/${database}`,
-    pid: child.pid,
+    get pid() {
+      return supervision.pid();
+    },
     async stop() {
+      supervision.release();
       // SIGINT = PostgreSQL's "fast" shutdown: abort sessions, checkpoint, exit.
-      await terminate(child.pid!, 'SIGINT', 30_000);
-      releaseChild(child.pid!);
+      await terminate(supervision.pid(), 'SIGINT', 30_000);
+      releaseChild(supervision.pid());
       await forgetChild(opts.dataDir, 'postgres');
     },
   };
