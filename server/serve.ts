@@ -48,7 +48,7 @@ export interface StartOptions {
   workflowBundle?: { code: string } | { codePath: string };
 }
 
-export async function startGateway({ config, role, logger, taskQueue = TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {

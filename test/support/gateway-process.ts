@@ -45,6 +45,8 @@ export function gatewayEnv(port: number, extra: Record<string, string>): Record<
     OUTBOUND_ALLOW_PRIVATE: 'true',
     GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
+    // Its own queue: other gateways on a shared Temporal server must not take its tasks.
+    TEMPORAL_TASK_QUEUE: `process-${randomBytes(6).toString('hex')}`,
     ...extra,
   };
 }
