@@ -213,7 +213,7 @@ async function main() {
     // After recovery: whatever the kill interrupted is asked again (a 4xx such as "already
     // allowed" or "already executing" is fine); then every execution must reach a final state.
     const lostAt = Date.now() + LOST_AFTER_MS;
-    await drive(lostAt);
+    const driving = drive(lostAt);
     const finals = await Promise.all(
       raised.map(async (id) => {
         while (Date.now() < lostAt) {
@@ -224,6 +224,7 @@ async function main() {
         return null;
       }),
     );
+    await Promise.race([driving, sleep(5_000)]);
     await sleep(500); // stragglers at the upstream
     const lost = finals.filter((f) => f === null).length;
     const duplicated = names.filter((name) => hitsFor(name) > 1).length;
