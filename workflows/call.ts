@@ -371,7 +371,8 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
   const started = await condition(() => replay !== undefined, Math.max(1, executionDeadline - Date.now()));
   if (!started) {
     execution!.status = 'expired';
-    await acts.recordExecution({ spec, approvalId, executionId: execution!.id, status: 'expired', triggeredBy: null });
+    // Retried until it lands: an execution must never stay open behind a finished workflow.
+    await recordStep.recordExecution({ spec, approvalId, executionId: execution!.id, status: 'expired', triggeredBy: null });
     executionOutcome = { status: 'error', error: { code: 'conflict', message: 'the approved call was not resumed within its execution window' } };
     setStatus('expired');
     return done(outcome);
