@@ -55,10 +55,31 @@ describe('a gateway whose embedded Temporal dies', () => {
     expect((await api()(t.ownerToken, 'POST', `/v1/identities/${me.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:get_item:*' })).status).toBe(201);
     expect((await api()(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'before' } })).body.status).toBe('called');
 
-    // A hung server first (SIGSTOP: nothing answers, nothing exits): the probe notices within a
-    // second or two; from then on calls are refused at once, before anything is written.
+    // A covered call is at the (slow) upstream when Temporal stops answering (SIGSTOP: nothing
+    // answers, nothing exits): its caller is released with 503 as soon as the probe notices.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    up.handle((req, res) => {
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: true, url: req.url }));
+      };
+      if (req.url === '/items/in-flight') void held.then(answer);
+      else answer();
+    });
+    const inFlight = api()(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'in-flight' } });
+    await until(async () => up.requests.filter((r) => r.url === '/items/in-flight').length, (n) => n === 1, 30_000);
     const pid = await childPid(dataDir, 'temporal');
+    const stoppedAt = performance.now();
     process.kill(pid, 'SIGSTOP');
+    const released = await inFlight;
+    console.log(`covered call in flight when Temporal stopped answering: ${released.status} after ${Math.round(performance.now() - stoppedAt)} ms`);
+    expect(released.status).toBe(503);
+    expect(released.body.error).toMatchObject({ code: 'unavailable', details: { dependency: 'temporal', call_id: expect.any(String) } });
+    expect(released.headers.get('retry-after')).toBeTruthy();
+    release();
+
+    // From then on calls are refused at once, before anything is written.
     let attempt = 0;
     const refused = await until(
       async () => {
