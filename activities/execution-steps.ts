@@ -7,6 +7,7 @@
 import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { checkPermission as checkChain } from '../core/permissions/chain.ts';
+import { injectedSecrets } from '../core/permissions/keys.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
@@ -153,6 +154,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       callId: spec.callId,
       requestId: spec.requestId,
       ...e,
+      // Every row of a call that injects a vault secret names it (never its value), as in calls.ts.
+      ...(injectedSecrets(spec.permissionKeys).length > 0 ? { details: { ...e.details, secrets: injectedSecrets(spec.permissionKeys) } } : {}),
     });
   }
 
