@@ -202,7 +202,16 @@ async function main() {
       await Promise.all(
         raised.map(async (id, i) => {
           await persist(() => api(tenant.ownerToken, 'POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' }), untilMs);
-          if (agentOf(i) === tenant.manual) await persist(() => api(tenant.manual, 'POST', '/v1/actions/call', { approval_id: id }), untilMs);
+          if (agentOf(i) !== tenant.manual) return;
+          // As an agent would: a 409 while the approval still shows allowed and not started
+          // (its decision is being recorded again after a crash) means "resume again shortly".
+          for (;;) {
+            const r = await persist(() => api(tenant.manual, 'POST', '/v1/actions/call', { approval_id: id }), untilMs);
+            if (r?.status !== 409 || Date.now() > untilMs) return;
+            const view = await api(tenant.ownerToken, 'GET', `/v1/approvals/${id}`).catch(() => null);
+            if (view?.body?.execution?.status !== 'pending') return;
+            await sleep(1_000);
+          }
         }),
       );
     };

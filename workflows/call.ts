@@ -46,7 +46,8 @@ type CallActivities = ReturnType<typeof createCallActivities>;
 const NON_RETRYABLE = ['AppError', 'PermissionInputError', 'ZodError'];
 
 const acts = proxyActivities<CallActivities>({
-  startToCloseTimeout: '30 seconds',
+  // Short: a completion lost with a dead worker (or Temporal) is retried within seconds.
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 // The upstream call itself is not retried blindly: a POST that reached the server must not run twice.
@@ -221,8 +222,11 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
   setHandler(
     replayUpdate,
     async (input): Promise<CallOutcome> => {
+      // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
+      await condition(() => !resolving);
       if (executionOutcome) return executionOutcome;
-      replay = { triggeredBy: input.triggeredBy };
+      if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
+      replay ??= { triggeredBy: input.triggeredBy };
       await condition(() => executionOutcome !== undefined);
       return executionOutcome!;
     },
@@ -230,6 +234,7 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
       validator: (input) => {
         if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
         if (executionOutcome) return; // already executed: the stored outcome is returned
+        if (resolving) return; // the handler waits for the decision being recorded
         if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
         if (replay || execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed');
       },
