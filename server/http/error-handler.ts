@@ -22,6 +22,8 @@ export function errorHandler() {
     else if (isUniqueViolation(err)) appErr = new AppError('conflict', 'a resource with the same unique name already exists');
     else if (isDatabaseUnavailable(err)) appErr = unavailable('database', 'the database is unreachable; retry shortly');
     else if (isTemporalUnavailable(err)) appErr = unavailable('temporal', 'Temporal is unreachable; retry shortly');
+    // Express could not percent-decode a path parameter.
+    else if (err instanceof URIError) appErr = new AppError('invalid_request', 'the path is not valid percent-encoding');
     else if (isBodyParserError(err)) {
       appErr =
         err.type === 'entity.too.large'
