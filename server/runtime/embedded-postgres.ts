@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
-import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { commandLine, freePort, isAlive, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
 import { superviseRestarts, type RunningChild } from './supervisor.ts';
 import { StartupError } from './startup-error.ts';
 
@@ -142,6 +142,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 
   await assertReachable(opts.dataDir, runAs);
   await reapOrphan(opts.dataDir, 'postgres', 'postgres', logger);
+  await reapStalePostmaster(pgData, logger);
 
   const initialised = await stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);
   if (!initialised) {
@@ -216,6 +217,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await forgetChild(opts.dataDir, 'postgres');
     },
   };
+}
+
+/**
+ * A postmaster still holding the data folder (its pid in `postmaster.pid`) that our pid file did
+ * not name — e.g. one restarted by a gateway that was then killed — would make this start fail
+ * with "lock file already exists": stop it first (only if it really is a postgres process).
+ */
+async function reapStalePostmaster(pgData: string, logger: Logger): Promise<void> {
+  const pid = Number.parseInt((await readFile(path.join(pgData, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !(await commandLine(pid)).includes('postgres')) return;
+  logger.warn({ pid }, 'stopping a PostgreSQL left running on this data folder');
+  await terminate(pid, 'SIGINT', 15_000);
 }
 
 /** Creates the database if missing; retries while the server is still starting up. */
