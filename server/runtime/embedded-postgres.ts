@@ -225,8 +225,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
  * with "lock file already exists": stop it first (only if it really is a postgres process).
  */
 async function reapStalePostmaster(pgData: string, logger: Logger): Promise<void> {
-  const pid = Number.parseInt((await readFile(path.join(pgData, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !(await commandLine(pid)).includes('postgres')) return;
+  const lockFile = path.join(pgData, 'postmaster.pid');
+  const pid = Number.parseInt((await readFile(lockFile, 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  // A killed postmaster not yet reaped by init (a zombie) still "exists" for PostgreSQL's own
+  // lock check: its lock file is stale (a surviving backend would still be caught by the
+  // shared-memory check), so it is removed.
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) {
+    logger.warn({ pid }, 'removing the lock file of a PostgreSQL that was killed but not yet reaped');
+    await rm(lockFile, { force: true });
+    return;
+  }
+  if (!(await commandLine(pid)).includes('postgres')) return;
   logger.warn({ pid }, 'stopping a PostgreSQL left running on this data folder');
   await terminate(pid, 'SIGINT', 15_000);
 }
