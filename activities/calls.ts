@@ -8,6 +8,7 @@ import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
 import { notifyAgentEvent } from '../server/mcp/events.ts';
+import { publishUserEvent } from '../server/events/store.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { executeUpstream, planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
@@ -101,6 +102,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {
     const id = `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
     await notifyAgentEvent(pool, { requesterId: spec.requesterId, type, data }, logger);
+    await publishUserEvent(pool, { orgId: spec.orgId, userId: spec.userId, type, data, dedupeKey: id }, logger);
     try {
       await deps.emitEvent({ orgId: spec.orgId, type, data, id });
     } catch (err) {
@@ -264,6 +266,9 @@ export function createCallActivities(deps: CallActivityDeps) {
         decision: 'bubble',
         details: { from: input.fromId, to: input.toId, automatic: input.automatic },
       });
+      // The dashboard's inboxes change hands (no webhook kind exists for a bubble).
+      const data = await approvalEventData(input.approvalId);
+      await publishUserEvent(pool, { orgId: input.spec.orgId, userId: input.spec.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${input.approvalId}_bubbled_${input.toId}` }, logger);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

@@ -28,6 +28,9 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { auditRoutes } from './audit/routes.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { mcpRoutes } from './mcp/endpoint.ts';
+import { eventRoutes } from './events/routes.ts';
+import { createUserEventHub } from './events/hub.ts';
+import { blastRadiusRoutes } from './approvals/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -97,9 +100,11 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
   v1.use(add(downloadRoutes(sd.pool)));
+  v1.use(add(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
   );
+  v1.use(add(blastRadiusRoutes(services.blastRadius)));
   v1.use(add(diagnosticsRoutes(services.diagnostics)));
   v1.use(notFoundHandler());
   const document = buildOpenApiDocument([...operations, ...OAUTH_OPERATIONS], { publicUrl, version: API_VERSION });

@@ -22,6 +22,7 @@ import { createAuditService } from './audit/service.ts';
 import { createOAuthServer } from './oauth/server.ts';
 import { createOAuthService } from './oauth/service.ts';
 import { createAccessTokenVerifier } from './oauth/verify.ts';
+import { createBlastRadiusService } from './approvals/blast-radius.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -85,7 +86,8 @@ export function createServices(deps: ServiceDeps) {
   });
   const orgs = createOrgService({ pool: deps.pool });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics };
+  const blastRadius = createBlastRadiusService({ pool: deps.pool, calls });
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,10 +1,12 @@
 // SvelteKit 3 takes its configuration here, inside sveltekit({...}).
 import adapter from '@sveltejs/adapter-static';
 import { sveltekit } from '@sveltejs/kit/vite';
+import tailwindcss from '@tailwindcss/vite';
 import { defineConfig } from 'vite';
 
 export default defineConfig({
   plugins: [
+    tailwindcss(),
     sveltekit({
       adapter: adapter({ pages: 'build', assets: 'build', fallback: 'index.html', strict: false }),
     }),

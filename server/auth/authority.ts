@@ -41,7 +41,8 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /identities/:id/keys', agent: 'descendant' },
   { route: 'POST /identities/:id/keys', agent: 'descendant' },
   { route: 'POST /identities/:id/keys/:keyId/revoke', agent: 'descendant' },
-  // Permissions are granted by people only.
+  // Permissions are granted by people only; so are settings that widen them (inherit_permissions).
+  { route: 'PATCH /identities/:id', agent: 'deny' },
   { route: 'POST /identities/:id/rules', agent: 'deny' },
   { route: 'POST /identities/:id/rules/:ruleId/revoke', agent: 'deny' },
   // Calls, reads, search, approvals of descendants, downloads of its results.
@@ -50,6 +51,9 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /approvals', agent: 'allow' },
   { route: 'GET /approvals/:id', agent: 'allow' },
   { route: 'POST /approvals/:id/resolve', agent: 'allow' },
+  // The dashboard's: weighing a remembered tier, the people's event stream (agents have GET /mcp).
+  { route: 'GET /approvals/:id/blast-radius', agent: 'deny' },
+  { route: 'GET /events', agent: 'deny' },
   { route: 'GET /downloads/:id', agent: 'allow' },
   { route: 'GET /search', agent: 'allow' },
   { route: 'GET /services', agent: 'allow' },

@@ -29,6 +29,9 @@ const createRuleBody = z.strictObject({
   ttl: z.string().optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
 });
+const updateBody = z
+  .strictObject({ inherit_permissions: z.boolean().optional(), auto_call_on_approve: z.boolean().optional() })
+  .refine((b) => b.inherit_permissions !== undefined || b.auto_call_on_approve !== undefined, { message: 'send inherit_permissions or auto_call_on_approve' });
 const listRulesQuery = z.strictObject({ include_revoked: z.enum(['true', 'false']).optional() });
 
 export function identityRoutes(identities: IdentityService): Router {
@@ -75,6 +78,19 @@ export function identityRoutes(identities: IdentityService): Router {
     errors: ['not_found'],
   }, async (req, res) => {
     res.json(await identities.get(principalOf(req), params.parse(req.params).id));
+  });
+  r.route({
+    method: 'patch',
+    path: '/identities/{id}',
+    operationId: 'updateIdentity',
+    summary: 'Settings of an agent or subagent (people only): inherit_permissions (subagents), auto_call_on_approve',
+    auth: 'human',
+    params,
+    body: updateBody,
+    responses: { 200: Identity },
+    errors: [...managed, 'invalid_request'],
+  }, async (req, res) => {
+    res.json(await identities.updateSettings(principalOf(req), params.parse(req.params).id, updateBody.parse(req.body)));
   });
   r.route({
     method: 'post',

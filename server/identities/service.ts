@@ -166,6 +166,22 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
       return { identity: publicIdentity(result.identity), key: { ...publicKey(result.key), token } };
     },
 
+    /**
+     * People only: inheriting widens what a subagent may do, so an agent never flips it (nor
+     * auto_call_on_approve) for itself or its subagents.
+     */
+    async updateSettings(p: Principal, id: string, input: { inherit_permissions?: boolean | undefined; auto_call_on_approve?: boolean | undefined }) {
+      if (p.type !== 'user') throw forbidden('only people may change an agent\'s settings');
+      const target = await loadVisible(p, id);
+      await assertManages(p, target);
+      assertActive(target);
+      if (target.kind === 'user') throw invalidRequest('settings apply to agents and subagents, not users');
+      if (input.inherit_permissions !== undefined && target.kind !== 'subagent') {
+        throw invalidRequest('inherit_permissions applies to subagents only (the parent must be an agent)', { field: 'inherit_permissions' });
+      }
+      return publicIdentity(await store.updateAgentSettings(pool, target.id, { inheritPermissions: input.inherit_permissions, autoCallOnApprove: input.auto_call_on_approve }));
+    },
+
     /** Revoking or archiving an identity does the same to its whole subtree and kills its keys. */
     async setStatus(p: Principal, id: string, status: 'revoked' | 'archived') {
       const target = await loadVisible(p, id);

@@ -94,6 +94,16 @@ export async function createAgent(
     RETURNING ${IDENTITY_COLUMNS}`);
 }
 
+/** Settings of an agent or subagent; absent fields stay as they are. */
+export async function updateAgentSettings(db: Db, id: string, u: { inheritPermissions?: boolean | undefined; autoCallOnApprove?: boolean | undefined }): Promise<IdentityRow> {
+  return db.one(sql.type(identityRow)`
+    UPDATE identities SET
+      inherit_permissions = coalesce(${u.inheritPermissions ?? null}::boolean, inherit_permissions),
+      auto_call_on_approve = coalesce(${u.autoCallOnApprove ?? null}::boolean, auto_call_on_approve)
+    WHERE id = ${id} AND kind <> 'user'
+    RETURNING ${IDENTITY_COLUMNS}`);
+}
+
 export const getIdentity = (db: Db, id: string) =>
   db.maybeOne(sql.type(identityRow)`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${id}`);
 

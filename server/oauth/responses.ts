@@ -40,6 +40,7 @@ export const OAuthBinding = z
     self_approve_enabled: z.boolean(),
     created_at: timestamp,
     revoked_at: nullableTimestamp,
+    last_used_at: nullableTimestamp,
   })
   .meta({ id: 'OAuthBinding' });
 

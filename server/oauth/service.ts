@@ -32,6 +32,7 @@ function publicBinding(b: store.BindingRow & { agent_name?: string; agent_status
     self_approve_enabled: b.self_approve_enabled,
     created_at: b.created_at.toISOString(),
     revoked_at: b.revoked_at?.toISOString() ?? null,
+    last_used_at: b.last_used_at?.toISOString() ?? null,
   };
 }
 

@@ -16,11 +16,12 @@ export const bindingRow = z.object({
   created_at: z.date(),
   updated_at: z.date(),
   revoked_at: z.date().nullable(),
+  last_used_at: z.date().nullable(),
 });
 export type BindingRow = z.infer<typeof bindingRow>;
 
 const BINDING_COLUMNS = sql.fragment`
-  b.id, b.user_id, b.client_id, b.agent_id, b.grant_id, b.self_approve_enabled, b.created_at, b.updated_at, b.revoked_at`;
+  b.id, b.user_id, b.client_id, b.agent_id, b.grant_id, b.self_approve_enabled, b.created_at, b.updated_at, b.revoked_at, b.last_used_at`;
 
 /** A live binding with what decides whether it still authorizes anything. */
 export const bindingStateRow = bindingRow.extend({
@@ -120,6 +121,8 @@ export const selfApproveEnabled = (db: Db, q: { userId: string; clientId: string
 // Access-token resolution --------------------------------------------------------------------------
 
 export const tokenPrincipalRow = z.object({
+  binding_id: z.string(),
+  last_used_at: z.date().nullable(),
   org_id: z.string(),
   user_id: z.string(),
   agent_id: z.string(),
@@ -133,7 +136,7 @@ export const tokenPrincipalRow = z.object({
  */
 export const resolveTokenPrincipal = (db: Db, t: { clientId: string; agentId: string; grantId: string; jti: string }) =>
   db.maybeOne(sql.type(tokenPrincipalRow)`
-    SELECT a.org_id, b.user_id, a.id AS agent_id, a.kind
+    SELECT b.id AS binding_id, b.last_used_at, a.org_id, b.user_id, a.id AS agent_id, a.kind
     FROM oauth_bindings b
     JOIN identities a ON a.id = b.agent_id
     WHERE b.client_id = ${t.clientId} AND b.agent_id = ${t.agentId} AND b.revoked_at IS NULL
@@ -144,6 +147,10 @@ export const resolveTokenPrincipal = (db: Db, t: { clientId: string; agentId: st
         WHERE g.type = 'Grant' AND g.id = ${t.grantId} AND (g.expires_at IS NULL OR g.expires_at > now())
           AND g.payload->>'clientId' = b.client_id AND g.payload->>'accountId' = b.user_id::text)
       AND NOT EXISTS (SELECT 1 FROM oauth_revoked_access_tokens x WHERE x.jti = ${t.jti})`);
+
+export async function touchBinding(db: Db, id: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE oauth_bindings SET last_used_at = now() WHERE id = ${id}`);
+}
 
 export async function revokeAccessToken(db: Db, t: { jti: string; clientId: string; expiresAt: Date }): Promise<void> {
   await db.query(sql.unsafe`

@@ -8,6 +8,8 @@ import type { AgentPrincipal } from '../auth/principal.ts';
 import { SIGNING_ALG } from './keys.ts';
 import * as store from './store.ts';
 
+const BINDING_TOUCH_INTERVAL_MS = 60_000;
+
 /** The private claim carrying the provider grant a token was issued under. */
 export const GRANT_CLAIM = 'gid';
 
@@ -93,6 +95,8 @@ export function createAccessTokenVerifier(deps: { pool: DatabasePool; publicUrl:
       if (!/^[0-9a-f-]{36}$/i.test(c.sub)) return null;
       const row = await store.resolveTokenPrincipal(deps.pool, { clientId: c.client_id, agentId: c.sub, grantId: c[GRANT_CLAIM], jti: c.jti });
       if (!row) return null;
+      // "Last used" for the agents page, written at most once a minute per binding.
+      if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > BINDING_TOUCH_INTERVAL_MS) await store.touchBinding(deps.pool, row.binding_id);
       return { type: 'agent', orgId: row.org_id, userId: row.user_id, identityId: row.agent_id, kind: row.kind, via: 'oauth', credentialId: c.client_id };
     },
   };

@@ -51,6 +51,7 @@ const MATRIX: Record<string, Row> = {
   'GET /identities': { path: '/identities', expect: [200, 200, 200, 200, 200, 401] },
   'POST /identities/agents': { path: '/identities/agents', body: { name: 'matrix child' }, expect: [201, 201, 201, 201, 201, 401] },
   'GET /identities/:id': { path: (c) => `/identities/${c.subId}`, expect: [200, 200, 200, 200, 404, 401] },
+  'PATCH /identities/:id': { path: (c) => `/identities/${c.subId}`, body: { auto_call_on_approve: true }, expect: [200, 200, 403, 403, 403, 401] },
   'GET /identities/:id/rules': { path: (c) => `/identities/${c.subId}/rules`, expect: [200, 200, 200, 200, 404, 401] },
   'POST /identities/:id/revoke': { path: async (c) => `/identities/${(await c.fresh()).id}/revoke`, expect: [200, 200, 200, 404, 404, 401] },
   'POST /identities/:id/archive': { path: async (c) => `/identities/${(await c.fresh()).id}/archive`, expect: [200, 200, 200, 404, 404, 401] },
@@ -72,6 +73,10 @@ const MATRIX: Record<string, Row> = {
   'GET /approvals': { path: '/approvals', expect: [200, 200, 200, 200, 200, 401] },
   'GET /approvals/:id': { path: `/approvals/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'POST /approvals/:id/resolve': { path: `/approvals/${RANDOM}/resolve`, body: { decision: 'deny' }, expect: [404, 404, 404, 404, 404, 401] },
+  'GET /approvals/:id/blast-radius': { path: `/approvals/${RANDOM}/blast-radius?tier=0`, expect: [404, 404, 403, 403, 403, 401] },
+  // A 200 here is a stream that never ends: a bad resume id shows the route's gate instead (the
+  // stream itself: test/integration/dashboard-api.test.ts).
+  'GET /events': { path: '/events?last_event_id=not-an-id', expect: [400, 400, 403, 403, 403, 401] },
   'GET /downloads/:id': { path: `/downloads/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
 
   'GET /search': { path: '/search?q=weather', expect: [200, 200, 200, 200, 200, 401] },

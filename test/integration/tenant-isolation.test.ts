@@ -92,6 +92,8 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   webhooks: inOrg,
   webhook_deliveries: (o) => sql.fragment`webhook_id IN (SELECT id FROM webhooks WHERE org_id = ${o})`,
   downloads: inOrg,
+  // The people's event stream (GET /v1/events), kept for Last-Event-ID resume.
+  user_events: inOrg,
   // The gateway's own OAuth server (migration 0006): bindings and revocations are per user / org;
   // provider payloads (grants, sessions, …) name their user as accountId.
   oauth_bindings: (o) => ofOrgIdentities('user_id', o),

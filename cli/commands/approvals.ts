@@ -1,0 +1,174 @@
+// For approvers: `gateway approvals [show ID | watch]`, `gateway approve ID`, `gateway deny ID`.
+import { Option, type Command } from 'commander';
+import { ok, resolveCaller, type Caller } from '../lib/caller.ts';
+import { usageError } from '../lib/errors.ts';
+import type { Approval } from '../lib/follow.ts';
+import { age, clip, expiresIn, table } from '../lib/format.ts';
+import { identityPaths, requesterPath } from '../lib/identities.ts';
+import { out, print, printJson, riskColour, say } from '../lib/output.ts';
+import { SseParser } from '../mcp/sse.ts';
+
+const STATUSES = ['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled'] as const;
+type Status = (typeof STATUSES)[number];
+const caller = (cmd: Command) => resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
+const getApproval = (c: Caller, id: string) => ok(c.api.GET('/v1/approvals/{id}', { params: { path: { id } } }));
+
+function row(a: Approval, paths: Map<string, string>): string[] {
+  const live = a.status === 'pending' || a.status === 'bubbled';
+  return [
+    out(riskColour(a.risk), a.risk),
+    clip(a.action?.description ?? a.permission_keys.join(', '), 60),
+    requesterPath(paths, a.requester),
+    age(a.created_at),
+    live ? expiresIn(a.expires_at) : a.status,
+    a.id,
+  ];
+}
+
+async function list(o: { status?: string; all?: boolean; limit: string; json?: boolean }, cmd: Command): Promise<void> {
+  if (o.status && !STATUSES.includes(o.status as Status)) throw usageError(`--status is one of ${STATUSES.join(', ')}`);
+  const limit = Number(o.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw usageError('--limit is 1-100');
+  const c = await caller(cmd);
+  // Default: what waits for you (pending or escalated, raised by your subtree, not by yourself).
+  const query = o.status ? { status: o.status as Status, limit } : o.all ? { limit } : { scope: 'actionable' as const, limit };
+  const page = await ok(c.api.GET('/v1/approvals', { params: { query } }));
+  if (o.json) return printJson(page);
+  if (page.approvals.length === 0) {
+    say(o.status || o.all ? 'No approvals.' : 'Nothing waits for you.');
+    return;
+  }
+  const { paths } = await identityPaths(c);
+  print(table(['RISK', 'DESCRIPTION', 'REQUESTER', 'AGE', 'EXPIRES', 'ID'], page.approvals.map((a) => row(a, paths))));
+}
+
+async function show(id: string, o: { json?: boolean }, cmd: Command): Promise<void> {
+  const c = await caller(cmd);
+  const a = await getApproval(c, id);
+  if (o.json) return printJson(a);
+  const { paths } = await identityPaths(c);
+  const lines = [
+    `${out('bold', a.action?.description ?? '(no description)')}`,
+    `status:      ${a.status}${a.decision ? ` (${a.decision}${a.reason ? `: ${a.reason}` : ''})` : ''}`,
+    `risk:        ${out(riskColour(a.risk), a.risk)}`,
+    `requester:   ${requesterPath(paths, a.requester)} (${a.relationship})`,
+    `raised:      ${age(a.created_at)}`,
+    `expires:     ${expiresIn(a.expires_at)}`,
+    `service:     ${a.action ? `${a.action.service} · ${a.action.action}` : '-'}`,
+    `keys:        ${a.permission_keys.join(', ')}`,
+  ];
+  const disclosed = Array.isArray(a.action?.disclosed) ? (a.action.disclosed as Array<{ label?: unknown; value?: unknown }>) : [];
+  if (disclosed.length) {
+    lines.push('disclosed:');
+    for (const d of disclosed) lines.push(`  ${String(d.label ?? '')}: ${typeof d.value === 'string' ? d.value : JSON.stringify(d.value)}`);
+  }
+  if (a.suggested_tiers.length) {
+    lines.push('tiers (remember with: gateway approve ID --tier N --ttl 7d):');
+    a.suggested_tiers.forEach((t, i) => lines.push(`  ${i + 1}. ${t.description}: ${t.keys.join(', ')}`));
+  }
+  if (a.execution) lines.push(`execution:   ${a.execution.status}${a.execution.http_status_code ? ` (HTTP ${a.execution.http_status_code})` : ''}`);
+  lines.push(`url:         ${a.approval_url}`);
+  print(lines.join('\n'));
+}
+
+async function decide(id: string, body: Record<string, unknown>, o: { json?: boolean }, cmd: Command): Promise<void> {
+  const c = await caller(cmd);
+  const record = await ok(c.api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: body as never }));
+  if (o.json) return printJson(record);
+  const exec = record.execution ? `; the call is ${record.execution.status}` : '';
+  say(`${record.status === 'denied' ? 'Denied' : record.status === 'allowed' ? 'Allowed' : record.status} ${id}${exec}`);
+}
+
+async function approve(id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean }, cmd: Command): Promise<void> {
+  let keys = o.remember ?? [];
+  if (o.tier !== undefined) {
+    const n = Number(o.tier);
+    const a = await getApproval(await caller(cmd), id);
+    const tier = a.suggested_tiers[n - 1];
+    if (!Number.isInteger(n) || !tier) throw usageError(`--tier is 1-${a.suggested_tiers.length} (see \`gateway approvals show ${id}\`)`);
+    keys = [...keys, ...tier.keys];
+  }
+  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
+  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
+  await decide(id, keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl } : { decision: 'allow_once' }, o, cmd);
+}
+
+/** Prints approvals as they arrive: over GET /v1/events when the gateway has it, else by polling. */
+async function watch(o: { json?: boolean; interval: string }, cmd: Command): Promise<void> {
+  const c = await caller(cmd);
+  const seen = new Set<string>();
+  let paths = (await identityPaths(c)).paths;
+  const emit = (a: Approval) => {
+    if (seen.has(a.id)) return;
+    seen.add(a.id);
+    if (o.json) return print(JSON.stringify(a));
+    if (!paths.has(a.requester.id)) void identityPaths(c).then((p) => (paths = p.paths));
+    print(`${new Date(a.created_at).toLocaleTimeString()}  ${row(a, paths).join('  ')}`);
+  };
+  const fetchNew = async () => {
+    const page = await ok(c.api.GET('/v1/approvals', { params: { query: { scope: 'actionable', limit: 50 } } }));
+    page.approvals.reverse().forEach(emit);
+  };
+  const first = await ok(c.api.GET('/v1/approvals', { params: { query: { scope: 'actionable', limit: 50 } } }));
+  first.approvals.forEach((a) => seen.add(a.id)); // only what arrives from now on
+  say(`Watching for new approvals on ${c.url} (Ctrl-C to stop)…`);
+  const intervalMs = Math.max(1, Number(o.interval)) * 1000;
+  for (;;) {
+    const res = c.kind === 'person' ? await c.fetch(`${c.url}/v1/events`, { headers: { accept: 'text/event-stream' } }).catch(() => null) : null;
+    if (res?.ok && res.body && (res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      const parser = new SseParser();
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          const events = parser.push(decoder.decode(chunk, { stream: true }));
+          if (events.some((e) => e.includes('approval.raised') || e.includes('approval.bubbled') || e.includes('refetch'))) await fetchNew();
+        }
+      } catch {
+        /* dropped: reconnect below */
+      }
+    } else {
+      await res?.body?.cancel().catch(() => undefined);
+      await fetchNew();
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export function approvalsCommands(program: Command): void {
+  const approvals = program
+    .command('approvals')
+    .description('approvals waiting for you (a table), or --status / --all')
+    .option('--status <status>', `only this status: ${STATUSES.join(', ')}`)
+    .option('--all', 'every approval you can see, newest first')
+    .option('--limit <n>', 'how many (1-100)', '20')
+    .option('--json', 'machine-readable output')
+    .action((o: { status?: string; all?: boolean; limit: string; json?: boolean }, cmd: Command) => list(o, cmd));
+  approvals
+    .command('show')
+    .description('one approval: action, disclosed fields, permission keys, tiers, execution')
+    .argument('<id>', 'the approval id')
+    .option('--json', 'machine-readable output')
+    .action((id: string, _o: unknown, cmd: Command) => show(id, cmd.optsWithGlobals(), cmd));
+  approvals
+    .command('watch')
+    .description('print new approvals as they arrive (live over /v1/events, else polling)')
+    .option('--interval <seconds>', 'polling interval when there is no event stream', '3')
+    .option('--json', 'one JSON object per line')
+    .action((_o: unknown, cmd: Command) => watch(cmd.optsWithGlobals(), cmd));
+  program
+    .command('approve')
+    .description('allow a pending call (once, or remember keys for a while)')
+    .argument('<id>', 'the approval id')
+    .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
+    .option('--tier <n>', 'remember the keys of suggested tier N')
+    .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
+    .option('--json', 'machine-readable output')
+    .action((id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean }, cmd: Command) => approve(id, o, cmd));
+  program
+    .command('deny')
+    .description('refuse a pending call; the caller sees the reason')
+    .argument('<id>', 'the approval id')
+    .option('--reason <text>', 'why (shown to the caller)')
+    .option('--json', 'machine-readable output')
+    .action((id: string, o: { reason?: string; json?: boolean }, cmd: Command) => decide(id, { decision: 'deny', ...(o.reason ? { reason: o.reason } : {}) }, o, cmd));
+}

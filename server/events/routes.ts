@@ -1,0 +1,100 @@
+// GET /v1/events: Server-Sent Events for people signed in to the dashboard. Each event carries its
+// id; a client that reconnects with Last-Event-ID (header, or `last_event_id` for a fresh
+// EventSource) gets what it missed, or a `gap` event telling it to refetch.
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { requireHuman } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import type { DatabasePool } from 'slonik';
+import type { UserEventHub } from './hub.ts';
+import { eventsAfter, storedBounds, type EventScope, type UserEvent } from './store.ts';
+
+/** Backlog sent on resume; a client further behind gets a `gap` instead. */
+export const MAX_BACKLOG = 500;
+const HEARTBEAT_MS = 20_000;
+
+const eventId = z.string().regex(/^\d{1,18}$/, 'must be the id of an event this stream sent').transform(BigInt);
+const query = z.strictObject({ last_event_id: eventId.optional() });
+
+function frame(e: UserEvent): string {
+  return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, ...e.data })}\n\n`;
+}
+
+export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Router {
+  const r = apiRouter({ tags: ['Events'] });
+  r.route({
+    method: 'get',
+    path: '/events',
+    operationId: 'streamEvents',
+    summary: 'Server-Sent Events about approvals for a signed-in person (resumable with Last-Event-ID)',
+    description:
+      'Events: approval.raised, approval.resolved, approval.bubbled, approval.executed, approval.execution_failed, approval.expired; ' +
+      'plus `ready` (caught up) and `gap` (events since Last-Event-ID are no longer kept: refetch). Members see their own chain, admins the org.',
+    auth: 'human',
+    query,
+    responses: { 200: { description: 'An event stream that stays open', contentType: 'text/event-stream', schema: z.string() } },
+    errors: ['forbidden', 'invalid_request'],
+  }, async (req: Request, res: Response) => {
+    const p = requireHuman(req);
+    const header = req.get('last-event-id');
+    const q = query.parse(req.query);
+    const lastId = header !== undefined && header !== '' ? eventId.parse(header) : q.last_event_id;
+    const scope: EventScope = { orgId: p.orgId, userId: p.role === 'admin' ? null : p.userId };
+
+    // Subscribe before reading the backlog, and hold live events until it is out, so nothing
+    // falls between the two; ids already sent are skipped.
+    let sent = lastId ?? 0n;
+    let held: UserEvent[] | null = [];
+    const send = (e: UserEvent) => {
+      if (BigInt(e.id) <= sent) return;
+      sent = BigInt(e.id);
+      res.write(frame(e));
+    };
+    let closed = false;
+    const cleanup: Array<() => void> = [];
+    const end = () => {
+      if (closed) return;
+      closed = true;
+      for (const undo of cleanup.splice(0)) undo();
+      if (!res.writableEnded) res.end();
+    };
+    res.on('close', end);
+    const unsubscribe = await deps.hub.subscribe(
+      scope,
+      (e) => (held ? held.push(e) : send(e)),
+      end,
+    );
+    cleanup.push(unsubscribe);
+    if (closed) return end();
+
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.write('retry: 3000\n\n');
+    const bounds = await storedBounds(deps.pool);
+    if (lastId === undefined) {
+      // A fresh stream starts "now": its first id is where a later resume continues from.
+      sent = bounds.max ?? 0n;
+      res.write(`id: ${sent}\nevent: ready\ndata: {}\n\n`);
+    } else {
+      const pruned = bounds.min === null ? lastId > 0n : lastId < bounds.min - 1n;
+      const backlog = pruned || (bounds.max !== null && lastId > bounds.max) ? null : await eventsAfter(deps.pool, scope, lastId, MAX_BACKLOG + 1);
+      if (backlog === null || backlog.length > MAX_BACKLOG) {
+        // Too far behind (or an id from another database): resume from now and let the client refetch.
+        sent = bounds.max ?? 0n;
+        res.write(`id: ${sent}\nevent: gap\ndata: ${JSON.stringify({ reason: 'events since your last id are no longer kept: refetch' })}\n\n`);
+      } else {
+        for (const e of backlog) send(e);
+        res.write(`event: ready\ndata: {}\n\n`);
+      }
+    }
+    for (const e of held) send(e);
+    held = null;
+    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    cleanup.push(() => clearInterval(heartbeat));
+  });
+  return r.router;
+}

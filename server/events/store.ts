@@ -1,0 +1,143 @@
+// The people's event log behind GET /v1/events: rows in PostgreSQL (so a client can resume with
+// Last-Event-ID after a disconnect, on any replica) plus a NOTIFY per new row for the live streams.
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Logger } from '../logger.ts';
+
+export const USER_EVENTS_CHANNEL = 'gateway_user_events';
+/** How long events stay resumable; a client away longer gets a `gap` and refetches. */
+export const USER_EVENT_RETENTION_HOURS = 24;
+
+export const USER_EVENT_TYPES = [
+  'approval.raised',
+  'approval.resolved',
+  'approval.bubbled',
+  'approval.executed',
+  'approval.execution_failed',
+  'approval.expired',
+] as const;
+export type UserEventType = (typeof USER_EVENT_TYPES)[number];
+
+/** What a stream sends as `data`: small (NOTIFY caps payloads at 8000 bytes), no result bodies. */
+export interface UserEventData {
+  approval_id: string;
+  status?: string;
+  risk?: string;
+  action_description?: string;
+  requester_id?: string;
+  resolver_id?: string;
+  decision?: string;
+  reason?: string;
+  expires_at?: string;
+  execution?: { id: string; status: string; http_status_code?: number };
+}
+
+export interface UserEvent {
+  id: string;
+  org_id: string;
+  user_id: string;
+  type: UserEventType;
+  data: UserEventData;
+}
+
+const eventRow = z.object({
+  id: z.union([z.string(), z.number(), z.bigint()]).transform(String),
+  org_id: z.string(),
+  user_id: z.string(),
+  type: z.enum(USER_EVENT_TYPES),
+  data: z.record(z.string(), z.unknown()),
+});
+
+const clip = (v: unknown, max: number): string | undefined => (typeof v === 'string' ? v.slice(0, max) : undefined);
+
+/** Keeps the fields the dashboard needs; drops anything large (results, request bodies). */
+export function compactEventData(data: Record<string, unknown>): UserEventData {
+  const out: UserEventData = { approval_id: String(data.approval_id) };
+  for (const [k, max] of [
+    ['status', 40],
+    ['risk', 10],
+    ['action_description', 500],
+    ['requester_id', 40],
+    ['resolver_id', 40],
+    ['decision', 40],
+    ['reason', 1000],
+    ['expires_at', 40],
+  ] as const) {
+    const v = clip(data[k], max);
+    if (v !== undefined) out[k] = v;
+  }
+  const exec = data.execution as Record<string, unknown> | undefined;
+  if (exec && typeof exec.id === 'string') {
+    out.execution = { id: exec.id, status: String(exec.status) };
+    if (typeof exec.http_status_code === 'number') out.execution.http_status_code = exec.http_status_code;
+  }
+  return out;
+}
+
+/** The people's name for a call-workflow transition: an expiry is its own event. */
+export function userEventType(type: string, data: Record<string, unknown>): UserEventType | null {
+  if (type === 'approval.resolved' && data.status === 'expired') return 'approval.expired';
+  return (USER_EVENT_TYPES as readonly string[]).includes(type) ? (type as UserEventType) : null;
+}
+
+/**
+ * Records one event and notifies every replica's streams, in one transaction (NOTIFY is delivered
+ * at commit, after the row is visible). A retried activity hits `dedupe_key` and sends nothing.
+ * Best effort: failures are logged and never break the workflow's activity.
+ */
+export async function publishUserEvent(
+  pool: DatabasePool,
+  e: { orgId: string; userId: string; type: string; data: Record<string, unknown>; dedupeKey: string },
+  logger?: Pick<Logger, 'warn'>,
+): Promise<void> {
+  const type = userEventType(e.type, e.data);
+  if (!type) return;
+  const data = compactEventData(e.data);
+  try {
+    await pool.transaction(async (tx) => {
+      const row = await tx.maybeOne(sql.type(z.object({ id: z.union([z.string(), z.number(), z.bigint()]).transform(String) }))`
+        INSERT INTO user_events (org_id, user_id, type, approval_id, data, dedupe_key)
+        VALUES (${e.orgId}, ${e.userId}, ${type}, ${data.approval_id}, ${sql.jsonb(data as never)}, ${e.dedupeKey})
+        ON CONFLICT (dedupe_key) DO NOTHING
+        RETURNING id`);
+      if (!row) return;
+      const payload: UserEvent = { id: row.id, org_id: e.orgId, user_id: e.userId, type, data };
+      await tx.query(sql.unsafe`SELECT pg_notify(${USER_EVENTS_CHANNEL}, ${JSON.stringify(payload)})`);
+    });
+    await pruneUserEvents(pool, new Date(Date.now() - USER_EVENT_RETENTION_HOURS * 3600_000));
+  } catch (err) {
+    logger?.warn({ err: (err as Error).message, type }, 'could not publish a user event');
+  }
+}
+
+/** Drops events older than `before` (index range scan; usually finds nothing). */
+export async function pruneUserEvents(db: CommonQueryMethods, before: Date): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM user_events WHERE created_at < ${before.toISOString()}`);
+}
+
+export interface EventScope {
+  orgId: string;
+  /** null: the whole org (admins). */
+  userId: string | null;
+}
+
+export function inScope(scope: EventScope, e: Pick<UserEvent, 'org_id' | 'user_id'>): boolean {
+  return e.org_id === scope.orgId && (scope.userId === null || e.user_id === scope.userId);
+}
+
+/** The bounds of what is still stored (all orgs): decides whether a resume point is still covered. */
+export async function storedBounds(db: CommonQueryMethods): Promise<{ min: bigint | null; max: bigint | null }> {
+  const row = await db.one(sql.type(z.object({ min: z.string().nullable(), max: z.string().nullable() }))`
+    SELECT min(id)::text AS min, max(id)::text AS max FROM user_events`);
+  return { min: row.min === null ? null : BigInt(row.min), max: row.max === null ? null : BigInt(row.max) };
+}
+
+/** Events after `afterId` visible in `scope`, oldest first, at most `limit`. */
+export async function eventsAfter(db: CommonQueryMethods, scope: EventScope, afterId: bigint, limit: number): Promise<UserEvent[]> {
+  const rows = await db.any(sql.type(eventRow)`
+    SELECT id::text AS id, org_id, user_id, type, data FROM user_events
+    WHERE org_id = ${scope.orgId} AND id > ${afterId.toString()}
+      ${scope.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${scope.userId}`}
+    ORDER BY id LIMIT ${limit}`);
+  return rows.map((r) => ({ ...r, data: r.data as unknown as UserEventData }));
+}
