@@ -13,7 +13,8 @@ import { publishUserEvent } from '../server/events/store.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
-import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { executeUpstream, planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { createExecutionStepActivities, OUTCOME_UNKNOWN } from './execution-steps.ts';
 import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
 import * as identities from '../server/identities/store.ts';
 import type { Logger } from '../server/logger.ts';
@@ -63,6 +64,22 @@ function disclosedDetails(spec: CallSpec): { disclosed?: CallSpec['disclosed'] }
 function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
   return { code: 'internal', message: 'internal error while executing the call' };
+}
+
+/**
+ * Writes the result of a request that already left: retried (briefly) until it lands, so a
+ * PostgreSQL restart does not turn a sent call into a re-run. Bounded: past it, the error surfaces.
+ */
+async function untilLanded<T>(write: () => Promise<T>, budgetMs = 30_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delay = 200; ; delay = Math.min(delay * 2, 2_000)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 export function createCallActivities(deps: CallActivityDeps) {
@@ -128,6 +145,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               triggered_by: exec.triggered_by,
               ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
               ...(exec.result !== null ? { result: exec.result } : {}),
+              ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
             },
           }
         : {}),
@@ -289,13 +307,16 @@ export function createCallActivities(deps: CallActivityDeps) {
             return await fail({ code: 'forbidden', message: `denied by rule "${decision.rule.pattern}" since the approval` }, 'cancelled');
           }
         }
-        const call = await calls.getCall(pool, spec.callId);
+        // The covered path's "about to send" mark rides on the read of the call (issue 11): a
+        // re-run after a crash (the local activity runs again) sees it and never repeats a
+        // non-idempotent request. The replay of histories from before the split keeps its read.
+        const call = executionId ? await calls.getCall(pool, spec.callId) : await calls.claimCallSend(pool, spec.callId);
         if (!call) throw new Error(`call ${spec.callId} not found`);
         const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
         const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
         const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
         if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-        const out = await executeUpstream(deps.executor, {
+        const executeInput = {
           orgId: spec.orgId,
           requesterId: spec.requesterId,
           userId: spec.userId,
@@ -303,11 +324,21 @@ export function createCallActivities(deps: CallActivityDeps) {
           action,
           request: stored,
           verbose: spec.verbose && input.triggeredBy === null,
-        });
+        };
+        let out;
+        if (executionId) out = await executeUpstream(deps.executor, executeInput);
+        else {
+          const planned = await planUpstream(deps.executor, executeInput);
+          if ('previously_marked' in call && call.previously_marked && !planned.idempotent) {
+            logger.warn({ call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
+            return await fail(OUTCOME_UNKNOWN);
+          }
+          out = await planned.send(spec.callId);
+        }
         const outcome: CallOutcome = { status: 'called', result: out.result, action_description: spec.description };
-        await calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode);
+        await untilLanded(() => calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode));
         if (executionId) await calls.updateExecution(pool, executionId, { status: 'executed', httpStatusCode: out.httpStatusCode, result: out.result, finished: true });
-        await audit(spec, {
+        await untilLanded(() => audit(spec, {
           event: executionId ? 'execution.executed' : 'call.called',
           actorId: spec.requesterId,
           approvalId,
@@ -315,7 +346,7 @@ export function createCallActivities(deps: CallActivityDeps) {
           decision: executionId ? 'executed' : 'covered',
           httpStatusCode: out.httpStatusCode,
           details: { duration_ms: out.result.duration_ms, request: call.request_redacted, ...disclosedDetails(spec) },
-        });
+        }));
         if (executionId) await emit(spec, 'approval.executed', await approvalEventData(approvalId!));
         return { outcome, httpStatusCode: out.httpStatusCode, executionStatus: executionId ? 'executed' : null };
       } catch (err) {
@@ -365,6 +396,8 @@ export function createCallActivities(deps: CallActivityDeps) {
         }
       });
     },
+    ...createExecutionStepActivities({ pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData }),
+
     /** The covered fast path: check and, when covered, execute — one local activity, one round. */
     async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
       const check = await acts.checkPermission({ spec: input.spec });

@@ -38,6 +38,8 @@ const envSchema = z.object({
       .optional(),
   ),
   TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+  // Several gateways on one Temporal server (tests, the chaos benchmark) each need their own queue.
+  TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('gateway-actions'),
   TEMPORAL_CLI_PATH: optionalString,
   // 32 bytes, base64 or hex. Generated into DATA_DIR when absent outside production.
   GATEWAY_MASTER_KEY: optionalString.pipe(
@@ -100,6 +102,7 @@ export interface Config {
   temporal: {
     address: string | undefined;
     namespace: string;
+    taskQueue: string;
     cliPath: string | undefined;
     /** gRPC port of the embedded dev server. */
     port: number;
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,

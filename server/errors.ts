@@ -18,6 +18,10 @@ export const ERROR_STATUS = {
   upstream_unreachable: 502,
   upstream_timeout: 504,
   unavailable: 503,
+  /** An approved call may have reached the upstream before a crash and is not idempotent: not re-sent. */
+  outcome_unknown: 502,
+  /** The workflow behind an approval no longer exists: the approval was closed. */
+  workflow_gone: 410,
   needs_authentication: 401,
   reauth_required: 401,
   missing_scopes: 403,

@@ -6,6 +6,8 @@ import { pendingMigrations } from './db/migrate.ts';
 export interface ReadinessReport {
   ready: boolean;
   checks: { database: string; migrations: string; temporal: string };
+  /** The dependencies that do not answer (`database`, `temporal`): what an operator looks at first. */
+  down: Array<'database' | 'temporal'>;
 }
 
 async function within<T>(ms: number, p: Promise<T>): Promise<T> {
@@ -35,5 +37,8 @@ export async function checkReadiness(deps: { pool: DatabasePool; temporal: Clien
       checks.temporal = `error: ${(err as Error).message}`;
     }
   }
-  return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+  const down: ReadinessReport['down'] = [];
+  if (checks.database !== 'ok') down.push('database');
+  if (checks.temporal !== 'ok') down.push('temporal');
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, down };
 }

@@ -23,6 +23,7 @@ import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import { cachedCliPath, resolveTemporalCli, TemporalCliUnavailableError } from './runtime/temporal-cli.ts';
 import { startTemporalDevServer, startTemporalViaSdkDownload } from './runtime/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
+import { watchTemporal } from './temporal/health.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
@@ -52,7 +53,7 @@ export interface StartOptions {
   workflowBundle?: { code: string } | { codePath: string };
 }
 
-export async function startGateway({ config, role, logger, taskQueue = TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {
@@ -102,11 +103,13 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     }
     const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace);
     onStop('Temporal client', temporalConn.close);
+    const temporalHealth = watchTemporal(temporalConn.client, logger);
+    onStop('Temporal health probe', async () => temporalHealth.stop());
 
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
     const catalog = createCatalog(loaded.services);
-    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog };
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
 

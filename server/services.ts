@@ -13,6 +13,7 @@ import { createDiagnosticsService } from './diagnostics/service.ts';
 import { saveDownload } from './downloads/store.ts';
 import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
+import type { TemporalHealth } from './temporal/health.ts';
 import { createRegistryService } from './registry/service.ts';
 import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
@@ -32,6 +33,8 @@ export interface ServiceDeps {
   masterKey: Buffer;
   /** Built-in templates, loaded once at start-up from config.serviceDirs. */
   catalog: Catalog;
+  /** Whether Temporal answers (calls answer 503 at once while it does not). */
+  temporalHealth?: TemporalHealth;
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -78,6 +81,7 @@ export function createServices(deps: ServiceDeps) {
     masterKey: deps.masterKey,
     config: deps.config,
     executor,
+    ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
     connections,
   });
   const orgs = createOrgService({ pool: deps.pool });

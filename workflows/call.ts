@@ -3,16 +3,18 @@
 // is the `outcome` update, which returns as soon as the workflow knows it.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import {
+  ActivityFailure,
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { createCallActivities } from '../activities/calls.ts';
+import type { createCallActivities, ExecuteCallResult } from '../activities/calls.ts';
 import { isAncestor } from '../core/permissions/chain.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
@@ -26,6 +28,9 @@ import {
   type ApprovalRecord,
   type ApprovalStatus,
   type CallOutcome,
+  type CallResult,
+  type CallWorkflowResult,
+  type ErrorBody,
   type CallSpec,
   type ExecutionRecord,
   type PendingApprovalOutcome,
@@ -34,9 +39,16 @@ import {
 
 type CallActivities = ReturnType<typeof createCallActivities>;
 
+/**
+ * Error types an activity throws that no retry can fix: the names the SDK records for our typed
+ * errors (`AppError`, `PermissionInputError`) and for malformed stored data (`ZodError`).
+ */
+const NON_RETRYABLE = ['AppError', 'PermissionInputError', 'ZodError'];
+
 const acts = proxyActivities<CallActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: ['GatewayError'] },
+  // Short: a completion lost with a dead worker (or Temporal) is retried within seconds.
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 // The upstream call itself is not retried blindly: a POST that reached the server must not run twice.
 const execActs = proxyActivities<CallActivities>({
@@ -47,12 +59,35 @@ const execActs = proxyActivities<CallActivities>({
 // workflow task, with no server round trip per step. A covered call thus completes in one task.
 const firstActs = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: ['GatewayError'] },
+  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 const firstExec = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 1 },
 });
+
+// The approved call's execution steps (issue 11; activities/execution-steps.ts). Short timeouts
+// and heartbeats: a dead worker is noticed within seconds and the step runs again elsewhere.
+// Prepare and record are idempotent and retried until they land; send is guarded by its mark.
+const prepareStep = proxyActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+const sendStep = proxyActivities<CallActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+const recordStep = proxyActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
+});
+
+/** Patch ids (workflow versioning): histories recorded before a change replay the old path. */
+const PATCHES = {
+  executionSteps: 'execution-steps-v1',
+  finalResult: 'final-result-v1',
+} as const;
 
 const statusKey = defineSearchAttributeKey('GatewayStatus', 'KEYWORD');
 
@@ -60,14 +95,23 @@ function reject(type: string, message: string): never {
   throw ApplicationFailure.nonRetryable(message, type);
 }
 
-export async function callWorkflow(spec: CallSpec): Promise<CallOutcome> {
-  const result = await runCall(spec);
+export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> {
+  const { outcome, final } = await runCall(spec);
   // Never complete under a running update handler: its caller must get its answer.
   await condition(allHandlersFinished);
-  return result;
+  // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
+  // not the first answer; histories from before this change keep their old result.
+  return patched(PATCHES.finalResult) ? final() : outcome;
 }
 
-async function runCall(spec: CallSpec): Promise<CallOutcome> {
+interface RunResult {
+  /** The first answer (the `outcome` update): the old workflow result. */
+  outcome: CallOutcome;
+  /** The final state, read once the workflow is done. */
+  final: () => CallWorkflowResult;
+}
+
+async function runCall(spec: CallSpec): Promise<RunResult> {
   let outcome: CallOutcome | undefined;
   let approvalId: string | null = null;
   let approvalStatus: ApprovalStatus | null = null;
@@ -178,8 +222,11 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   setHandler(
     replayUpdate,
     async (input): Promise<CallOutcome> => {
+      // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
+      await condition(() => !resolving);
       if (executionOutcome) return executionOutcome;
-      replay = { triggeredBy: input.triggeredBy };
+      if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
+      replay ??= { triggeredBy: input.triggeredBy };
       await condition(() => executionOutcome !== undefined);
       return executionOutcome!;
     },
@@ -187,6 +234,7 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
       validator: (input) => {
         if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
         if (executionOutcome) return; // already executed: the stored outcome is returned
+        if (resolving) return; // the handler waits for the decision being recorded
         if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
         if (replay || execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed');
       },
@@ -229,24 +277,36 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
     return next ? next.id : id;
   }
 
+  const done = (first: CallOutcome): RunResult => ({ outcome: first, final: () => finalState(first) });
+  /** The final state: the approval record with its execution summary, or the call's own outcome. */
+  function finalState(first: CallOutcome): CallWorkflowResult {
+    if (!approvalStatus || first.status !== 'pending_approval') return first;
+    const record = approvalRecord(spec.requesterId);
+    if (!record.execution) return record;
+    const { result, ...rest } = record.execution;
+    // A summary, not the body: the upstream's answer may carry data the Temporal UI should not show.
+    const summary = result && typeof result === 'object' ? { status_code: (result as CallResult).status_code, duration_ms: (result as CallResult).duration_ms } : undefined;
+    return { ...record, execution: { ...rest, ...(summary ? { result: summary } : {}) } };
+  }
+
   // 1. Check -------------------------------------------------------------------------------------
   // Check and (when covered) execute in one local activity: a covered call needs no second round.
   const { check, executed: coveredResult } = await firstExec.checkThenExecute({ spec });
   if (check.outcome === 'error') {
     outcome = { status: 'error', error: check.error };
     setStatus('failed');
-    return outcome;
+    return done(outcome);
   }
   if (check.outcome === 'denied') {
     outcome = { status: 'denied', reason: check.reason };
     setStatus('denied');
-    return outcome;
+    return done(outcome);
   }
   if (check.outcome === 'covered') {
     const executed = coveredResult!;
     outcome = executed.outcome;
     setStatus(executed.outcome.status === 'called' ? 'called' : 'failed');
-    return executed.outcome;
+    return done(executed.outcome);
   }
 
   // 2. Raise --------------------------------------------------------------------------------------
@@ -270,7 +330,7 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   if (raised.deduplicatedInto) {
     // An identical request of this agent is already pending: this call answers with that one.
     setStatus('deduplicated');
-    return outcome;
+    return done(outcome);
   }
   approvalStatus = 'pending';
   setStatus('pending_approval');
@@ -286,7 +346,7 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
       approvalStatus = 'expired';
       await acts.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
       setStatus('expired');
-      return outcome;
+      return done(outcome);
     }
     if (bubbleAt !== null && Date.now() >= bubbleAt) {
       const next = nextResolverAbove(resolverId!);
@@ -302,13 +362,13 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
     approvalStatus = 'superseded';
     await acts.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${supersededBy}` });
     setStatus('superseded');
-    return outcome;
+    return done(outcome);
   }
   // Handlers changed it while we waited; TypeScript cannot see that.
   const decided = approvalStatus as ApprovalStatus | null;
   if (decided !== 'allowed') {
     setStatus(decided ?? 'failed');
-    return outcome;
+    return done(outcome);
   }
 
   // 4. After allow: wait for the replay (auto, or the requester with approval_id) ------------------
@@ -316,17 +376,22 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   const started = await condition(() => replay !== undefined, Math.max(1, executionDeadline - Date.now()));
   if (!started) {
     execution!.status = 'expired';
-    await acts.recordExecution({ spec, approvalId, executionId: execution!.id, status: 'expired', triggeredBy: null });
+    // Retried until it lands: an execution must never stay open behind a finished workflow.
+    await recordStep.recordExecution({ spec, approvalId, executionId: execution!.id, status: 'expired', triggeredBy: null });
     executionOutcome = { status: 'error', error: { code: 'conflict', message: 'the approved call was not resumed within its execution window' } };
     setStatus('expired');
-    return outcome;
+    return done(outcome);
   }
   execution!.status = 'executing';
   execution!.triggered_by = replay!.triggeredBy;
-  const executed = await execActs.executeCall({ spec, executionId: execution!.id, triggeredBy: replay!.triggeredBy, recheck: true, approvalId });
+  const step = { spec, approvalId, executionId: execution!.id };
+  const executed = patched(PATCHES.executionSteps)
+    ? await executeApproved(step, replay!.triggeredBy)
+    : await execActs.executeCall({ spec, executionId: execution!.id, triggeredBy: replay!.triggeredBy, recheck: true, approvalId });
   execution!.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
   if (executed.httpStatusCode !== null) execution!.http_status_code = executed.httpStatusCode;
   if (executed.outcome.status === 'called') execution!.result = executed.outcome.result;
+  if (executed.outcome.status === 'error') execution!.error = executed.outcome.error;
   executionOutcome = executed.outcome;
   setStatus(execution!.status);
 
@@ -334,5 +399,34 @@ async function runCall(spec: CallSpec): Promise<CallOutcome> {
   if (remember && executed.outcome.status === 'called') {
     await acts.plantRules({ spec, approvalId, patterns: remember.keys, ttlMs: remember.ttlMs, resolverId: remember.resolverId });
   }
-  return outcome;
+  return done(outcome);
+}
+
+/**
+ * After allow: prepare (re-check, mark executing), send (behind its durable mark), record (until it
+ * lands). Whatever fails on the way, the execution ends in a final state, written and returned.
+ */
+async function executeApproved(step: { spec: CallSpec; approvalId: string; executionId: string }, triggeredBy: 'user' | 'agent' | 'auto'): Promise<ExecuteCallResult> {
+  try {
+    const prepared = await prepareStep.prepareExecution({ ...step, triggeredBy });
+    if (!prepared.proceed) return prepared.result;
+  } catch (err) {
+    return recordStep.recordExecutionResult({ ...step, sent: { kind: 'error', error: failureBody(err) } });
+  }
+  let sent: Parameters<CallActivities['recordExecutionResult']>[0]['sent'];
+  try {
+    sent = await sendStep.sendExecution(step);
+  } catch (err) {
+    // Retries ran out (a dependency stayed down): the record step reads the mark to tell whether
+    // the request may have left.
+    sent = { kind: 'gave_up', error: failureBody(err) };
+  }
+  return recordStep.recordExecutionResult({ ...step, sent });
+}
+
+/** A failed activity as the error the requester sees (typed errors keep their code). */
+function failureBody(err: unknown): ErrorBody {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type === 'AppError') return { code: 'unavailable', message: cause.message };
+  return { code: 'unavailable', message: 'the gateway could not run the approved call: a dependency stayed unreachable' };
 }

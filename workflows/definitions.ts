@@ -139,6 +139,8 @@ export interface ExecutionRecord {
   triggered_by?: 'user' | 'agent' | 'auto';
   http_status_code?: number;
   result?: unknown;
+  /** Why a `failed` or `cancelled` execution did not run, e.g. `outcome_unknown`. */
+  error?: ErrorBody;
 }
 
 /** The approval record of the spec ("Approval record"), as resolve returns it. */
@@ -153,6 +155,13 @@ export interface ApprovalRecord {
   expires_at: string;
   execution?: ExecutionRecord;
 }
+
+/**
+ * What the call workflow returns (the Temporal UI's Result panel): the final state. A call that
+ * raised an approval ends with the approval record, its execution summarised; any other call with
+ * its outcome (`called`, `denied`, an error).
+ */
+export type CallWorkflowResult = CallOutcome | ApprovalRecord;
 
 export type Decision = 'allow' | 'allow_remember' | 'deny' | 'bubble';
 

@@ -1185,6 +1185,13 @@ export interface components {
             request_id: string;
         };
         Execution: {
+            error?: {
+                code: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+                message: string;
+            };
             http_status_code?: number;
             /** Format: uuid */
             id: string;
@@ -1896,6 +1903,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: workflow_gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "workflow_gone";
+                        };
+                    };
+                };
+            };
             /** @description Error: payload_too_large */
             413: {
                 headers: {
@@ -1982,7 +2003,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: upstream_error, upstream_unreachable */
+            /** @description Error: upstream_error, upstream_unreachable, outcome_unknown */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -1991,7 +2012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "upstream_error" | "upstream_unreachable";
+                            code?: "upstream_error" | "upstream_unreachable" | "outcome_unknown";
                         };
                     };
                 };
@@ -2137,6 +2158,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: workflow_gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "workflow_gone";
+                        };
+                    };
+                };
+            };
             /** @description Error: payload_too_large */
             413: {
                 headers: {
@@ -2223,7 +2258,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: upstream_error, upstream_unreachable */
+            /** @description Error: upstream_error, upstream_unreachable, outcome_unknown */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -2232,7 +2267,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "upstream_error" | "upstream_unreachable";
+                            code?: "upstream_error" | "upstream_unreachable" | "outcome_unknown";
                         };
                     };
                 };
@@ -2718,6 +2753,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description Error: workflow_gone */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "workflow_gone";
                         };
                     };
                 };

@@ -13,7 +13,7 @@ export const EXTENSION_PREFIX = 'x-gateway-';
 
 /** Extension names allowed at each position of a service document. */
 export const EXTENSIONS = {
-  document: ['runtime', 'mcp'],
+  document: ['runtime', 'mcp', 'idempotency_key_header'],
   info: ['key', 'category'],
   operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled', 'tool'],
   parameter: ['resolve'],

@@ -57,6 +57,7 @@ export function compileService(input: unknown, source: string): CompiledService 
     authMethods,
     runtime,
     ...(runtime === 'mcp' ? { mcp: { url: String(own(mcp, 'url')) } } : {}),
+    ...optionalString('idempotencyKeyHeader', own(doc, ext('idempotency_key_header'))),
     actions,
     source,
   };

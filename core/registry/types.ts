@@ -116,6 +116,11 @@ export interface CompiledService {
   authMethods: AuthMethod[];
   runtime: Runtime;
   mcp?: McpConfig;
+  /**
+   * `x-gateway-idempotency_key_header`: the upstream de-duplicates requests carrying this header,
+   * so the gateway sends it (with the execution id) and may retry a request that may have left.
+   */
+  idempotencyKeyHeader?: string;
   /** A Map, so action names such as `constructor` never hit Object.prototype. */
   actions: ReadonlyMap<string, CompiledAction>;
   /** Where the definition came from: a file path, or e.g. `org:<id>` for custom templates. */

@@ -170,6 +170,10 @@ function checkRoot({ doc, add }: Ctx): void {
     add('invalid_mcp', [ext('mcp')], 'an mcp block requires runtime mcp');
   }
 
+  const keyHeader = own(doc, ext('idempotency_key_header'));
+  if (keyHeader !== undefined && (typeof keyHeader !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(keyHeader))) {
+    add('invalid_field', [ext('idempotency_key_header')], 'idempotency_key_header must be an HTTP header name');
+  }
   const paths = own(doc, 'paths');
   if (paths !== undefined && !isObject(paths)) add('invalid_field', ['paths'], 'paths must be an object');
   if (isObject(paths)) {

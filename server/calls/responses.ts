@@ -60,6 +60,8 @@ export const Execution = z
     triggered_by: z.enum(['user', 'agent', 'auto']).optional(),
     http_status_code: z.int().optional(),
     result: z.unknown().optional(),
+    /** Why a failed or cancelled execution did not run, e.g. `outcome_unknown` (issue 11). */
+    error: z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
   })
   .meta({ id: 'Execution' });
 

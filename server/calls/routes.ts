@@ -144,7 +144,7 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     params: approvalParams,
     body: resolveBody,
     responses: { 200: ApprovalRecord },
-    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict'],
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
   }, async (req, res) => {
     res.json(await calls.resolve(principalOf(req), uuid.parse(req.params.id), resolveBody.parse(req.body)));
   });

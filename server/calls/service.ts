@@ -39,6 +39,7 @@ import { requestAad, storedRequestSchema, type StoredRequest } from '../executio
 import type { Envelope } from '../../core/vault/envelope.ts';
 import * as identities from '../identities/store.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
+import { unavailable, type TemporalHealth } from '../temporal/health.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
@@ -80,6 +81,8 @@ export interface CallServiceDeps {
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
+  /** Refuses Temporal operations at once while Temporal is down (503 instead of a long hang). */
+  temporalHealth?: TemporalHealth;
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
   connections: Pick<ConnectionService, 'credentialError'>;
 }
@@ -125,6 +128,11 @@ function mapUpdateError(err: unknown): never {
   throw err;
 }
 
+/** The update could not reach a running workflow: it finished, or it is gone. */
+function workflowNotRunning(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || (err instanceof Error && /already completed|not found/i.test(err.message));
+}
+
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -135,6 +143,12 @@ function canonical(value: unknown): string {
 
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
+  /** A Temporal operation, refused or released with 503 `unavailable` while Temporal is down. */
+  const viaTemporal = <T>(what: string, op: () => Promise<T>): Promise<T> =>
+    deps.temporalHealth ? deps.temporalHealth.guard((signal) => temporal.connection.withAbortSignal(signal, op), what) : op();
+  const assertTemporalUp = (what: string) => {
+    if (deps.temporalHealth && !deps.temporalHealth.up()) throw unavailable('temporal', `Temporal is unreachable: ${what} cannot run now; retry shortly`);
+  };
 
   /** The caller's chain and org settings: as read while authenticating this request, else now. */
   async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[]; org: RequestChain['org'] }> {
@@ -324,6 +338,8 @@ export function createCallService(deps: CallServiceDeps) {
   async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
     const { chain, rows, org } = await chainOf(p);
     const requester = rows[0];
+    // Refused before anything is written: a call Temporal cannot run must leave no trace.
+    assertTemporalUp('a call');
     const callId = randomUUID();
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
     const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
@@ -373,7 +389,7 @@ export function createCallService(deps: CallServiceDeps) {
     };
     offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
     try {
-      return await temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
+      return await viaTemporal('the call', () => temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
           workflowId: callWorkflowId(callId),
           taskQueue: deps.taskQueue,
@@ -388,12 +404,45 @@ export function createCallService(deps: CallServiceDeps) {
           ],
           memo: { description: prepared.description },
         }),
-      });
+      }));
     } catch (err) {
       withdrawPreparedCall(callId);
+      if (err instanceof AppError && err.code === 'unavailable') {
+        // Temporal died while the call was starting: it may still run once Temporal is back, so
+        // the row is left to the workflow, and the caller gets the call id to look it up.
+        throw new AppError('unavailable', err.message, { ...err.details, call_id: callId });
+      }
       await store.finishCall(pool, callId, 'failed', null);
       throw err;
     }
+  }
+
+  /**
+   * An update found no running workflow. If the database still shows the approval or its execution
+   * open, the workflow is gone (deleted, terminated, lost with Temporal's data): the open state is
+   * closed with the reason, so `GET` says what this error says, and the caller gets `workflow_gone`.
+   */
+  async function settleWithoutWorkflow(approvalId: string): Promise<never> {
+    const a = await store.getApproval(pool, approvalId);
+    const exec = a ? await store.getExecutionByApproval(pool, a.id) : null;
+    if (!a) throw notFound('approval');
+    const approvalOpen = a.status === 'pending' || a.status === 'bubbled';
+    const executionOpen = a.status === 'allowed' && exec !== null && (exec.status === 'pending' || exec.status === 'executing');
+    if (!approvalOpen && !executionOpen) {
+      throw new AppError('conflict', `the approval is ${a.status}${exec ? ` and its execution ${exec.status}` : ''}`, { status: a.status, ...(exec ? { execution_status: exec.status } : {}) });
+    }
+    try {
+      const d = await temporal.workflow.getHandle(callWorkflowId(a.call_id)).describe();
+      if (d.status.name === 'RUNNING') throw new AppError('conflict', 'the approval is being updated; retry shortly', { status: a.status });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    const reason = 'the workflow that ran this approval no longer exists';
+    await store.closeWithoutWorkflow(pool, { approvalId: a.id, callId: a.call_id, executionId: executionOpen ? exec.id : null, reason });
+    throw new AppError('workflow_gone', `${reason}; the approval was closed (${executionOpen ? 'execution failed' : 'cancelled'}): raise the call again`, {
+      status: executionOpen ? 'allowed' : 'cancelled',
+      ...(executionOpen ? { execution_status: 'failed' } : {}),
+    });
   }
 
   /** Who may see an approval: its requester's chain upward, the owning user, org admins. */
@@ -458,6 +507,8 @@ export function createCallService(deps: CallServiceDeps) {
               ...(exec.triggered_by ? { triggered_by: exec.triggered_by } : {}),
               ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
               ...(exec.result !== null ? { result: exec.result } : {}),
+              // Why it did not run (e.g. `outcome_unknown`): the approver sees it too.
+              ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
             },
           }
         : {}),
@@ -507,10 +558,13 @@ export function createCallService(deps: CallServiceDeps) {
       }
       if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status });
       try {
-        return await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, {
-          args: [{ callerId: p.identityId, triggeredBy: p.type === 'user' ? 'user' : 'agent' }],
-        });
+        return await viaTemporal('the resume', () =>
+          temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, {
+            args: [{ callerId: p.identityId, triggeredBy: p.type === 'user' ? 'user' : 'agent' }],
+          }),
+        );
       } catch (err) {
+        if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
         mapUpdateError(err);
       }
     },
@@ -537,7 +591,7 @@ export function createCallService(deps: CallServiceDeps) {
       }
       try {
         const [record, call] = await Promise.all([
-          temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
+          viaTemporal('the decision', () => temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
             args: [
               {
                 decision,
@@ -548,12 +602,13 @@ export function createCallService(deps: CallServiceDeps) {
                 ...(body.reason ? { reason: body.reason } : {}),
               },
             ],
-          }),
+          })),
           store.getCall(pool, a.call_id).catch(() => null),
         ]);
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: call?.disclosed ?? [] };
       } catch (err) {
+        if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
         mapUpdateError(err);
       }
     },

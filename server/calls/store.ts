@@ -1,5 +1,5 @@
 // SQL for calls, approvals and executions: the read model the call workflow's activities write.
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import { auditInsert, type AuditEntry } from '../audit/store.ts';
@@ -26,6 +26,7 @@ export const callRow = z.object({
   request_id: z.string().nullable(),
   created_at: z.date(),
   finished_at: z.date().nullable(),
+  send_marked_at: z.date().nullable().optional(),
 });
 export type CallRow = z.infer<typeof callRow>;
 
@@ -71,6 +72,8 @@ export const executionRow = z.object({
   created_at: z.date(),
   started_at: z.date().nullable(),
   finished_at: z.date().nullable(),
+  send_marked_at: z.date().nullable().optional(),
+  send_attempts: z.number().optional(),
 });
 export type ExecutionRow = z.infer<typeof executionRow>;
 
@@ -103,6 +106,26 @@ export async function insertCall(
 }
 
 export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
+
+/**
+ * The covered path's "about to send" mark, folded into the read of the call (no extra round
+ * trip): returns the row and whether an earlier attempt had already marked it.
+ */
+export const claimCallSend = (db: Db, id: string) =>
+  db.maybeOne(sql.type(callRow.extend({ previously_marked: z.boolean() }))`
+    UPDATE calls c SET send_marked_at = now()
+    FROM (SELECT id, send_marked_at IS NOT NULL AS previously_marked FROM calls WHERE id = ${id} FOR UPDATE) prev
+    WHERE c.id = prev.id
+    RETURNING c.*, prev.previously_marked`);
+
+/**
+ * An approved execution's "about to send" mark, written just before the request leaves. Returns
+ * how many sends were marked so far, this one included (more than 1: an earlier one may have left).
+ */
+export const markExecutionSend = (db: Db, id: string) =>
+  db.oneFirst(sql.type(z.object({ send_attempts: z.number() }))`
+    UPDATE executions SET send_marked_at = now(), send_attempts = send_attempts + 1 WHERE id = ${id}
+    RETURNING send_attempts`);
 
 export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
   await db.query(sql.unsafe`
@@ -216,6 +239,8 @@ export async function updateExecution(
   await db.query(sql.unsafe`UPDATE executions SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id}`);
 }
 
+export const getExecution = (db: Db, id: string) => db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE id = ${id}`);
+
 export const getExecutionByApproval = (db: Db, approvalId: string) =>
   db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE approval_id = ${approvalId}`);
 
@@ -239,3 +264,24 @@ export const listApprovals = (db: Db, f: ApprovalFilter) =>
       ${f.beforeCreatedAt ? sql.fragment`AND (created_at, id) < (${sql.timestamp(f.beforeCreatedAt.at)}, ${f.beforeCreatedAt.id})` : sql.fragment``}
     ORDER BY created_at DESC, id DESC
     LIMIT ${f.limit}`);
+
+/**
+ * Closes an approval whose workflow is gone, so the read model never shows it open: a pending one
+ * is cancelled; an allowed one's open execution fails with `workflow_gone`.
+ */
+export async function closeWithoutWorkflow(pool: DatabasePool, c: { approvalId: string; callId: string; executionId: string | null; reason: string }): Promise<void> {
+  await pool.transaction(async (tx) => {
+    if (c.executionId) {
+      const error = { code: 'workflow_gone', message: c.reason };
+      await tx.query(sql.unsafe`
+        UPDATE executions SET status = 'failed', error = ${sql.jsonb(error)}, finished_at = now()
+        WHERE id = ${c.executionId} AND status IN ('pending', 'executing')`);
+      await finishCall(tx, c.callId, 'execution_failed', null);
+    } else {
+      await tx.query(sql.unsafe`
+        UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
+        WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
+      await finishCall(tx, c.callId, 'cancelled', null);
+    }
+  });
+}

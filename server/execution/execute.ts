@@ -143,13 +143,29 @@ export async function assertInjectable(deps: ExecutorDeps, orgId: string, userId
   }
 }
 
+/**
+ * A request ready to leave: credentials resolved, nothing sent yet. `idempotent` says whether
+ * sending it again is safe (GET/HEAD, or the service declared an idempotency key header, which
+ * `send` then fills with the key the caller passes: the execution or call id).
+ */
+export interface PlannedUpstream {
+  method: string;
+  idempotent: boolean;
+  send(idempotencyKey: string | null): Promise<ExecuteOutput>;
+}
+
 export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
+  return (await planUpstream(deps, input)).send(null);
+}
+
+export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<PlannedUpstream> {
   const { instance, request } = input;
   const service = instance.service;
   if (service.runtime !== 'http') {
     const handler = deps.runtimes?.[service.runtime];
     if (!handler) throw new AppError('unavailable', `the ${service.runtime} runtime is not available in this process`);
-    return handler(deps, input);
+    // A tool call or a platform action has no idempotency contract: never repeated.
+    return { method: service.runtime.toUpperCase(), idempotent: false, send: () => handler(deps, input) };
   }
   let method: string;
   let url: URL;
@@ -192,29 +208,34 @@ export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): 
     payload = JSON.stringify(body);
     headers['content-type'] = 'application/json';
   }
+  const keyHeader = service.idempotencyKeyHeader?.toLowerCase();
 
-  const started = performance.now();
-  const res = await sendOutbound(
-    { method, url, headers, ...(payload !== undefined ? { body: payload } : {}) },
-    {
-      timeoutMs: deps.outbound.timeoutMs,
-      maxResponseBytes: deps.outbound.maxResponseBytes,
-      policy: deps.outbound.policy,
-      trustedHosts: new Set(service.hosts),
-      credentialQuery: Object.keys(injection.query),
-      credentialHeaders,
-    },
-  );
-  const durationMs = Math.round(performance.now() - started);
-  if (input.action?.responseType === 'binary' && res.status >= 200 && res.status < 300 && deps.saveDownload) {
-    const download = await deps.saveDownload({
-      orgId: input.orgId,
-      requesterId: input.requesterId,
-      contentType: res.headers['content-type'] ?? 'application/octet-stream',
-      data: res.body,
-    });
-    return { result: { status_code: res.status, duration_ms: durationMs, body: { download } }, httpStatusCode: res.status };
-  }
-  const raw: RawResponse = { status: res.status, headers: res.headers, bodyText: res.body.toString('utf8'), durationMs };
-  return { result: input.verbose ? verboseResult(raw) : compactResult(raw), httpStatusCode: res.status };
+  const send = async (idempotencyKey: string | null): Promise<ExecuteOutput> => {
+    const sentHeaders = keyHeader && idempotencyKey ? { ...headers, [keyHeader]: idempotencyKey } : headers;
+    const started = performance.now();
+    const res = await sendOutbound(
+      { method, url, headers: sentHeaders, ...(payload !== undefined ? { body: payload } : {}) },
+      {
+        timeoutMs: deps.outbound.timeoutMs,
+        maxResponseBytes: deps.outbound.maxResponseBytes,
+        policy: deps.outbound.policy,
+        trustedHosts: new Set(service.hosts),
+        credentialQuery: Object.keys(injection.query),
+        credentialHeaders,
+      },
+    );
+    const durationMs = Math.round(performance.now() - started);
+    if (input.action?.responseType === 'binary' && res.status >= 200 && res.status < 300 && deps.saveDownload) {
+      const download = await deps.saveDownload({
+        orgId: input.orgId,
+        requesterId: input.requesterId,
+        contentType: res.headers['content-type'] ?? 'application/octet-stream',
+        data: res.body,
+      });
+      return { result: { status_code: res.status, duration_ms: durationMs, body: { download } }, httpStatusCode: res.status };
+    }
+    const raw: RawResponse = { status: res.status, headers: res.headers, bodyText: res.body.toString('utf8'), durationMs };
+    return { result: input.verbose ? verboseResult(raw) : compactResult(raw), httpStatusCode: res.status };
+  };
+  return { method, idempotent: method === 'GET' || method === 'HEAD' || keyHeader !== undefined, send };
 }

@@ -3,7 +3,9 @@
 // echoes internals to the caller.
 import type { NextFunction, Request, Response } from 'express';
 import { ZodError } from 'zod';
-import { isUniqueViolation } from '../db/errors.ts';
+import { isDatabaseUnavailable, isUniqueViolation } from '../db/errors.ts';
+import { isTemporalUnavailable } from '../temporal/errors.ts';
+import { unavailable } from '../temporal/health.ts';
 import { AppError, toEnvelope } from '../errors.ts';
 
 export function zodToAppError(err: ZodError, message = 'the request is not valid'): AppError {
@@ -18,6 +20,8 @@ export function errorHandler() {
     if (err instanceof AppError) appErr = err;
     else if (err instanceof ZodError) appErr = zodToAppError(err);
     else if (isUniqueViolation(err)) appErr = new AppError('conflict', 'a resource with the same unique name already exists');
+    else if (isDatabaseUnavailable(err)) appErr = unavailable('database', 'the database is unreachable; retry shortly');
+    else if (isTemporalUnavailable(err)) appErr = unavailable('temporal', 'Temporal is unreachable; retry shortly');
     // Express could not percent-decode a path parameter.
     else if (err instanceof URIError) appErr = new AppError('invalid_request', 'the path is not valid percent-encoding');
     else if (isBodyParserError(err)) {
@@ -31,7 +35,7 @@ export function errorHandler() {
     }
     if (res.headersSent) return;
     const retryAfter = appErr.details?.retry_after_seconds;
-    if (appErr.code === 'rate_limited' && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
+    if ((appErr.code === 'rate_limited' || appErr.code === 'unavailable') && typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
     res.status(appErr.status).json(toEnvelope(appErr, req.id));
   };
 }

@@ -8,7 +8,8 @@ export function healthRoutes(readiness: () => Promise<ReadinessReport>): Router 
   });
   router.get('/readyz', async (_req, res) => {
     const report = await readiness();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+    if (!report.ready) res.setHeader('Retry-After', '2');
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks, down: report.down });
   });
   return router;
 }

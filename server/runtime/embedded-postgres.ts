@@ -9,7 +9,8 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
-import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { commandLine, freePort, isAlive, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { superviseRestarts, type RunningChild } from './supervisor.ts';
 import { StartupError } from './startup-error.ts';
 
 interface Binaries {
@@ -141,6 +142,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 
   await assertReachable(opts.dataDir, runAs);
   await reapOrphan(opts.dataDir, 'postgres', 'postgres', logger);
+  await reapStalePostmaster(pgData, logger);
 
   const initialised = await stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);
   if (!initialised) {
@@ -163,43 +165,81 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const port = opts.port ?? (await freePort());
 
-  const child: ChildProcess = spawn(
-    bins.postgres,
-    ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    { ...runAs, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, LC_ALL: 'C' } },
-  );
-  let exited = false;
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-4000);
-  });
-  child.once('exit', () => (exited = true));
-  if (!child.pid) throw new Error('could not start PostgreSQL');
-  superviseChild(child.pid, 'SIGINT');
   const admin = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  try {
-    await recordChild(opts.dataDir, 'postgres', child.pid);
-    await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
-      throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
+
+  /** One postmaster on this data folder and port; resolves once it accepts connections. */
+  const launch = async (): Promise<RunningChild> => {
+    const child: ChildProcess = spawn(
+      bins.postgres,
+      ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
+      { ...runAs, stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, LC_ALL: 'C' } },
+    );
+    let exited = false;
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString()).slice(-4000);
     });
-    await ensureDatabase(`${admin}/postgres`, database);
-  } catch (err) {
-    await terminate(child.pid, 'SIGINT', 15_000);
-    releaseChild(child.pid);
-    throw err;
-  }
+    const exitedP = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    void exitedP.then(() => (exited = true));
+    if (!child.pid) throw new Error('could not start PostgreSQL');
+    const pid = child.pid;
+    superviseChild(pid, 'SIGINT');
+    void exitedP.then(() => releaseChild(pid));
+    try {
+      await recordChild(opts.dataDir, 'postgres', pid);
+      await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
+        throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
+      });
+      await ensureDatabase(`${admin}/postgres`, database);
+    } catch (err) {
+      await terminate(pid, 'SIGINT', 15_000);
+      throw err;
+    }
+    return { pid, exited: exitedP };
+  };
+
+  const first = await launch();
   logger.info({ port, pgData }, 'embedded PostgreSQL ready');
+  // A postmaster that dies is started again on the same data and port (issue 11): the pool's
+  // next connections reach it, and nothing above has to restart.
+  const supervision = superviseRestarts({ name: 'embedded PostgreSQL', logger, first, restart: launch, stopLate: (pid) => terminate(pid, 'SIGINT', 30_000) });
 
   return {
     url: `${admin}/${database}`,
-    pid: child.pid,
+    get pid() {
+      return supervision.pid();
+    },
     async stop() {
+      supervision.release();
       // SIGINT = PostgreSQL's "fast" shutdown: abort sessions, checkpoint, exit.
-      await terminate(child.pid!, 'SIGINT', 30_000);
-      releaseChild(child.pid!);
+      await terminate(supervision.pid(), 'SIGINT', 30_000);
+      releaseChild(supervision.pid());
       await forgetChild(opts.dataDir, 'postgres');
     },
   };
+}
+
+/**
+ * A postmaster still holding the data folder (its pid in `postmaster.pid`) that our pid file did
+ * not name — e.g. one restarted by a gateway that was then killed — would make this start fail
+ * with "lock file already exists": stop it first (only if it really is a postgres process).
+ */
+async function reapStalePostmaster(pgData: string, logger: Logger): Promise<void> {
+  const lockFile = path.join(pgData, 'postmaster.pid');
+  const pid = Number.parseInt((await readFile(lockFile, 'utf8').catch(() => '')).split('\n')[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  // A killed postmaster not yet reaped by init (a zombie) still "exists" for PostgreSQL's own
+  // lock check: its lock file is stale (a surviving backend would still be caught by the
+  // shared-memory check), so it is removed.
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) {
+    logger.warn({ pid }, 'removing the lock file of a PostgreSQL that was killed but not yet reaped');
+    await rm(lockFile, { force: true });
+    return;
+  }
+  if (!(await commandLine(pid)).includes('postgres')) return;
+  logger.warn({ pid }, 'stopping a PostgreSQL left running on this data folder');
+  await terminate(pid, 'SIGINT', 15_000);
 }
 
 /** Creates the database if missing; retries while the server is still starting up. */

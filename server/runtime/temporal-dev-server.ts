@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
 import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { superviseRestarts, type RunningChild } from './supervisor.ts';
 
 /** Search attributes the Temporal UI filters calls by (DESIGN.md §4). */
 export const SEARCH_ATTRIBUTES = {
@@ -76,32 +77,48 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   }
   const args = devServerArgs({ dbFile, namespace: opts.namespace, port, uiPort: opts.uiPort });
   logger.info({ port, uiPort: opts.uiPort || null, dbFile: dbFile ?? ':memory:' }, 'starting Temporal dev server');
-  // Own process group: a Ctrl-C in the terminal reaches the gateway, which stops this in order.
-  const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  let exited = false;
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-4000);
-  });
-  child.once('exit', () => (exited = true));
-  if (!child.pid) throw new Error(`could not start ${opts.cliPath}`);
-  superviseChild(child.pid, 'SIGTERM');
-  if (opts.dataDir) await recordChild(opts.dataDir, opts.pidName ?? 'temporal', child.pid);
-  try {
-    await waitForPort('127.0.0.1', port, 60_000, () => exited);
-    if (opts.uiPort) await waitForPort('127.0.0.1', opts.uiPort, 30_000, () => exited);
-  } catch (err) {
-    await terminate(child.pid, 'SIGTERM', 5_000);
-    releaseChild(child.pid);
-    throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`, { cause: err });
-  }
+  /** One dev server on this database file and port; resolves once it accepts connections. */
+  const launch = async (): Promise<RunningChild> => {
+    // Own process group: a Ctrl-C in the terminal reaches the gateway, which stops this in order.
+    const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let exited = false;
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString()).slice(-4000);
+    });
+    const exitedP = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    void exitedP.then(() => (exited = true));
+    if (!child.pid) throw new Error(`could not start ${opts.cliPath}`);
+    const pid = child.pid;
+    superviseChild(pid, 'SIGTERM');
+    void exitedP.then(() => releaseChild(pid));
+    if (opts.dataDir) await recordChild(opts.dataDir, opts.pidName ?? 'temporal', pid);
+    try {
+      await waitForPort('127.0.0.1', port, 60_000, () => exited);
+      if (opts.uiPort) await waitForPort('127.0.0.1', opts.uiPort, 30_000, () => exited);
+    } catch (err) {
+      await terminate(pid, 'SIGTERM', 5_000);
+      throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`, { cause: err });
+    }
+    return { pid, exited: exitedP };
+  };
+  const first = await launch();
+  // With a database file, a dev server that dies is started again on the same file and port
+  // (issue 11): clients and workers reconnect to the same address. In memory there is nothing
+  // to come back to, so it is not restarted.
+  const supervision = opts.dataDir
+    ? superviseRestarts({ name: 'Temporal dev server', logger, first, restart: launch, stopLate: (pid) => terminate(pid, 'SIGTERM', 15_000) })
+    : { pid: () => first.pid, release: () => undefined };
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
-    pid: child.pid,
+    get pid() {
+      return supervision.pid();
+    },
     async stop() {
-      await terminate(child.pid!, 'SIGTERM', 15_000);
-      releaseChild(child.pid!);
+      supervision.release();
+      await terminate(supervision.pid(), 'SIGTERM', 15_000);
+      releaseChild(supervision.pid());
       if (opts.dataDir) await forgetChild(opts.dataDir, opts.pidName ?? 'temporal');
     },
   };

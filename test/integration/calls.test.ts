@@ -303,6 +303,32 @@ describe('the durable call', () => {
     await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 10 });
   });
 
+  it('returns the final state as the workflow result (what the Temporal UI and `temporal workflow result` show)', async () => {
+    const callIdOf = (approvalId: string) => gw.pool.oneFirst(sql.type(z.object({ call_id: z.string() }))`SELECT call_id FROM approvals WHERE id = ${approvalId}`);
+    const resultOf = (callId: string) => gw.temporal.workflow.getHandle(callWorkflowId(callId)).result();
+    // An approved call, executed on allow: the approval record with its execution summary.
+    const executed = await until(() => human('GET', `/v1/approvals/${autoApprovalId}`), (r) => r.body.execution?.status === 'executed');
+    const result: any = await resultOf(await callIdOf(autoApprovalId));
+    expect(result).toMatchObject({
+      id: autoApprovalId,
+      status: 'allowed',
+      permission_keys: ['widgets:create_item:report'],
+      execution: { id: executed.body.execution.id, status: 'executed', triggered_by: 'auto', http_status_code: 200, result: { status_code: 200 } },
+    });
+    expect(typeof result.execution.result.duration_ms).toBe('number');
+    // A summary only: no upstream body, no secret, no redacted field.
+    expect(result.execution.result.body).toBeUndefined();
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    expect(JSON.stringify(result)).not.toContain(PASSWORD);
+
+    // A denied approval ends with its record too; a covered call with its own outcome.
+    const denied = await manual.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'final-deny' } });
+    expect((await human('POST', `/v1/approvals/${denied.body.approval_id}/resolve`, { decision: 'deny', reason: 'not now' })).status).toBe(200);
+    expect(await resultOf(await callIdOf(denied.body.approval_id))).toMatchObject({ id: denied.body.approval_id, status: 'denied' });
+    const coveredCallId = await gw.pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM calls WHERE status = 'called' ORDER BY created_at LIMIT 1`);
+    expect(await resultOf(coveredCallId)).toMatchObject({ status: 'called', result: { status_code: 200 } });
+  });
+
   it('lets operators filter calls in Temporal by org, agent, service, action and status', async () => {
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     const found = await until(

@@ -14,7 +14,7 @@ describe('foundation wiring (real PostgreSQL + real Temporal)', () => {
     expect((await gw.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
     const ready = await gw.request('GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', temporal: 'ok' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', temporal: 'ok' }, down: [] });
   });
 
   it('runs a real workflow whose activity writes a row, readable from PostgreSQL and Temporal', async () => {

@@ -8,6 +8,13 @@ function compile(doc: Doc) {
 }
 
 describe('compileService', () => {
+  it('keeps a declared idempotency key header (the gateway then may resend with it)', () => {
+    const doc = validDoc();
+    doc['x-gateway-idempotency_key_header'] = 'Idempotency-Key';
+    expect(compile(doc).idempotencyKeyHeader).toBe('Idempotency-Key');
+    expect(compile(validDoc()).idempotencyKeyHeader).toBeUndefined();
+  });
+
   it('compiles service-level fields', () => {
     const s = compile(validDoc());
     expect(s).toMatchObject({

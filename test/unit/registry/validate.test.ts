@@ -25,6 +25,7 @@ const cases: Array<[string, (d: Doc) => void, ProblemCode, string?]> = [
   ['info.key missing', (d) => delete d.info.key, 'missing_field', '/info/x-gateway-key'],
   ['info.key malformed', (d) => (d.info.key = 'Slack Chat'), 'invalid_key', '/info/x-gateway-key'],
   ['info.category not a string', (d) => (d.info.category = 3), 'invalid_field', '/info/x-gateway-category'],
+  ['idempotency_key_header not a header name', (d) => (d.idempotency_key_header = 'Idempotency Key!'), 'invalid_field', '/x-gateway-idempotency_key_header'],
   ['servers empty', (d) => (d.servers = []), 'missing_field', '/servers'],
   ['servers[].url missing', (d) => (d.servers = [{ description: 'x' }]), 'missing_field', '/servers/0/url'],
   ['servers[].url relative', (d) => (d.servers = [{ url: '/api' }]), 'invalid_server_url', '/servers/0/url'],

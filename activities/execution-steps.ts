@@ -1,0 +1,197 @@
+// The approved call's execution, in three steps with their own retry policies (issue 11):
+//   prepare  re-check permissions, mark the execution `executing`       (retried: idempotent)
+//   send     the upstream request, behind a durable "about to send" mark (never sent twice unless safe)
+//   record   the final state: row, call, audit, webhook                  (retried until it lands)
+// The send mark lives in PostgreSQL, keyed by the execution id, and is written just before the
+// request leaves; a retry of `send` (dead worker, lost completion) reads it to decide.
+import { heartbeat } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import { checkPermission as checkChain } from '../core/permissions/chain.ts';
+import { injectedSecrets } from '../core/permissions/keys.ts';
+import type { Envelope } from '../core/vault/envelope.ts';
+import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
+import * as calls from '../server/calls/store.ts';
+import { AppError } from '../server/errors.ts';
+import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
+import * as identities from '../server/identities/store.ts';
+import type { Logger } from '../server/logger.ts';
+import type { RegistryService } from '../server/registry/service.ts';
+import type { VaultKeyring } from '../server/vault/keyring.ts';
+import type { CallResult, CallSpec, ErrorBody, ExecutionStatus } from '../workflows/definitions.ts';
+import type { ExecuteCallResult, WebhookEventType } from './calls.ts';
+
+/** What the send step knows: the upstream answered, a typed error, or it cannot know. */
+export type SendOutcome =
+  | { kind: 'sent'; result: CallResult; httpStatusCode: number }
+  | { kind: 'error'; error: ErrorBody }
+  /** An earlier attempt may have sent this non-idempotent request: it is not sent again. */
+  | { kind: 'outcome_unknown' };
+
+export type PrepareOutcome = { proceed: true } | { proceed: false; result: ExecuteCallResult };
+
+export const OUTCOME_UNKNOWN: ErrorBody = {
+  code: 'outcome_unknown',
+  message:
+    'the gateway stopped while this request may already have reached the upstream; it is not idempotent, so it was not sent again: check the upstream before retrying',
+};
+
+export interface ExecutionStepDeps {
+  pool: DatabasePool;
+  logger: Logger;
+  keyring: VaultKeyring;
+  registry: RegistryService;
+  executor: ExecutorDeps;
+  emit: (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => Promise<void>;
+  approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
+}
+
+interface StepInput {
+  spec: CallSpec;
+  approvalId: string;
+  executionId: string;
+}
+
+function toErrorBody(err: unknown): ErrorBody {
+  if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  return { code: 'internal', message: 'internal error while executing the call' };
+}
+
+export function createExecutionStepActivities(deps: ExecutionStepDeps) {
+  const { pool, logger } = deps;
+
+  return {
+    /** Step 1. Rules may have changed while the call waited: a new deny, or a revoked identity, wins. */
+    async prepareExecution(input: StepInput & { triggeredBy: 'user' | 'agent' | 'auto' }): Promise<PrepareOutcome> {
+      const { spec, approvalId, executionId } = input;
+      const exec = await calls.getExecution(pool, executionId);
+      if (!exec) throw new Error(`execution ${executionId} not found`);
+      // A retry after the row went final (a crash after the write): the recorded verdict stands.
+      if (exec.status === 'cancelled') return { proceed: false, result: { outcome: { status: 'error', error: exec.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
+      const chain = await identities.getChain(pool, spec.requesterId);
+      const inactive = chain.find((c) => c.status !== 'active');
+      let refusal: ErrorBody | null = inactive ? { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } : null;
+      if (!refusal) {
+        const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
+        const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
+        if (decision.outcome === 'denied') refusal = { code: 'forbidden', message: `denied by rule "${decision.rule.pattern}" since the approval` };
+      }
+      if (refusal) return { proceed: false, result: await recordFinal(input, { kind: 'error', error: refusal }, 'cancelled') };
+      if (exec.status === 'pending') {
+        await pool.transaction(async (tx) => {
+          await calls.updateExecution(tx, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
+          await appendAuditFor(tx, spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
+        });
+      }
+      return { proceed: true };
+    },
+
+    /**
+     * Step 2. One attempt at the upstream per mark. Credentials are resolved first (a failure there
+     * sends nothing); then the mark is written; then the request leaves. Heartbeats let Temporal
+     * see a dead worker within seconds, and the retry that follows reads the mark.
+     */
+    async sendExecution(input: StepInput): Promise<SendOutcome> {
+      const { spec, executionId } = input;
+      const beat = setInterval(() => heartbeat(), 1_000);
+      try {
+        heartbeat();
+        const call = await calls.getCall(pool, spec.callId);
+        if (!call) throw new Error(`call ${spec.callId} not found`);
+        let planned;
+        try {
+          const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
+          const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
+          const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
+          if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
+          planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: false });
+        } catch (err) {
+          if (err instanceof AppError) return { kind: 'error', error: toErrorBody(err) };
+          throw err;
+        }
+        const marks = await calls.markExecutionSend(pool, executionId);
+        if (marks > 1 && !planned.idempotent) {
+          logger.warn({ execution_id: executionId, call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
+          return { kind: 'outcome_unknown' };
+        }
+        try {
+          const out = await planned.send(executionId);
+          return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
+        } catch (err) {
+          if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
+          // The request may have left: an unexpected error is final, never a blind resend.
+          return { kind: 'error', error: toErrorBody(err) };
+        }
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /**
+     * Step 3. The final state in one transaction, then the webhook (its id is stable, so a retry
+     * never delivers twice). `gaveUp`: the send step could not run at all (its retries ran out):
+     * the mark tells whether the request may have left.
+     */
+    async recordExecutionResult(input: StepInput & { sent: SendOutcome | { kind: 'gave_up'; error: ErrorBody } }): Promise<ExecuteCallResult> {
+      let sent = input.sent;
+      if (sent.kind === 'gave_up') {
+        const exec = await calls.getExecution(pool, input.executionId);
+        sent = exec?.send_marked_at ? { kind: 'outcome_unknown' } : { kind: 'error', error: sent.error };
+      }
+      return recordFinal(input, sent, sent.kind === 'sent' ? 'executed' : 'failed');
+    },
+  };
+
+  type StepAudit = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
+  function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: StepAudit) {
+    return appendAudit(db, {
+      orgId: spec.orgId,
+      userId: spec.userId,
+      identityChain: spec.chain.map((c) => c.id),
+      service: spec.service,
+      action: spec.action,
+      permissionKeys: spec.permissionKeys,
+      callId: spec.callId,
+      requestId: spec.requestId,
+      ...e,
+      // Every row of a call that injects a vault secret names it (never its value), as in calls.ts.
+      ...(injectedSecrets(spec.permissionKeys).length > 0 ? { details: { ...e.details, secrets: injectedSecrets(spec.permissionKeys) } } : {}),
+    });
+  }
+
+  async function recordFinal(input: StepInput, sent: SendOutcome, status: ExecutionStatus): Promise<ExecuteCallResult> {
+    const { spec, approvalId, executionId } = input;
+    const error = sent.kind === 'error' ? sent.error : sent.kind === 'outcome_unknown' ? OUTCOME_UNKNOWN : null;
+    const httpStatusCode = sent.kind === 'sent' ? sent.httpStatusCode : null;
+    await pool.transaction(async (tx) => {
+      const exec = await calls.getExecution(tx, executionId);
+      // Already final (a retry whose first attempt committed): keep what was written.
+      if (exec && ['executed', 'failed', 'cancelled', 'expired'].includes(exec.status)) return;
+      if (sent.kind === 'sent') {
+        await calls.updateExecution(tx, executionId, { status, httpStatusCode, result: sent.result, finished: true });
+        await calls.finishCall(tx, spec.callId, 'executed', httpStatusCode);
+      } else {
+        await calls.updateExecution(tx, executionId, { status, error, finished: true });
+        await calls.finishCall(tx, spec.callId, `execution_${status}`, null);
+      }
+      const call = sent.kind === 'sent' ? await calls.getCall(tx, spec.callId) : null;
+      await appendAuditFor(tx, spec, {
+        event: sent.kind === 'sent' ? 'execution.executed' : status === 'cancelled' ? 'execution.cancelled' : 'execution.failed',
+        actorId: sent.kind === 'sent' ? spec.requesterId : null,
+        approvalId,
+        executionId,
+        decision: sent.kind === 'outcome_unknown' ? 'outcome_unknown' : status,
+        ...(httpStatusCode !== null ? { httpStatusCode } : {}),
+        details:
+          sent.kind === 'sent'
+            ? { duration_ms: sent.result.duration_ms, request: call?.request_redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) }
+            : { error },
+      });
+    });
+    await deps.emit(spec, sent.kind === 'sent' ? 'approval.executed' : 'approval.execution_failed', await deps.approvalEventData(approvalId));
+    if (sent.kind === 'sent') {
+      return { outcome: { status: 'called', result: sent.result, action_description: spec.description }, httpStatusCode, executionStatus: 'executed' };
+    }
+    return { outcome: { status: 'error', error: error! }, httpStatusCode: null, executionStatus: status };
+  }
+}

@@ -1,0 +1,77 @@
+// Is Temporal answering? A probe each second keeps the answer fresh, so a call can be refused at
+// once (503 `unavailable`, Retry-After) instead of hanging in the client's own retries while the
+// server is down, and a call already waiting is released as soon as the server is seen to die.
+import type { Client } from '@temporalio/client';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+export const RETRY_AFTER_SECONDS = 2;
+
+export interface TemporalHealth {
+  /** False from the first failed probe until one succeeds again. */
+  up(): boolean;
+  /**
+   * Runs a Temporal operation unless Temporal is known to be down; answers `unavailable` as soon
+   * as a probe fails while it waits (the operation is abandoned on our side).
+   */
+  guard<T>(op: (signal: AbortSignal) => Promise<T>, what: string): Promise<T>;
+  stop(): void;
+}
+
+export function unavailable(dependency: 'temporal' | 'database', message: string, details: Record<string, unknown> = {}): AppError {
+  return new AppError('unavailable', message, { dependency, retry_after_seconds: RETRY_AFTER_SECONDS, ...details });
+}
+
+export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000): TemporalHealth {
+  let healthy = true;
+  let waiters = new Set<() => void>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const probe = async () => {
+    let ok = true;
+    try {
+      await client.connection.withDeadline(Date.now() + intervalMs, () => client.connection.workflowService.getSystemInfo({}));
+    } catch {
+      ok = false;
+    }
+    if (ok !== healthy) {
+      healthy = ok;
+      if (ok) logger.info('Temporal answers again');
+      else logger.warn('Temporal does not answer: calls are refused with 503 until it is back');
+    }
+    if (!ok) {
+      const w = waiters;
+      waiters = new Set();
+      for (const fn of w) fn();
+    }
+    if (!stopped) timer = setTimeout(() => void probe(), intervalMs).unref();
+  };
+  timer = setTimeout(() => void probe(), intervalMs).unref();
+
+  return {
+    up: () => healthy,
+    async guard(op, what) {
+      if (!healthy) throw unavailable('temporal', `Temporal is unreachable: ${what} cannot run now; retry shortly`);
+      const ctrl = new AbortController();
+      let onDown!: () => void;
+      const down = new Promise<never>((_, reject) => {
+        onDown = () => {
+          ctrl.abort();
+          reject(unavailable('temporal', `Temporal became unreachable during ${what}; it may still complete once Temporal is back`));
+        };
+        waiters.add(onDown);
+      });
+      try {
+        return await Promise.race([op(ctrl.signal), down]);
+      } finally {
+        waiters.delete(onDown);
+        down.catch(() => undefined);
+      }
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
