@@ -21,6 +21,7 @@ import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import { cachedCliPath, resolveTemporalCli, TemporalCliUnavailableError } from './runtime/temporal-cli.ts';
 import { startTemporalDevServer, startTemporalViaSdkDownload } from './runtime/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
+import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
 
@@ -97,6 +98,12 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     }
     const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace);
     onStop('Temporal client', temporalConn.close);
+    await ensureSearchAttributes({
+      connection: temporalConn.client.connection,
+      namespace: config.temporal.namespace,
+      register: config.temporal.registerSearchAttributes,
+      logger,
+    });
 
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
