@@ -12,6 +12,7 @@ type AttributeType = (typeof SEARCH_ATTRIBUTES)[keyof typeof SEARCH_ATTRIBUTES];
 // temporal.api.enums.v1.IndexedValueType: the wire values of the types we use.
 const INDEXED_VALUE_TYPE: Record<AttributeType, number> = { Keyword: 2 };
 
+const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_ALREADY_EXISTS = 6;
 const GRPC_PERMISSION_DENIED = 7;
 const GRPC_UNIMPLEMENTED = 12;
@@ -102,11 +103,24 @@ export async function ensureSearchAttributes(opts: EnsureOptions): Promise<void>
     }
   }
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const registered = check.missing;
   for (;;) {
     check = compareSearchAttributes(await listCustom(connection, namespace));
     if (check.wrongType.length) throw new WrongSearchAttributeTypeError(namespace, check.wrongType);
-    if (!check.missing.length) return;
-    if (Date.now() > deadline) throw new MissingSearchAttributesError(namespace, check.missing, 'registered but still not listed');
+    // Listed is not yet usable: the frontend validates calls against its namespace cache, which
+    // refreshes every few seconds. A visibility query naming them passes once it has them.
+    if (!check.missing.length && (await queryAccepts(connection, namespace, registered))) return;
+    if (Date.now() > deadline) throw new MissingSearchAttributesError(namespace, check.missing.length ? check.missing : registered, 'registered but not usable yet');
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function queryAccepts(connection: ConnectionLike, namespace: string, names: string[]): Promise<boolean> {
+  try {
+    await connection.workflowService.countWorkflowExecutions({ namespace, query: names.map((n) => `${n} = ''`).join(' AND ') });
+    return true;
+  } catch (err) {
+    if (isGrpcServiceError(err) && err.code === GRPC_INVALID_ARGUMENT) return false;
+    throw err;
   }
 }
