@@ -10,6 +10,7 @@ import { notifyAgentEvent } from '../server/mcp/events.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { isRetryAttempt, OUTCOME_UNKNOWN_MESSAGE, withHeartbeats } from './execution-guard.ts';
 import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
 import * as identities from '../server/identities/store.ts';
 import type { Logger } from '../server/logger.ts';
@@ -253,17 +254,17 @@ export function createCallActivities(deps: CallActivityDeps) {
     async executeCall(input: { spec: CallSpec; executionId: string | null; triggeredBy: 'user' | 'agent' | 'auto' | null; recheck: boolean; approvalId?: string | null }): Promise<ExecuteCallResult> {
       const { spec, executionId } = input;
       const approvalId = input.approvalId ?? null;
-      if (executionId) {
-        await calls.updateExecution(pool, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
-        await audit(spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
-      }
       const fail = async (error: ErrorBody, status: ExecutionStatus = 'failed'): Promise<ExecuteCallResult> => {
         await calls.finishCall(pool, spec.callId, executionId ? `execution_${status}` : 'failed', null);
-        if (executionId) await calls.updateExecution(pool, executionId, { status, error, finished: true });
+        if (executionId) await calls.updateExecution(pool, executionId, { status, error, triggeredBy: input.triggeredBy, finished: true });
         await audit(spec, { event: executionId ? (status === 'cancelled' ? 'execution.cancelled' : 'execution.failed') : 'call.failed', approvalId, executionId, decision: status, details: { error } });
         if (executionId) await emit(spec, 'approval.execution_failed', await approvalEventData(approvalId!));
         return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: executionId ? status : null };
       };
+      // A retry means the worker of an earlier attempt died: resend nothing that may have left.
+      if (executionId && approvalId && isRetryAttempt() && (await calls.getExecutionByApproval(pool, approvalId))?.status === 'executing') {
+        return fail({ code: 'upstream_error', message: OUTCOME_UNKNOWN_MESSAGE });
+      }
 
       try {
         if (input.recheck) {
@@ -282,15 +283,22 @@ export function createCallActivities(deps: CallActivityDeps) {
         const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
         const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
         if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-        const out = await executeUpstream(deps.executor, {
-          orgId: spec.orgId,
-          requesterId: spec.requesterId,
-          userId: spec.userId,
-          instance,
-          action,
-          request: stored,
-          verbose: spec.verbose && input.triggeredBy === null,
-        });
+        // Marked just before the request leaves: a retry that finds this mark never resends.
+        if (executionId) {
+          await calls.updateExecution(pool, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
+          await audit(spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
+        }
+        const out = await withHeartbeats(() =>
+          executeUpstream(deps.executor, {
+            orgId: spec.orgId,
+            requesterId: spec.requesterId,
+            userId: spec.userId,
+            instance,
+            action,
+            request: stored,
+            verbose: spec.verbose && input.triggeredBy === null,
+          }),
+        );
         const outcome: CallOutcome = { status: 'called', result: out.result, action_description: spec.description };
         await calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode);
         if (executionId) await calls.updateExecution(pool, executionId, { status: 'executed', httpStatusCode: out.httpStatusCode, result: out.result, finished: true });

@@ -14,6 +14,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../server/runtime/processes.ts';
 import { upstreamServiceDoc } from '../test/support/upstream.ts';
+import { startClusterTarget, type ClusterTarget } from './targets.ts';
+
+/** `--cluster`: the production shape (bench/targets.ts) instead of the embedded defaults. */
+const CLUSTER = process.argv.includes('--cluster');
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 2000);
@@ -80,9 +84,12 @@ async function main() {
     // One agent makes every call: keep the bucket (and its cost per call) but never empty it.
     GATEWAY_RATE_LIMIT_PER_MINUTE: '1000000',
   };
-  const gateway = spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const cluster: ClusterTarget | null = CLUSTER ? await startClusterTarget({ GATEWAY_RATE_LIMIT_PER_MINUTE: env.GATEWAY_RATE_LIMIT_PER_MINUTE }) : null;
+  const apiBase = () => (cluster ? cluster.nextApiUrl() : base);
+  const gateway = cluster ? null : spawn(process.execPath, [...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const stop = async () => {
-    if (gateway.exitCode === null) {
+    await cluster?.stop();
+    if (gateway && gateway.exitCode === null) {
       gateway.kill('SIGTERM');
       await new Promise((r) => gateway.once('exit', r));
     }
@@ -92,14 +99,14 @@ async function main() {
   try {
     process.stderr.write('starting the gateway with embedded PostgreSQL and Temporal…\n');
     for (let i = 0; ; i++) {
-      if (gateway.exitCode !== null) throw new Error('the gateway exited during start-up');
-      const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      if (gateway && gateway.exitCode !== null) throw new Error('the gateway exited during start-up');
+      const ok = await fetch(`${apiBase()}/readyz`).then((r) => r.ok, () => false);
       if (ok) break;
       if (i > 600) throw new Error('the gateway did not become ready');
       await new Promise((r) => setTimeout(r, 250));
     }
     const json = async (method: string, p: string, token: string | null, body?: unknown) => {
-      const res = await fetch(base + p, {
+      const res = await fetch(apiBase() + p, {
         method,
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -108,7 +115,7 @@ async function main() {
       if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(parsed)}`);
       return parsed;
     };
-    const admin = (await json('POST', '/v1/auth/login', null, { email: env.GATEWAY_ADMIN_EMAIL, password: env.GATEWAY_ADMIN_PASSWORD })).token;
+    const admin = (await json('POST', '/v1/auth/login', null, cluster ? cluster.admin : { email: env.GATEWAY_ADMIN_EMAIL, password: env.GATEWAY_ADMIN_PASSWORD })).token;
     // The benchmarked action carries a disclose filter and a redact path (issue 6: both in the path).
     const doc = upstreamServiceDoc('widgets', upstreamUrl) as any;
     doc.paths['/items/{id}'].get['x-gateway-disclose'] = [{ label: 'Item', filter: '.params.id', max_chars: 40 }];
@@ -121,7 +128,7 @@ async function main() {
 
     const callBody = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
     const gatewayCall = async () => {
-      const res = await fetch(`${base}/v1/actions/call`, {
+      const res = await fetch(`${apiBase()}/v1/actions/call`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: callBody,
@@ -135,7 +142,7 @@ async function main() {
     };
 
     // Temporal's floor: Update-with-Start of a no-op workflow, same server and worker.
-    const temporal = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` }) });
+    const temporal = new Client({ connection: await Connection.connect({ address: cluster ? cluster.temporalAddress : `127.0.0.1:${env.TEMPORAL_PORT}` }) });
     const floorCall = async () => {
       await temporal.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', {
@@ -164,7 +171,7 @@ async function main() {
     const c = summary(load.latencies);
     const throughput = CONCURRENT / load.seconds;
     const out = [
-      `covered calls via REST → loopback upstream, disclose + redact on the action (${os.cpus().length} cores, embedded PostgreSQL + Temporal dev server)`,
+      `covered calls via REST → loopback upstream, disclose + redact on the action (${os.cpus().length} cores, ${cluster ? cluster.describe : 'embedded PostgreSQL + Temporal dev server'})`,
       `                         p50 ms   p95 ms   p99 ms`,
       `direct upstream       ${fmt(d.p50)} ${fmt(d.p95)} ${fmt(d.p99)}   (${SEQUENTIAL} sequential)`,
       `temporal floor        ${fmt(f.p50)} ${fmt(f.p95)} ${fmt(f.p99)}   (Update-with-Start of a no-op workflow)`,

@@ -4,14 +4,16 @@
 // the data.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ensureTemporalServer, ensureTemporalUi } from '../server/cluster/binaries.ts';
 import { startCluster } from '../server/cluster/cluster.ts';
 import { createLogger } from '../server/logger.ts';
 
-const HELP = `npm run cluster -- [--dir D] [--api N] [--workers N] [--no-ui]
+const HELP = `npm run cluster -- [--dir D] [--api N] [--workers N] [--no-ui] [--build-only]
 
 Starts PostgreSQL, a Temporal server on it (built once with Go), the Temporal UI, N gateway API
 replicas (default 2, ports 8080, 8081, …) and N worker replicas (default 2), all on one database
-and task queue. Data and logs live under --dir (default ./.data/cluster).`;
+and task queue. Data and logs live under --dir (default ./.data/cluster). --build-only builds (or
+finds) the cached Temporal binaries and exits.`;
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -20,6 +22,7 @@ async function main(): Promise<number> {
       api: { type: 'string', default: '2' },
       workers: { type: 'string', default: '2' },
       'no-ui': { type: 'boolean', default: false },
+      'build-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -37,6 +40,12 @@ async function main(): Promise<number> {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info');
   const dir = path.resolve(values.dir);
   const say = (line: string) => process.stdout.write(line + '\n');
+  if (values['build-only']) {
+    const { server, sqlTool } = await ensureTemporalServer({ progress: say });
+    say(`[cluster] Temporal server: ${server}\n[cluster] SQL tool: ${sqlTool}`);
+    if (!values['no-ui']) say(`[cluster] Temporal UI: ${await ensureTemporalUi({ progress: say })}`);
+    return 0;
+  }
   say(`[cluster] starting in ${dir} (logs in ${path.join(dir, 'logs')})`);
   const cluster = await startCluster({
     dir,

@@ -39,9 +39,12 @@ const acts = proxyActivities<CallActivities>({
   retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: ['GatewayError'] },
 });
 // The upstream call itself is not retried blindly: a POST that reached the server must not run twice.
+// It heartbeats, so a dead worker is noticed in seconds; the next attempt (another worker) sends
+// only when no earlier attempt got as far as sending (activities/execution-guard.ts).
 const execActs = proxyActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { maximumAttempts: 1 },
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '200 ms' },
 });
 // The first answer (check, then execute or raise) runs as local activities: inside the same
 // workflow task, with no server round trip per step. A covered call thus completes in one task.

@@ -63,6 +63,8 @@ export interface Cluster {
   publicUrl: string;
   masterKey: string;
   admin: { email: string; password: string };
+  /** Pids of the infrastructure processes (CPU accounting in benchmarks). */
+  pids: { postgres: number; temporal: number };
   api: GatewayReplica[];
   workers: GatewayReplica[];
   /** Starts a stopped or killed replica again (same name, port and log). */
@@ -265,6 +267,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       publicUrl,
       masterKey: settings.masterKey,
       admin,
+      pids: { postgres: pg.pid, temporal: temporal.pid },
       get api() {
         return replicas.filter((r) => r.role === 'api');
       },

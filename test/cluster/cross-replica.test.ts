@@ -267,6 +267,67 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     });
   });
 
+  it('finishes replays in flight on the other worker when one worker is SIGKILLed: none lost, none doubled', async () => {
+    // Two agents, so neither goes over the org's cap of pending approvals per agent.
+    const bots = [await agent('cluster-worker-kill-1', false), await agent('cluster-worker-kill-2', false)];
+    const N = 12;
+    const botOf = (i: number) => bots[i % 2]!;
+    const raised = await Promise.all(
+      Array.from({ length: N }, (_, i) => at(i % 2 ? B : A, botOf(i).key)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: `wk-${i}` } })),
+    );
+    const ids = raised.map((r) => {
+      expect(r.body.status).toBe('pending_approval');
+      return r.body.approval_id as string;
+    });
+    for (const id of ids) expect((await at(B, owner.token)('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+
+    // The upstream holds each request for a second: replays are in flight on both workers.
+    up.handle((r, res) => {
+      setTimeout(() => {
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: true }));
+      }, 1_000);
+    });
+    const hits = () => up.requests.filter((r) => r.body.includes('"wk-')).map((r) => JSON.parse(r.body).name as string);
+    const replays = ids.map((id, i) => at(i % 3 ? A : B, botOf(i).key)('POST', '/v1/actions/call', { approval_id: id }));
+    await until(async () => hits().length, (n) => n >= 3, 60_000);
+    const victim = cluster.workers[0]!;
+    process.kill(victim.process.pid, 'SIGKILL');
+    expect(await victim.process.exited).toBeNull();
+
+    // Every execution reaches a final state; the survivor did the work.
+    const finals: Array<{ status: string; error: any }> = [];
+    for (const id of ids) {
+      await until(() => at(B, owner.token)('GET', `/v1/approvals/${id}`), (x) => ['executed', 'failed'].includes(x.body.execution?.status), 180_000);
+      finals.push((await db.query<{ status: string; error: any }>('SELECT status, error FROM executions WHERE approval_id = $1', [id])).rows[0]!);
+    }
+    const answers = await Promise.all(replays);
+    for (const [i, a] of answers.entries()) {
+      // Each replay got its answer: the result, or the error the execution recorded.
+      if (finals[i]!.status === 'executed') expect(a.body).toMatchObject({ status: 'called', result: { status_code: 201 } });
+      else expect(JSON.stringify(a.body)).toContain('may have been in flight');
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+    const sent = hits();
+    // Never doubled: each approved call reached the upstream at most once.
+    expect(new Set(sent).size).toBe(sent.length);
+    const executed = finals.filter((e) => e.status === 'executed');
+    const unknown = finals.filter((e) => e.status === 'failed');
+    // Never lost: executed ones were sent once; a call whose request was on the dead worker is
+    // reported as such (not resent, not left executing).
+    expect(executed.length + unknown.length).toBe(N);
+    for (const e of unknown) expect(e.error).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('may have been in flight') });
+    expect(sent.length).toBeGreaterThanOrEqual(executed.length);
+    expect(sent.length).toBeLessThanOrEqual(N);
+    process.stderr.write(`[worker kill] ${N} replays: ${executed.length} executed, ${unknown.length} reported in flight on the dead worker; upstream received ${sent.length}\n`);
+
+    up.handle((r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, method: r.method, url: r.url }));
+    });
+    await cluster.restart(victim);
+  });
+
   it('keeps working through B when API replica A is SIGKILLed, and loses nothing A accepted', async () => {
     const bot = await agent('cluster-api-kill');
     expect((await at(A, owner.token)('POST', `/v1/identities/${bot.id}/rules`, { effect: 'allow', pattern: 'widgets:get_item:*' })).status).toBe(201);
@@ -325,6 +386,10 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     // At least one call was cut off by the kill (its upstream request was held open), and still ran.
     expect(answered.filter((a) => a.status === 0).length).toBeGreaterThanOrEqual(1);
     expect(started).toBeGreaterThanOrEqual(1);
+    process.stderr.write(
+      `[api kill] 8 calls in flight at A: ${answered.filter((a) => a.status === 200).length} answered, ${answered.filter((a) => a.status === 0).length} cut off; ` +
+        `${started} had started and all completed, upstream received each once (${upstreamIds.length})\n`,
+    );
     up.handle((r, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ok: true, method: r.method, url: r.url }));
