@@ -1,7 +1,8 @@
 // What `npm run bench:call -- --cluster` measures instead of the embedded defaults: the production
 // shape of server/cluster/cluster.ts (Temporal v1.29.1 on PostgreSQL with 4 history shards, two API
 // and two worker gateway processes) in a throwaway folder. Calls are spread round-robin over the
-// API replicas, as a load balancer would.
+// API replicas, as a load balancer would. BENCH_CLUSTER_API / BENCH_CLUSTER_WORKERS change the
+// replica counts (default 2 and 2).
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,8 +30,8 @@ export async function startClusterTarget(gatewayEnv: Record<string, string>, opt
     dir,
     logger: createLogger('warn'),
     ui: false,
-    apiReplicas: opts.apiReplicas ?? 2,
-    workerReplicas: opts.workerReplicas ?? 2,
+    apiReplicas: opts.apiReplicas ?? Number(process.env.BENCH_CLUSTER_API ?? 2),
+    workerReplicas: opts.workerReplicas ?? Number(process.env.BENCH_CLUSTER_WORKERS ?? 2),
     gatewayEnv: { LOG_LEVEL: 'warn', ...gatewayEnv },
     progress: (line) => process.stderr.write(line + '\n'),
   });
