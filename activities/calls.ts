@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
+import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
 import { notifyAgentEvent } from '../server/mcp/events.ts';
@@ -65,6 +66,7 @@ function toErrorBody(err: unknown): ErrorBody {
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
 
+  // Every row of a call that injects a vault secret names it (never its value).
   const audit = (spec: CallSpec, e: Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>) =>
     appendAudit(pool, {
       orgId: spec.orgId,
@@ -76,6 +78,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       callId: spec.callId,
       requestId: spec.requestId,
       ...e,
+      ...(injectedSecrets(spec.permissionKeys).length > 0 ? { details: { ...e.details, secrets: injectedSecrets(spec.permissionKeys) } } : {}),
     });
 
   /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
@@ -106,6 +109,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       risk: a.risk,
       permission_keys: a.permission_keys,
       action_description: a.action_description,
+      ...(injectedSecrets(a.permission_keys).length > 0 ? { secrets: injectedSecrets(a.permission_keys) } : {}),
       requester_id: a.requester_id,
       resolver_id: a.resolver_id,
       decision: a.decision,

@@ -43,6 +43,12 @@ main(process.argv.slice(2)).then(
     if (code !== -1) process.exitCode = code;
   },
   (err: unknown) => {
+    // Problems the operator must fix carry an exit code and a one-line message; bugs, a stack.
+    const exitCode = (err as { exitCode?: unknown } | null)?.exitCode;
+    if (typeof exitCode === 'number') {
+      process.stderr.write(`gateway: ${(err as Error).message}\n`);
+      process.exit(exitCode);
+    }
     process.stderr.write(`gateway: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exit(1);
   },

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type Request } from 'express';
+import { agentAuthority } from './auth/authority.ts';
 import { authenticate, requireHuman } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
 import { AppError } from './errors.ts';
@@ -56,6 +57,8 @@ export function createApp(deps: AppDeps): Express {
     // Public: the provider redirects the user's browser here; the single-use state authenticates it.
     v1.use(connectionCallbackRoutes(services.connections));
     v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
+    // Agents: least privilege, one table for every route (server/auth/authority.ts).
+    v1.use(agentAuthority(sd.pool));
     v1.use(logoutRoutes(services.auth));
     v1.use(identityRoutes(services.identities));
     v1.use(connectionRoutes(services.connections));

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowlist } from '../core/execution/address-policy.ts';
+import { hostPolicy, parseHostList, parseOriginList, type HostPolicy } from '../core/http/host-policy.ts';
 
 const port = z.coerce
   .number({ error: 'must be a number' })
@@ -64,13 +65,38 @@ const envSchema = z.object({
   // After an allow, the call must start within this window (spec: 15 minutes).
   GATEWAY_EXECUTION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   TEMPORAL_UI_PORT: port.default(8233),
+  // Extra Host names and browser Origins /mcp answers besides PUBLIC_URL's (DNS-rebinding guard).
+  ALLOWED_HOSTS: optionalString.pipe(z.string().refine(listOk(parseHostList), { error: (i) => listError(parseHostList, i.input) }).optional()),
+  ALLOWED_ORIGINS: optionalString.pipe(z.string().refine(listOk(parseOriginList), { error: (i) => listError(parseOriginList, i.input) }).optional()),
 });
+
+function listOk(parse: (v: string) => unknown) {
+  return (v: string) => {
+    try {
+      parse(v);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
+function listError(parse: (v: string) => unknown, input: unknown): string {
+  try {
+    parse(String(input));
+    return 'is invalid';
+  } catch (err) {
+    return `is invalid: ${(err as Error).message}`;
+  }
+}
 
 export type Env = z.infer<typeof envSchema>;
 
 export interface Config {
   port: number;
   publicUrl: string;
+  /** Host / Origin headers accepted at /mcp. */
+  hostPolicy: HostPolicy;
   dataDir: string;
   databaseUrl: string | undefined;
   temporal: {
@@ -136,9 +162,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .map((d) => d.trim())
     .filter(Boolean)
     .map((d) => path.resolve(d));
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl,
+    hostPolicy: hostPolicy(publicUrl, parseHostList(e.ALLOWED_HOSTS), parseOriginList(e.ALLOWED_ORIGINS)),
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     temporal: {

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   reauth_required: 401,
   missing_scopes: 403,
   credential_missing: 424,
+  secret_not_allowed_for_host: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
+import type { Express } from 'express';
 import { createApp } from './app.ts';
 import { bootstrapFirstAdmin } from './identities/bootstrap.ts';
 import { createServices, type ServiceDeps } from './services.ts';
@@ -34,6 +35,8 @@ export interface Gateway {
   temporalUiUrl: string | undefined;
   pool: DatabasePool;
   temporal: Client;
+  /** The Express application (tests enumerate its routes). */
+  app: Express;
   /** Resolves when the worker stops on its own (a fatal error); never resolves for api-only. */
   workerDone: Promise<void>;
   stop(): Promise<void>;
@@ -141,9 +144,10 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
     onStop('HTTP server', () => closeServer(server));
     const port = (server.address() as AddressInfo).port;
     const url = `http://localhost:${port}`;
-    logger.info({ url, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, 'gateway ready');
+    // The address people and agents use (PUBLIC_URL), not the local listener.
+    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, `gateway ready at ${config.publicUrl}`);
 
-    return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, workerDone, stop };
+    return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, app, workerDone, stop };
   } catch (err) {
     await stop();
     throw err;

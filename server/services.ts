@@ -48,7 +48,8 @@ export function createServices(deps: ServiceDeps) {
   const audit = createAuditService({ pool: deps.pool });
   // What every upstream call needs; secrets are resolved only inside the executor.
   const executor: ExecutorDeps = {
-    secretValue: (orgId, name) => vault.resolveSecretValue(orgId, name),
+    secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
+    secretForUse: (orgId, name, userId) => vault.secretForUse(orgId, name, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
@@ -76,6 +77,7 @@ export function createServices(deps: ServiceDeps) {
     masterKey: deps.masterKey,
     config: deps.config,
     executor,
+    connections,
   });
   const orgs = createOrgService({ pool: deps.pool });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });

@@ -18,6 +18,8 @@ export class PermissionKeyError extends Error {
 }
 
 export const HTTP_SERVICE = 'http';
+/** First segment of `secret:<NAME>:<host>`: injecting vault secret NAME into a request to host. */
+export const SECRET_SERVICE = 'secret';
 /** Arg of an action without `scope_param`: the whole action. */
 export const WHOLE_ACTION_ARG = '*';
 /**
@@ -122,6 +124,24 @@ export function httpPermissionKey(method: string, url: URL | string): string {
     // Uppercase percent-escapes so `%2f` and `%2F` give one key.
     .replace(/%[0-9a-fA-F]{2}/g, (esc) => esc.toUpperCase());
   return `${HTTP_SERVICE}:${verb}:${parsed.host.toLowerCase()}/${path}`;
+}
+
+/**
+ * Key of injecting vault secret `name` into a raw HTTP request to `url`: `secret:<NAME>:<host>`
+ * (host lowercased with a non-default port, as in `http` keys). Walked on the chain like any key.
+ */
+export function secretPermissionKey(name: string, url: URL): string {
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw new PermissionKeyError(`invalid secret name: ${JSON.stringify(name)}`);
+  if (url.host === '') throw new PermissionKeyError(`URL has no host: ${url.href}`);
+  return `${SECRET_SERVICE}:${name}:${url.host.toLowerCase()}`;
+}
+
+/** The secrets a call's keys inject, by name and host (for audit rows and webhooks; never values). */
+export function injectedSecrets(keys: readonly string[]): { name: string; host: string }[] {
+  return keys.flatMap((k) => {
+    const p = parsePermissionKey(k);
+    return p && p.service === SECRET_SERVICE ? [{ name: p.action, host: p.arg }] : [];
+  });
 }
 
 /** Splits on the first two `:`; null when a key lacks them or has an empty service/action. */

@@ -2,10 +2,12 @@
 // step, then two steps — all keys together, so each tier covers the whole call.
 //   svc:act:arg          → svc:act:*        → svc:*:*
 //   http:POST:host/a/b   → http:POST:host/* → http:ANY:host/*
+//   secret:NAME:host     → secret:NAME:*    (never broader: each secret is approved by name)
 
 import {
   HTTP_SERVICE,
   MISSING_ARG,
+  SECRET_SERVICE,
   PermissionKeyError,
   parsePermissionKey,
   splitHostPath,
@@ -40,6 +42,7 @@ function broaden(key: string, level: number): string {
     const verb = level >= 2 ? ANY_VERB : p.action;
     return `${HTTP_SERVICE}:${verb}:${hostOf(p)}/*`;
   }
+  if (p.service === SECRET_SERVICE) return `${SECRET_SERVICE}:${p.action}:*`;
   return level >= 2 ? `${p.service}:*:*` : `${p.service}:${p.action}:*`;
 }
 
@@ -64,6 +67,10 @@ function describeKey(key: string): string {
     if (p.action === ANY_VERB || p.action === '*') return `Any request to ${host}`;
     if (p.arg === `${host}/*`) return `Any ${p.action} request to ${host}`;
     return `${p.action} ${decodeArg(p.arg)}`;
+  }
+  if (p.service === SECRET_SERVICE) {
+    // The host stays bound by the secret's own allowed_hosts even when the rule says `*`.
+    return p.arg === '*' ? `Secret ${p.action} toward any of its allowed hosts` : `Secret ${p.action} sent to ${p.arg}`;
   }
   if (p.action === '*') return `Any action on ${p.service}`;
   if (p.arg === '*') return `Any ${p.action} on ${p.service}`;

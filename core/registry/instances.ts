@@ -64,6 +64,44 @@ export function authStatus(choices: readonly CredentialChoice[]): AuthStatus {
   return statuses[0] ?? 'none_required';
 }
 
+/** What an action lacks to run for an instance: a vault secret, or an (authorized) connection. */
+export type CredentialGap =
+  | { kind: 'secret'; secretName: string }
+  | {
+      kind: 'connection';
+      provider: string;
+      connectionId: string | null;
+      status: string | null;
+      requiredScopes: readonly string[];
+      /** A vault secret that would do as well (another auth method of the service). */
+      orSecret?: string;
+    };
+
+/**
+ * Null when the action can run with one of the instance's credentials (or needs none); otherwise
+ * what is missing: a connection waiting for (re)authorization first (one click fixes it), else
+ * the first auth method the action accepts, in the service document's order (its author's
+ * preference). The action's own security schemes narrow the methods.
+ */
+export function credentialGap(choices: readonly CredentialChoice[], action: { securitySchemes?: readonly string[] | undefined; requiredScopes: readonly string[] }): CredentialGap | null {
+  if (choices.some((c) => c.type === 'none')) return null;
+  const allowed = action.securitySchemes;
+  const usable = choices.filter((c): c is Exclude<CredentialChoice, { type: 'none' }> => c.type !== 'none' && (!allowed || allowed.includes(c.method)));
+  if (usable.length === 0 || usable.some((c) => statusOf(c) === 'ready')) return null; // none accepted: the executor says so
+  const waiting = usable.find((c) => c.type === 'connection' && c.connectionId !== null && (c.status === 'pending' || c.status === 'reauth_required'));
+  const first = waiting ?? usable[0]!;
+  if (first.type === 'secret') return { kind: 'secret', secretName: first.secretName };
+  const secret = usable.find((c) => c.type === 'secret');
+  return {
+    kind: 'connection',
+    provider: first.provider,
+    connectionId: first.connectionId,
+    status: first.status,
+    requiredScopes: action.requiredScopes,
+    ...(secret?.type === 'secret' ? { orSecret: secret.secretName } : {}),
+  };
+}
+
 /** Explicit instances plus one implicit instance per template key not already taken. */
 export function visibleInstances(explicit: readonly InstanceBinding[], templateKeys: readonly string[]): InstanceBinding[] {
   const byName = new Map<string, InstanceBinding>();

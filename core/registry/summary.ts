@@ -9,7 +9,16 @@ type Node =
   | { kind: 'optional'; children: Node[] };
 
 export function renderSummary(template: string, values: Readonly<Record<string, unknown>>): string {
-  return renderNodes(parse(template), values) ?? '';
+  return renderNodes(parse(template), values, (n) => n.raw) ?? '';
+}
+
+/**
+ * The summary as a person or an agent reads it before any call (search results, listings):
+ * optional segments dropped and every required placeholder named plainly, `<param>` — never the
+ * raw `[ … {x} … ]` template syntax.
+ */
+export function plainSummary(template: string): string {
+  return (renderNodes(parse(template), {}, (n) => `<${n.name}>`) ?? '').replace(/\s{2,}/g, ' ').trim();
 }
 
 /** Every `{param}` name referenced by the template (for validation). */
@@ -41,7 +50,12 @@ export function stringifyValue(value: unknown): string {
 }
 
 /** Renders nodes; returns undefined when an optional segment must be dropped. */
-function renderNodes(nodes: Node[], values: Readonly<Record<string, unknown>>, optional = false): string | undefined {
+function renderNodes(
+  nodes: Node[],
+  values: Readonly<Record<string, unknown>>,
+  missing: (param: Extract<Node, { kind: 'param' }>) => string,
+  optional = false,
+): string | undefined {
   let out = '';
   for (const node of nodes) {
     if (node.kind === 'text') {
@@ -50,12 +64,12 @@ function renderNodes(nodes: Node[], values: Readonly<Record<string, unknown>>, o
       const value = Object.hasOwn(values, node.name) ? values[node.name] : undefined;
       if (isAbsent(value)) {
         if (optional) return undefined;
-        out += node.raw; // keep `{param}` visible rather than silently rendering a gap
+        out += missing(node); // keep the gap visible rather than silently rendering nothing
       } else {
         out += stringifyValue(value);
       }
     } else {
-      out += renderNodes(node.children, values, true) ?? '';
+      out += renderNodes(node.children, values, missing, true) ?? '';
     }
   }
   return out;

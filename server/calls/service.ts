@@ -7,9 +7,11 @@ import { ApplicationFailure, defineSearchAttributeKey, WorkflowNotFoundError } f
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
-import { isAncestor } from '../../core/permissions/chain.ts';
-import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod } from '../../core/permissions/keys.ts';
+import { checkPermission as checkChain, isAncestor, PermissionInputError } from '../../core/permissions/chain.ts';
+import { lookupAction } from '../../core/registry/lookup-action.ts';
+import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
+import { credentialGap } from '../../core/registry/instances.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
   callWorkflowId,
@@ -27,11 +29,13 @@ import {
 } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
+import type { ConnectionService } from '../connections/service.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
-import type { ExecutorDeps } from '../execution/execute.ts';
+import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
-import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
+import { requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
+import type { Envelope } from '../../core/vault/envelope.ts';
 import * as identities from '../identities/store.ts';
 import type { RegistryService } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -74,6 +78,8 @@ export interface CallServiceDeps {
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
+  /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
+  connections: Pick<ConnectionService, 'credentialError'>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -134,6 +140,47 @@ export function createCallService(deps: CallServiceDeps) {
     return { rows, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
   }
 
+  /** Whether every key is covered for `identityId`'s chain right now (people are never checked). */
+  async function covers(p: Principal, identityId: string, keys: readonly string[]): Promise<boolean> {
+    if (p.type === 'user') return true;
+    const rows = await identities.getChain(pool, identityId);
+    if (rows.length === 0 || rows.some((r) => r.status !== 'active')) return false;
+    const rules = await identities.rulesForChain(pool, rows.map((r) => r.id));
+    try {
+      return checkChain({ chain: rows.map(identities.toChainIdentity), rules, keys: [...keys], now: new Date() }).outcome === 'covered';
+    } catch (err) {
+      if (err instanceof PermissionInputError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Readable names from `resolve` lookups, run only where the caller could read the data itself:
+   * the call is covered, or the lookup is itself one of the service's GET actions the caller is
+   * covered for. Otherwise the id stays raw (the approver's view resolves with its own authority).
+   */
+  async function namesFor(
+    p: Principal,
+    instanceName: string,
+    instance: Awaited<ReturnType<RegistryService['resolveInstance']>>,
+    action: NonNullable<ReturnType<typeof instance.service.actions.get>>,
+    params: Record<string, unknown>,
+    callKey: string,
+  ): Promise<Record<string, string>> {
+    const withLookup = action.parameters.filter((x) => x.resolve && params[x.name] !== undefined);
+    if (!deps.executor || withLookup.length === 0) return {};
+    const input = { orgId: p.orgId, userId: p.userId, instance, action, params };
+    if (await covers(p, p.identityId, [callKey])) return resolveNames(deps.executor, input);
+    const only: string[] = [];
+    for (const x of withLookup) {
+      const read = lookupAction(instance.service, x.resolve!.get, params);
+      if (!read) continue;
+      const readKey = actionPermissionKey(instanceName, read.action.key, read.action.scopeParam, read.params);
+      if (await covers(p, p.identityId, [readKey])) only.push(x.name);
+    }
+    return only.length > 0 ? resolveNames(deps.executor, { ...input, only }) : {};
+  }
+
   interface Prepared {
     instanceName: string;
     template: string;
@@ -149,6 +196,20 @@ export function createCallService(deps: CallServiceDeps) {
     verbose: boolean;
   }
 
+  /**
+   * A call that could never run — its credential does not exist for the requester — is answered at
+   * once with the typed error (and an auth_url where a person can fix it), instead of raising an
+   * approval that a human would grant only to see the execution fail.
+   */
+  async function assertCredentialAvailable(p: Principal, choices: Parameters<typeof credentialGap>[0], action: Parameters<typeof credentialGap>[1]) {
+    const gap = credentialGap(choices, action);
+    if (!gap) return;
+    if (gap.kind === 'secret') {
+      throw new AppError('credential_missing', `no vault secret "${gap.secretName}" for this service: create it with POST /v1/secrets`, { secret_name: gap.secretName });
+    }
+    throw await deps.connections.credentialError(p, gap);
+  }
+
   async function prepareAction(p: Principal, input: ActionCallInput, onlyRisk?: Risk): Promise<Prepared> {
     const instance = await registry.resolveInstance(p, input.service);
     const action = instance.service.actions.get(input.action);
@@ -161,10 +222,12 @@ export function createCallService(deps: CallServiceDeps) {
     const built = buildActionRequest(instance.service, action, params);
     if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
     const { request } = built;
+    await assertCredentialAvailable(p, instance.credentials, action);
     // Disclose runs over the redacted projection, so `redact` always wins over `disclose`.
     const redacted = redactedProjection(instance.service, action, request);
+    const key = actionPermissionKey(input.service, action.key, action.scopeParam, request.params, request.body);
     const [names, disclosed] = await Promise.all([
-      deps.executor ? resolveNames(deps.executor, { orgId: p.orgId, instance, action, params: request.params }) : {},
+      namesFor(p, input.service, instance, action, request.params, key),
       runDisclose(action.disclose, redacted),
     ]);
     // Readable names from `resolve` lookups replace their ids in the description only.
@@ -175,7 +238,7 @@ export function createCallService(deps: CallServiceDeps) {
       action: action.key,
       runtime: instance.service.runtime,
       risk: action.risk,
-      keys: [actionPermissionKey(input.service, action.key, action.scopeParam, request.params, request.body)],
+      keys: [key],
       description: renderSummary(action.summary, values),
       redacted,
       disclosed,
@@ -204,6 +267,20 @@ export function createCallService(deps: CallServiceDeps) {
       throw invalidRequest(`${url.hostname} is not a host of service ${instance.service.key}`, { field: 'path' });
     }
     if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
+    const keys = [httpPermissionKey(method, url)];
+    let description = `${method} ${url.origin}${url.pathname}`;
+    const disclosed: DisclosedValue[] = [];
+    if (input.secret) {
+      // Refused before anything is stored or sent: a secret the caller's user may not use, or a
+      // host outside the secret's allowed_hosts. Otherwise the injection is part of what is
+      // checked (its own key on the chain) and of what an approver sees (description, disclosed).
+      if (!deps.executor) throw new AppError('unavailable', 'secret injection is not available in this process');
+      await assertInjectable(deps.executor, p.orgId, p.userId, input.secret.name, url);
+      keys.push(secretPermissionKey(input.secret.name, url));
+      const where = `${input.secret.in === 'header' ? 'header' : 'query parameter'} ${input.secret.param}`;
+      description += ` with secret ${input.secret.name} in ${where}`;
+      disclosed.push({ label: 'Injected secret', value: `${input.secret.name} in ${where}` });
+    }
     const stored: StoredRequest = {
       kind: 'http',
       method,
@@ -219,11 +296,19 @@ export function createCallService(deps: CallServiceDeps) {
       action: `${method} ${url.host}${url.pathname}`,
       runtime: 'http',
       risk: riskForHttpMethod(method),
-      keys: [httpPermissionKey(method, url)],
-      description: `${method} ${url.origin}${url.pathname}`,
-      // Raw headers may carry credentials the caller typed in: never persisted.
-      redacted: { method, url: `${url.origin}${url.pathname}`, params: Object.fromEntries(url.searchParams), body: input.body ?? null, headers: Object.keys(input.headers ?? {}) },
-      disclosed: [],
+      keys,
+      description,
+      // Raw headers may carry credentials the caller typed in: never persisted. The injected
+      // secret is named (never its value).
+      redacted: {
+        method,
+        url: `${url.origin}${url.pathname}`,
+        params: Object.fromEntries(url.searchParams),
+        body: input.body ?? null,
+        headers: Object.keys(input.headers ?? {}),
+        ...(input.secret ? { secret: { name: input.secret.name, in: input.secret.in, param: input.secret.param } } : {}),
+      },
+      disclosed,
       stored,
       verbose: input.verbose ?? false,
     };
@@ -315,9 +400,36 @@ export function createCallService(deps: CallServiceDeps) {
     return { a, chainRows, relationship: self ? 'self' : ancestor ? 'downstream' : 'not_in_your_chain' } as const;
   }
 
-  async function approvalView(p: Principal, id: string) {
+  /**
+   * The call's description with `resolve` names looked up with the viewer's own authority (what
+   * the viewer could read itself); the stored description keeps raw ids where the requester could
+   * not. Best effort: any failure gives the stored description.
+   */
+  async function describeFor(p: Principal, call: store.CallRow): Promise<string> {
+    if (!deps.executor) return call.description;
+    try {
+      const instance = await registry.resolveInstance({ orgId: call.org_id, userId: call.user_id }, call.service);
+      const action = instance.service.actions.get(call.action);
+      if (!action || !action.parameters.some((x) => x.resolve)) return call.description;
+      const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(call.id)).toString('utf8')));
+      if (stored.kind !== 'action') return call.description;
+      const built = buildActionRequest(instance.service, action, stored.params);
+      if (!built.ok) return call.description;
+      const { request } = built;
+      const key = actionPermissionKey(call.service, action.key, action.scopeParam, request.params, request.body);
+      const names = await namesFor(p, call.service, instance, action, request.params, key);
+      if (Object.keys(names).length === 0) return call.description;
+      const values = { ...(request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {}), ...request.params, ...names };
+      return renderSummary(action.summary, values);
+    } catch {
+      return call.description;
+    }
+  }
+
+  async function approvalView(p: Principal, id: string, resolveForViewer = false) {
     const { a, chainRows, relationship } = await loadVisibleApproval(p, id);
     const [exec, call] = await Promise.all([store.getExecutionByApproval(pool, a.id), store.getCall(pool, a.call_id)]);
+    const description = call && resolveForViewer ? await describeFor(p, call) : call?.description;
     const requester = chainRows[0];
     return {
       id: a.id,
@@ -341,7 +453,7 @@ export function createCallService(deps: CallServiceDeps) {
           }
         : {}),
       action: call
-        ? { service: call.service, template: call.template, action: call.action, description: call.description, request: call.request_redacted, disclosed: call.disclosed }
+        ? { service: call.service, template: call.template, action: call.action, description, request: call.request_redacted, disclosed: call.disclosed }
         : null,
       requester: requester ? { id: requester.id, kind: requester.kind, name: requester.name } : { id: a.requester_id },
       resolver_id: a.resolver_id,
@@ -459,7 +571,7 @@ export function createCallService(deps: CallServiceDeps) {
       return { ...record, relationship: 'self' };
     },
 
-    getApproval: approvalView,
+    getApproval: (p: Principal, id: string) => approvalView(p, id, true),
 
     async listApprovals(p: Principal, q: { status?: string | undefined; scope?: 'mine' | 'assigned' | 'actionable' | undefined; limit: number; cursor?: string | undefined }) {
       const admin = p.type === 'user' && p.role === 'admin';

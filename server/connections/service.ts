@@ -487,6 +487,37 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
       return startConnection(p.orgId, p.userId, { provider: input.provider, scopes: input.scopes });
     },
 
+    /**
+     * The typed error for a call that cannot run because its connection is missing or not
+     * authorized: `needs_authentication` / `reauth_required` with the connection id and an
+     * auth_url for the caller's human (a pending connection is started when there is none), or
+     * `credential_missing` when no OAuth app is configured for the provider.
+     */
+    async credentialError(p: Principal, gap: { provider: string; connectionId: string | null; requiredScopes: readonly string[]; orSecret?: string }): Promise<AppError> {
+      if (gap.connectionId) {
+        const row = await store.getConnection(pool, gap.connectionId);
+        if (row && row.org_id === p.orgId && row.status !== 'active' && row.status !== 'revoked') return notUsable(row);
+        if (!row || row.status === 'revoked') {
+          return new AppError('credential_missing', `the ${gap.provider} connection bound to this service is gone: bind another one or connect again`, { connection_id: gap.connectionId, provider: gap.provider });
+        }
+      }
+      const app = await store.getOAuthApp(pool, p.orgId, gap.provider);
+      if (!app) {
+        const orSecret = gap.orSecret ? `, or store the vault secret "${gap.orSecret}" (POST /v1/secrets)` : '';
+        return new AppError(
+          'credential_missing',
+          `no ${gap.provider} connection, and no OAuth app is configured for "${gap.provider}": an org admin sets one with PUT /v1/oauth-apps/${gap.provider}${orSecret}`,
+          { provider: gap.provider, ...(gap.orSecret ? { secret_name: gap.orSecret } : {}) },
+        );
+      }
+      const started = await startConnection(p.orgId, p.userId, { provider: gap.provider, scopes: [...gap.requiredScopes] });
+      return new AppError('needs_authentication', `no ${gap.provider} connection yet: open auth_url to connect ${gap.provider}, then call again`, {
+        connection_id: started.connection.id,
+        provider: gap.provider,
+        auth_url: started.auth_url,
+      });
+    },
+
     /** A new authorization URL for a pending or reauth_required connection. */
     async authorize(p: Principal, id: string) {
       requirePerson(p, 'authorize connections');

@@ -7,6 +7,7 @@ import type { CredentialChoice } from '../../core/registry/instances.ts';
 import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
 import type { CallResult } from '../../workflows/definitions.ts';
 import type { AddressPolicy } from '../../core/execution/address-policy.ts';
+import { secretAllowedForHost } from '../../core/vault/hosts.ts';
 import { AppError } from '../errors.ts';
 import { sendOutbound } from './http-client.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
@@ -22,7 +23,10 @@ export type RuntimeHandler = (deps: ExecutorDeps, input: ExecuteInput) => Promis
 export interface ExecutorDeps {
   /** Handlers for `runtime: mcp` and `runtime: platform` services. */
   runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
-  secretValue(orgId: string, name: string): Promise<string | null>;
+  /** The value of a vault secret usable by `userId`'s chains (the org's or that user's own). */
+  secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
+  /** Where a secret may be injected by raw HTTP (never the value); absent → raw injection is refused. */
+  secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null } | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
   /** Outbound limits and the address policy for raw HTTP and off-host redirects. */
   outbound: { policy: AddressPolicy; timeoutMs: number; maxResponseBytes: number };
@@ -62,7 +66,14 @@ export interface ExecuteOutput {
 }
 
 /** The credential to inject, or the typed error that says why there is none. */
-export async function credentialFor(deps: ExecutorDeps, orgId: string, service: CompiledService, choices: readonly CredentialChoice[], action: CompiledAction | null): Promise<Injection> {
+export async function credentialFor(
+  deps: ExecutorDeps,
+  orgId: string,
+  service: CompiledService,
+  choices: readonly CredentialChoice[],
+  action: CompiledAction | null,
+  userId?: string,
+): Promise<Injection> {
   const none: Injection = { headers: {}, query: {} };
   if (choices.some((c) => c.type === 'none')) return none;
   const secretChoice = choices.find((c) => c.type === 'secret' && c.available);
@@ -75,7 +86,7 @@ export async function credentialFor(deps: ExecutorDeps, orgId: string, service: 
     return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
   }
   if (usable(secretChoice) && secretChoice?.type === 'secret') {
-    const value = await deps.secretValue(orgId, secretChoice.secretName);
+    const value = await deps.secretValue(orgId, secretChoice.secretName, userId);
     if (value !== null) {
       const method = service.authMethods.find((m) => m.name === secretChoice.method);
       if (method?.type === 'apiKey') {
@@ -114,6 +125,24 @@ function assertHostAllowed(service: CompiledService, url: URL): void {
   }
 }
 
+/**
+ * Raw HTTP may inject a secret only toward a host on the secret's `allowed_hosts`, and only a
+ * secret the caller's user may use; refused with a typed error before anything is sent.
+ */
+export async function assertInjectable(deps: ExecutorDeps, orgId: string, userId: string | undefined, name: string, url: URL): Promise<void> {
+  const use = userId !== undefined && deps.secretForUse ? await deps.secretForUse(orgId, name, userId) : null;
+  if (!use) throw new AppError('credential_missing', `no vault secret "${name}" you may use`, { secret_name: name });
+  if (!secretAllowedForHost(use.allowedHosts, url.hostname)) {
+    throw new AppError(
+      'secret_not_allowed_for_host',
+      use.allowedHosts === null
+        ? `secret "${name}" has no allowed_hosts: it is for service templates only, not raw HTTP`
+        : `secret "${name}" may not be sent to ${url.hostname} (allowed_hosts: ${use.allowedHosts.join(', ') || 'none'})`,
+      { secret_name: name, host: url.hostname },
+    );
+  }
+}
+
 export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
   const { instance, request } = input;
   const service = instance.service;
@@ -144,11 +173,15 @@ export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): 
   const injection =
     request.kind === 'http' && request.connection
       ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string> }
-      : await credentialFor(deps, input.orgId, service, instance.credentials, input.action);
+      : await credentialFor(deps, input.orgId, service, instance.credentials, input.action, input.userId);
+  const credentialHeaders: string[] = [];
   if (request.kind === 'http' && request.inject) {
-    const value = await deps.secretValue(input.orgId, request.inject.secret);
+    // Checked again here, on the URL actually sent: the list may have changed since the call began.
+    await assertInjectable(deps, input.orgId, input.userId, request.inject.secret, url);
+    const value = await deps.secretValue(input.orgId, request.inject.secret, input.userId);
     if (value === null) throw new AppError('credential_missing', `no vault secret "${request.inject.secret}"`, { secret_name: request.inject.secret });
     const v = (request.inject.prefix ?? '') + value;
+    if (request.inject.in === 'header') credentialHeaders.push(request.inject.name.toLowerCase());
     if (request.inject.in === 'header') injection.headers[request.inject.name.toLowerCase()] = v;
     else injection.query[request.inject.name] = v;
   }
@@ -169,6 +202,7 @@ export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): 
       policy: deps.outbound.policy,
       trustedHosts: new Set(service.hosts),
       credentialQuery: Object.keys(injection.query),
+      credentialHeaders,
     },
   );
   const durationMs = Math.round(performance.now() - started);

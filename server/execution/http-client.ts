@@ -25,6 +25,8 @@ export interface OutboundOptions {
   trustedHosts: ReadonlySet<string>;
   /** Query parameters that carry credentials: dropped when a redirect leaves the origin. */
   credentialQuery?: readonly string[];
+  /** Extra headers that carry credentials (a per-call secret's header): dropped like the standard ones. */
+  credentialHeaders?: readonly string[];
 }
 
 export interface OutboundResponse {
@@ -123,7 +125,7 @@ export async function sendOutbound(first: OutboundRequest, opts: OutboundOptions
       const headers = { ...req.headers };
       if (next.origin !== origin) {
         // Credentials belong to the origin they were issued for.
-        for (const h of CREDENTIAL_HEADERS) delete headers[h];
+        for (const h of [...CREDENTIAL_HEADERS, ...(opts.credentialHeaders ?? [])]) delete headers[h];
         for (const q of opts.credentialQuery ?? []) next.searchParams.delete(q);
       }
       const keepMethod = res.status === 307 || res.status === 308;

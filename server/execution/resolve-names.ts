@@ -20,10 +20,14 @@ export const RESOLVE_LIMITS = {
 
 export interface ResolveNamesInput {
   orgId: string;
+  /** The human whose chain the lookup acts for (their own secrets are usable, others' are not). */
+  userId?: string;
   instance: ResolvedInstance;
   action: CompiledAction;
   /** Path and query parameter values after defaults (`BuiltRequest.params`). */
   params: Readonly<Record<string, unknown>>;
+  /** Only these parameters' lookups (those the caller may read itself); absent = all. */
+  only?: readonly string[];
 }
 
 function placeholderValue(value: unknown): string | undefined {
@@ -80,7 +84,7 @@ function timeout(ms: number): { promise: Promise<undefined>; cancel(): void } {
 export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput, limits = RESOLVE_LIMITS): Promise<Record<string, string>> {
   const service = input.instance.service;
   const base = service.baseUrls[0];
-  const wanted = input.action.parameters.filter((p) => p.resolve && input.params[p.name] !== undefined);
+  const wanted = input.action.parameters.filter((p) => p.resolve && input.params[p.name] !== undefined && (!input.only || input.only.includes(p.name)));
   if (wanted.length === 0 || !base || service.runtime !== 'http') return {};
 
   const deadline = Date.now() + limits.timeoutMs;
@@ -88,7 +92,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
   let credential: Promise<Injection | undefined> | undefined;
   const credentialOnce = () =>
     (credential ??= Promise.race([
-      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action).catch(() => undefined),
+      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action, input.userId).catch(() => undefined),
       stop.promise,
     ]));
   // One fetch per distinct URL per call (two params may share a lookup).

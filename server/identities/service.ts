@@ -5,8 +5,10 @@ import { isAncestor } from '../../core/permissions/chain.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import type { Principal } from '../auth/principal.ts';
+import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { revokeBindingsOfAgents } from '../oauth/store.ts';
 import * as store from './store.ts';
 
 export interface CreateAgentInput {
@@ -86,17 +88,18 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
   }
 
   /**
-   * May the principal manage (create under, mint keys for, revoke) this identity? Humans manage
-   * their own tree (admins the org); an agent manages itself and its descendants only.
+   * May the principal manage this identity? Humans manage their own tree (admins the org). An
+   * agent may create subagents under itself or a descendant (`under`), but keys, revocation and
+   * archiving apply only to strict descendants (server/auth/authority.ts, the one rule).
    */
-  async function assertManages(p: Principal, target: store.IdentityRow): Promise<void> {
+  async function assertManages(p: Principal, target: store.IdentityRow, mode: 'under' | 'manage' = 'manage'): Promise<void> {
     if (p.type === 'user') {
       if (p.role === 'admin' || target.user_id === p.userId) return;
       throw forbidden('you may only manage identities in your own tree');
     }
-    if (target.id === p.identityId) return;
+    if (mode === 'under' && target.id === p.identityId) return;
     const chain = await store.getChain(pool, target.id);
-    if (!chain.some((c) => c.id === p.identityId)) throw forbidden('agents may only manage their own subagents');
+    if (!agentMayManage(p, chain)) throw forbidden('agents may only manage subagents below themselves');
   }
 
   function assertActive(row: store.IdentityRow): void {
@@ -136,7 +139,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
 
     async createAgent(p: Principal, input: CreateAgentInput) {
       const parent = await loadVisible(p, input.parent_id ?? p.identityId);
-      await assertManages(p, parent);
+      await assertManages(p, parent, 'under');
       assertActive(parent);
       if (input.inherit_permissions && parent.kind === 'user') {
         throw invalidRequest('inherit_permissions applies to subagents only (the parent must be an agent)');
@@ -170,7 +173,11 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
       if (target.kind === 'user' && !(p.type === 'user' && p.role === 'admin')) throw forbidden('only admins may revoke users');
       await assertManages(p, target);
       const subtree = await store.getSubtree(pool, target.id);
-      await pool.transaction(async (tx) => store.setStatus(tx, subtree.map((s) => s.id), status));
+      // Total: the subtree's keys, the keys they minted, and the OAuth grants bound to any of them.
+      await pool.transaction(async (tx) => {
+        await store.setStatus(tx, subtree.map((s) => s.id), status);
+        await revokeBindingsOfAgents(tx, subtree.filter((s) => s.kind !== 'user').map((s) => s.id));
+      });
       return publicIdentity((await store.getIdentity(pool, id))!);
     },
 

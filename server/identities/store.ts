@@ -135,8 +135,12 @@ export async function setStatus(db: Db, ids: readonly string[], status: 'archive
   await db.query(sql.unsafe`
     UPDATE identities SET status = ${status}, archived_at = COALESCE(archived_at, now())
     WHERE id = ANY(${sql.array(ids, 'uuid')}) AND status <> 'revoked'`);
+  // Every key of these identities, and every key an agent among them minted (wherever it points;
+  // keys a person minted stay with the identities they belong to).
   await db.query(sql.unsafe`
-    UPDATE agent_keys SET revoked_at = now() WHERE identity_id = ANY(${sql.array(ids, 'uuid')}) AND revoked_at IS NULL`);
+    UPDATE agent_keys k SET revoked_at = now()
+    WHERE k.revoked_at IS NULL AND (k.identity_id = ANY(${sql.array(ids, 'uuid')})
+      OR k.created_by IN (SELECT id FROM identities WHERE id = ANY(${sql.array(ids, 'uuid')}) AND kind <> 'user'))`);
 }
 
 // Sessions ------------------------------------------------------------------------------------

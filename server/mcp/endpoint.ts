@@ -10,12 +10,14 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
+import { hostAllowed, originAllowed } from '../../core/http/host-policy.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import type { AgentPrincipal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
+import { guardJsonRpc } from './jsonrpc-guard.ts';
 import { createAgentEventHub, type AgentEvent, type AgentEventHub } from './events.ts';
 import { invokeTool, registerGatewayTools, selfApproveEnabled, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
@@ -34,7 +36,7 @@ const INSTRUCTIONS = [
 export interface McpEndpointDeps {
   services: Pick<Services, 'auth' | 'calls' | 'registry' | 'identities' | 'connections'>;
   pool: DatabasePool;
-  config: Pick<Config, 'publicUrl'>;
+  config: Pick<Config, 'publicUrl' | 'hostPolicy'>;
   logger: Logger;
   /** Defaults to one LISTEN connection on the pool's database. */
   events?: AgentEventHub;
@@ -72,7 +74,23 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
   const router = Router();
 
-  // Browser-based MCP clients: bearer tokens only (never cookies) at /mcp, so any origin may call.
+  // DNS-rebinding protection (MCP transport spec): the Host must be one this gateway is reached by
+  // (PUBLIC_URL, ALLOWED_HOSTS; any loopback name when PUBLIC_URL is on loopback), and a browser's
+  // Origin must be allowed too (ALLOWED_ORIGINS). Checked before anything else, preflights included.
+  router.use(MCP_PATH, (req, res, next) => {
+    if (!hostAllowed(config.hostPolicy, req.get('host'))) {
+      res.status(403).json(toEnvelope(forbidden(`this gateway does not answer /mcp for the host ${JSON.stringify(req.get('host') ?? '')}: add it to ALLOWED_HOSTS if it is yours`), req.id));
+      return;
+    }
+    const origin = req.get('origin');
+    if (!originAllowed(config.hostPolicy, origin)) {
+      res.status(403).json(toEnvelope(forbidden(`requests from the origin ${JSON.stringify(origin)} are not allowed: add it to ALLOWED_ORIGINS if it is a client you trust`), req.id));
+      return;
+    }
+    next();
+  });
+
+  // Browser-based MCP clients from allowed origins: bearer tokens only (never cookies) at /mcp.
   router.use(MCP_PATH, (req, res, next) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
@@ -107,6 +125,11 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   };
 
   router.post(MCP_PATH, authenticate, express.json({ limit: MCP_BODY_LIMIT }), async (req, res) => {
+    const refused = guardJsonRpc(req.body, req.get('mcp-protocol-version'));
+    if (refused) {
+      res.status(refused.status).json(refused.body);
+      return;
+    }
     const p = req.principal as AgentPrincipal;
     const ctx: ToolContext = { services, pool, config, logger: req.log, requestId: req.id };
     const server = createGatewayMcpServer(ctx, { selfApprove: await selfApproveEnabled(pool, p) });

@@ -9,7 +9,9 @@ export function escapeHtml(value: string): string {
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
   'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
+  // `same-origin`, not `no-referrer`: under no-referrer a browser sends `Origin: null` on the form
+  // POST, which hides a same-site submission; same-origin keeps referrers off other sites.
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
 };
@@ -36,7 +38,6 @@ export function page(title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} · Agent Action Gateway</title>
 <style>${STYLE}</style>
 </head>

@@ -116,11 +116,15 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     return details;
   }
 
-  /** Form posts: same origin (when the browser says), and the interaction's own token. */
+  /**
+   * Form posts: the interaction's own token is what is trusted. A foreign `Origin` is refused; an
+   * absent or opaque one (`Origin: null`, sent by privacy settings, extensions or a no-referrer
+   * page) proves nothing either way, so the token decides.
+   */
   function checkPost(rt: OAuthRuntime, req: Request, uid: string): void {
     const origin = req.get('origin');
     const ownOrigin = `${req.protocol}://${req.get('host') ?? ''}`;
-    if (origin !== undefined && origin !== ownOrigin && !allowedOrigins.has(origin)) {
+    if (origin !== undefined && origin !== 'null' && origin !== ownOrigin && !allowedOrigins.has(origin)) {
       throw new PageError(403, 'Request refused', 'The form was not sent from this site.');
     }
     if (!csrfValid(rt.keys.cookieKeys, uid, field(req.body, 'csrf'))) {

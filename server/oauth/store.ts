@@ -168,6 +168,20 @@ export async function revokeGrantsOfPair(db: Db, userId: string, clientId: strin
   return grants.length;
 }
 
+/**
+ * Revocation of agents is total: ends every live binding whose agent is one of `agentIds` and
+ * destroys the grants, codes and tokens of those (user, client) pairs. Returns how many bindings.
+ */
+export async function revokeBindingsOfAgents(db: Db, agentIds: readonly string[]): Promise<number> {
+  if (agentIds.length === 0) return 0;
+  const pairs = await db.any(sql.type(z.object({ user_id: z.string(), client_id: z.string() }))`
+    UPDATE oauth_bindings SET revoked_at = now(), updated_at = now()
+    WHERE agent_id = ANY(${sql.array(agentIds, 'uuid')}) AND revoked_at IS NULL
+    RETURNING user_id, client_id`);
+  for (const pair of pairs) await revokeGrantsOfPair(db, pair.user_id, pair.client_id);
+  return pairs.length;
+}
+
 // Clients ---------------------------------------------------------------------------------------
 
 export const orgClientRow = z.object({

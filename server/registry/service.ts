@@ -1,5 +1,6 @@
 // The registry as the API sees it: global templates loaded from files, custom org/user templates
 // from the database (compiled through the same loader), instances, and search.
+import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
 import type { DatabasePool } from 'slonik';
 import type { Catalog, TemplateOrigin } from '../../core/registry/catalog.ts';
 import { resolveTemplate as resolveByScope } from '../../core/registry/catalog.ts';
@@ -13,6 +14,7 @@ import {
   type InstanceBinding,
 } from '../../core/registry/instances.ts';
 import { buildSearchIndex, searchActions, type SearchRow } from '../../core/registry/search.ts';
+import { plainSummary } from '../../core/registry/summary.ts';
 import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
 import type { Principal } from '../auth/principal.ts';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -39,7 +41,8 @@ interface CompiledTemplate {
 export function describeAction(a: CompiledAction) {
   return {
     action: a.key,
-    summary: a.summary,
+    summary: plainSummary(a.summary),
+    summary_template: a.summary,
     ...(a.description ? { description: a.description } : {}),
     method: a.method,
     path: a.pathTemplate,
@@ -177,6 +180,12 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     if (!result.ok) {
       throw new AppError('invalid_service_definition', `the service document has ${result.problems.length} problem(s)`, { problems: result.problems });
     }
+    if (result.service.key === SECRET_SERVICE) {
+      // `secret:<NAME>:<host>` permission keys own that first segment: a service of that name would collide.
+      throw new AppError('invalid_service_definition', `the key "${SECRET_SERVICE}" is reserved`, {
+        problems: [{ code: 'reserved_key', path: '/info/key', message: `the key "${SECRET_SERVICE}" is reserved for secret-injection permission keys` }],
+      });
+    }
     if (result.service.runtime === 'platform') {
       // Platform actions are in-process handlers that ship with the gateway; a custom document cannot add any.
       throw new AppError('invalid_service_definition', 'runtime "platform" is reserved for built-in services', {
@@ -265,6 +274,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       assertHuman(p);
       if (input.scope === 'org' && p.role !== 'admin') throw forbidden('only admins may create org-wide service instances');
       if (input.secret_name && input.connection_id) throw invalidRequest('bind either secret_name or connection_id, not both');
+      if (input.name === SECRET_SERVICE) throw invalidRequest(`the name "${SECRET_SERVICE}" is reserved`, { field: 'name' });
       const { scopes } = await scopesFor(p);
       const resolved = resolveByScope(input.template, scopes);
       if (!resolved) throw invalidRequest(`unknown template "${input.template}"`, { field: 'template' });
@@ -308,7 +318,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
             service: r.binding.name,
             template: r.service.key,
             action: a.key,
-            summary: a.summary,
+            summary: plainSummary(a.summary),
             ...(a.description ? { description: a.description } : {}),
             risk: a.risk,
             authStatus: r.authStatus,

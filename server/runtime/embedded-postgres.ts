@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
 import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { StartupError } from './startup-error.ts';
 
 interface Binaries {
   postgres: string;
@@ -52,6 +53,58 @@ function postgresUser(): RunAs {
   return ids;
 }
 
+export interface DirMode {
+  path: string;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The first folder on the way to the data that the given user cannot enter (no search permission
+ * for it as owner, group or other), or null. Owner/group/other bits only: ACLs and supplementary
+ * groups are not read, so this errs on the side of a clear early message.
+ */
+export function firstBlockedFolder(chain: readonly DirMode[], who: { uid: number; gid: number }): DirMode | null {
+  for (const dir of chain) {
+    const bits = dir.uid === who.uid ? (dir.mode >> 6) & 7 : dir.gid === who.gid ? (dir.mode >> 3) & 7 : dir.mode & 7;
+    if ((bits & 1) === 0) return dir;
+  }
+  return null;
+}
+
+/** The existing folders from `/` down to `dir` (the ones PostgreSQL must pass through). */
+async function folderChain(dir: string): Promise<DirMode[]> {
+  const parts: string[] = [];
+  for (let p = path.resolve(dir); ; p = path.dirname(p)) {
+    parts.unshift(p);
+    if (path.dirname(p) === p) break;
+  }
+  const out: DirMode[] = [];
+  for (const p of parts) {
+    const st = await stat(p).catch(() => null);
+    if (!st) break; // created below, by us
+    out.push({ path: p, mode: st.mode & 0o777, uid: st.uid, gid: st.gid });
+  }
+  return out;
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, who must be able to reach DATA_DIR: a private
+ * folder on the way (`mktemp -d`, anything under /root) would fail deep inside initdb with a bare
+ * "Permission denied". Say so up front, with what to do.
+ */
+async function assertReachable(dataDir: string, runAs: RunAs): Promise<void> {
+  if (runAs.uid === undefined) return;
+  const blocked = firstBlockedFolder(await folderChain(dataDir), { uid: runAs.uid, gid: runAs.gid! });
+  if (!blocked) return;
+  throw new StartupError(
+    `DATA_DIR ${path.resolve(dataDir)} cannot be reached by the "postgres" OS user that embedded PostgreSQL runs as when the gateway runs as root: ` +
+      `${blocked.path} has mode ${blocked.mode.toString(8).padStart(4, '0')}. ` +
+      `Use a DATA_DIR outside private folders (e.g. /var/lib/agent-gateway), let others enter ${blocked.path} (chmod o+x ${blocked.path}), run as a non-root user, or set DATABASE_URL.`,
+  );
+}
+
 function run(cmd: string, args: string[], runAs: RunAs): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
@@ -86,6 +139,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const pgData = path.join(opts.dataDir, 'postgres');
   const passwordFile = path.join(opts.dataDir, 'postgres.password');
 
+  await assertReachable(opts.dataDir, runAs);
   await reapOrphan(opts.dataDir, 'postgres', 'postgres', logger);
 
   const initialised = await stat(path.join(pgData, 'PG_VERSION')).then(() => true, () => false);

@@ -22,6 +22,8 @@ const putBody = z.strictObject({
     .min(1, 'must not be empty')
     .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_SECRET_BYTES, `must be at most ${MAX_SECRET_BYTES} bytes (UTF-8)`),
   description: z.string().trim().max(1000).optional(),
+  allowed_hosts: z.array(z.string().max(253)).max(50).nullable().optional(),
+  scope: z.enum(['org', 'user']).optional(),
 });
 
 /** Agents get 403 on every vault path, before any parsing (requireHuman throws otherwise). */

@@ -2,15 +2,17 @@
 // transaction. Values go in through `put` and come out only through `resolveSecretValue` (for the
 // executor); no method that serves the REST API ever returns, logs or otherwise echoes plaintext.
 //
-// Who may use it: every person of the org (admins and members alike); agents never. The vault is
-// shared by the org because what reads it is org-wide too (service API keys, OAuth app client
-// secrets), and values are write-only through the API, so a member can add, rotate, restore or
-// delete a secret but can never read one back. Agents only ever reach a secret indirectly, by a
-// call the gateway executes for them.
+// Who may manage it: every person of the org (admins and members alike); agents never. A secret is
+// the org's (usable by every user of the org and their agents) or one user's own (`scope: user`:
+// seen, managed and usable by that user, their agents and org admins; another member's calls
+// cannot inject it). Values are write-only through the API: nobody can read one back. Agents only
+// ever reach a secret indirectly, by a call the gateway executes for them. `allowed_hosts` says
+// where raw HTTP may inject it (core/vault/hosts.ts); without a list only service templates may.
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { secretAad } from '../../core/vault/envelope.ts';
+import { checkHostPattern } from '../../core/vault/hosts.ts';
 import type { Principal, UserPrincipal } from '../auth/principal.ts';
-import { forbidden, notFound } from '../errors.ts';
+import { conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
 import type { VaultKeyring } from './keyring.ts';
 import * as store from './store.ts';
 
@@ -18,7 +20,33 @@ export interface PutSecretInput {
   name: string;
   value: string;
   description?: string | undefined;
+  /** Set at create; on rotate undefined keeps the list, null clears it (templates only). */
+  allowed_hosts?: string[] | null | undefined;
+  /** `org` (default) or `user` (the caller's own); fixed at create. */
+  scope?: 'org' | 'user' | undefined;
 }
+
+/** The metadata a call needs to decide whether a secret may be injected (never the value). */
+export interface SecretUse {
+  id: string;
+  name: string;
+  allowedHosts: string[] | null;
+  ownerId: string | null;
+}
+
+function normaliseHosts(hosts: readonly string[] | null | undefined): string[] | null | undefined {
+  if (hosts === undefined || hosts === null) return hosts;
+  const out: string[] = [];
+  for (const h of hosts) {
+    const c = checkHostPattern(h);
+    if (!c.ok) throw invalidRequest(`allowed_hosts: ${c.reason}`, { field: 'allowed_hosts' });
+    if (!out.includes(c.value)) out.push(c.value);
+  }
+  return out;
+}
+
+/** Whose calls may use a secret: the org's are everyone's in the org, a user's own only that user's chains. */
+export const usableBy = (s: { owner_id: string | null }, userId: string): boolean => s.owner_id === null || s.owner_id === userId;
 
 export function publicSecret(s: store.SecretRow) {
   return {
@@ -26,6 +54,9 @@ export function publicSecret(s: store.SecretRow) {
     name: s.name,
     description: s.description,
     current_version: s.current_version,
+    scope: s.owner_id === null ? 'org' : 'user',
+    owner_id: s.owner_id,
+    allowed_hosts: s.allowed_hosts,
     created_by: s.created_by,
     created_at: s.created_at.toISOString(),
     updated_at: s.updated_at.toISOString(),
@@ -54,9 +85,9 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
     tx: DatabaseTransactionConnection,
     secret: store.SecretRow,
     value: string | Buffer,
-    opts: { description: string | undefined; restoredFrom: number | null; createdBy: string },
+    opts: { description: string | undefined; restoredFrom: number | null; createdBy: string; allowedHosts?: string[] | null | undefined },
   ): Promise<store.SecretRow> {
-    const bumped = await store.bumpVersion(tx, secret.id, opts.description);
+    const bumped = await store.bumpVersion(tx, secret.id, opts.description, opts.allowedHosts);
     const envelope = keyring.encrypt(value, secretAad(secret.org_id, secret.id, bumped.current_version));
     await store.insertVersion(tx, {
       secretId: secret.id,
@@ -68,9 +99,12 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
     return bumped;
   }
 
+  /** Admins see every secret of the org; members the org's and their own (others' answer 404). */
+  const visibleTo = (p: UserPrincipal, s: store.SecretRow) => p.role === 'admin' || usableBy(s, p.userId);
+
   async function loadSecret(p: UserPrincipal, id: string): Promise<store.SecretRow> {
     const row = await store.getSecret(pool, p.orgId, id);
-    if (!row) throw notFound('secret');
+    if (!row || !visibleTo(p, row)) throw notFound('secret');
     return row;
   }
 
@@ -78,8 +112,9 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
     /** A new name creates the secret at version 1; an existing live name rotates it. */
     async put(p: Principal, input: PutSecretInput): Promise<{ created: boolean; secret: ReturnType<typeof publicSecret> }> {
       assertHuman(p);
+      const allowedHosts = normaliseHosts(input.allowed_hosts);
       return pool.transaction(async (tx) => {
-        const opts = { description: input.description, restoredFrom: null, createdBy: p.identityId };
+        const opts = { description: input.description, restoredFrom: null, createdBy: p.identityId, allowedHosts };
         let existing = await store.findSecretByName(tx, p.orgId, input.name, true);
         if (!existing) {
           const inserted = await store.insertSecret(tx, {
@@ -87,11 +122,17 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
             name: input.name,
             description: input.description ?? null,
             createdBy: p.identityId,
+            allowedHosts: allowedHosts ?? null,
+            ownerId: input.scope === 'user' ? p.userId : null,
           });
           if (inserted) return { created: true, secret: publicSecret(await addVersion(tx, inserted, input.value, opts)) };
           // A concurrent request created it first (the insert waited for it): rotate that one.
           existing = await store.findSecretByName(tx, p.orgId, input.name, true);
           if (!existing) throw notFound('secret');
+        }
+        if (!visibleTo(p, existing)) throw conflict('a secret of this name belongs to another member; choose another name');
+        if (input.scope !== undefined && input.scope !== (existing.owner_id === null ? 'org' : 'user')) {
+          throw invalidRequest("the scope of an existing secret cannot change: delete it and create it again", { field: 'scope' });
         }
         return { created: false, secret: publicSecret(await addVersion(tx, existing, input.value, opts)) };
       });
@@ -99,7 +140,7 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
 
     async list(p: Principal) {
       assertHuman(p);
-      return (await store.listSecrets(pool, p.orgId)).map(publicSecret);
+      return (await store.listSecrets(pool, p.orgId)).filter((s) => visibleTo(p, s)).map(publicSecret);
     },
 
     async get(p: Principal, id: string) {
@@ -118,7 +159,7 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
       assertHuman(p);
       return pool.transaction(async (tx) => {
         const secret = await store.getSecret(tx, p.orgId, id, true);
-        if (!secret) throw notFound('secret');
+        if (!secret || !visibleTo(p, secret)) throw notFound('secret');
         const source = await store.getVersion(tx, secret.id, version);
         if (!source) throw notFound('secret version');
         const plaintext = keyring.decrypt(source.envelope, secretAad(secret.org_id, secret.id, source.version));
@@ -137,16 +178,29 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
 
     async remove(p: Principal, id: string): Promise<void> {
       assertHuman(p);
+      await loadSecret(p, id);
       if (!(await store.softDelete(pool, p.orgId, id))) throw notFound('secret');
+    },
+
+    /**
+     * For the call service and the executor: the metadata of a live secret that calls of `userId`'s
+     * chains may use (the org's or that user's own), or null — another member's secret is null too.
+     */
+    async secretForUse(orgId: string, name: string, userId: string): Promise<SecretUse | null> {
+      const s = await store.findSecretByName(pool, orgId, name);
+      if (!s || s.current_version < 1 || !usableBy(s, userId)) return null;
+      return { id: s.id, name: s.name, allowedHosts: s.allowed_hosts, ownerId: s.owner_id };
     },
 
     /**
      * For the executor: the current value of a live secret of the org, or null when there is none.
      * The plaintext is handed to the caller only; nothing here logs or stores it.
      */
-    async resolveSecretValue(orgId: string, name: string): Promise<string | null> {
+    async resolveSecretValue(orgId: string, name: string, userId?: string): Promise<string | null> {
       const secret = await store.findSecretByName(pool, orgId, name);
       if (!secret || secret.current_version < 1) return null;
+      // A user's own secret serves only that user's chains (org-level callers pass no user).
+      if (userId !== undefined ? !usableBy(secret, userId) : secret.owner_id !== null) return null;
       const current = await store.getVersion(pool, secret.id, secret.current_version);
       if (!current) return null;
       const plaintext = keyring.decrypt(current.envelope, secretAad(secret.org_id, secret.id, current.version));

@@ -26,6 +26,10 @@ export const secretRow = z.object({
   created_at: z.date(),
   updated_at: z.date(),
   deleted_at: z.date().nullable(),
+  /** Hosts raw HTTP may inject it toward; null = service templates only. */
+  allowed_hosts: z.array(z.string()).nullable(),
+  /** null = the org's secret; otherwise the user whose own secret it is. */
+  owner_id: z.string().nullable(),
 });
 export type SecretRow = z.infer<typeof secretRow>;
 
@@ -41,7 +45,7 @@ export type VersionRow = z.infer<typeof versionRow>;
 
 const versionWithEnvelopeRow = versionRow.extend({ envelope: envelopeSchema });
 
-const SECRET_COLUMNS = sql.fragment`id, org_id, name, description, current_version, created_by, created_at, updated_at, deleted_at`;
+const SECRET_COLUMNS = sql.fragment`id, org_id, name, description, current_version, created_by, created_at, updated_at, deleted_at, allowed_hosts, owner_id`;
 const VERSION_COLUMNS = sql.fragment`secret_id, version, kek_id, restored_from, created_by, created_at`;
 
 type Db = CommonQueryMethods;
@@ -65,18 +69,25 @@ export const listSecrets = (db: Db, orgId: string) =>
  * Inserts a secret with no versions yet (current_version 0). Null when a live secret of that
  * name already exists — including one committed meanwhile by a concurrent insert.
  */
-export const insertSecret = (db: Db, s: { orgId: string; name: string; description: string | null; createdBy: string }) =>
+export const insertSecret = (
+  db: Db,
+  s: { orgId: string; name: string; description: string | null; createdBy: string; allowedHosts: readonly string[] | null; ownerId: string | null },
+) =>
   db.maybeOne(sql.type(secretRow)`
-    INSERT INTO secrets (org_id, name, description, created_by)
-    VALUES (${s.orgId}, ${s.name}, ${s.description}, ${s.createdBy})
+    INSERT INTO secrets (org_id, name, description, created_by, allowed_hosts, owner_id)
+    VALUES (${s.orgId}, ${s.name}, ${s.description}, ${s.createdBy}, ${s.allowedHosts ? sql.array(s.allowedHosts, 'text') : null}, ${s.ownerId})
     ON CONFLICT (org_id, name) WHERE deleted_at IS NULL DO NOTHING
     RETURNING ${SECRET_COLUMNS}`);
 
-/** Reserves the next version number; call with the row locked. `description` undefined keeps it. */
-export const bumpVersion = (db: Db, id: string, description: string | undefined) =>
+/**
+ * Reserves the next version number; call with the row locked. `description` / `allowedHosts`
+ * undefined keep what is there (`allowedHosts` null clears the list: templates only).
+ */
+export const bumpVersion = (db: Db, id: string, description: string | undefined, allowedHosts?: readonly string[] | null) =>
   db.one(sql.type(secretRow)`
     UPDATE secrets SET current_version = current_version + 1, updated_at = now()
       ${description !== undefined ? sql.fragment`, description = ${description}` : sql.fragment``}
+      ${allowedHosts !== undefined ? sql.fragment`, allowed_hosts = ${allowedHosts ? sql.array(allowedHosts, 'text') : null}` : sql.fragment``}
     WHERE id = ${id}
     RETURNING ${SECRET_COLUMNS}`);
 

@@ -75,6 +75,15 @@ function discloseServiceDoc(key: string, baseUrl: string) {
           responses: { '200': { description: 'ok' } },
         },
       },
+      '/folders/{folder_id}': {
+        get: {
+          operationId: 'get_folder',
+          summary: 'Read folder {folder_id}',
+          'x-gateway-scope_param': 'folder_id',
+          parameters: [pathParam('folder_id')],
+          responses: { '200': { description: 'ok' } },
+        },
+      },
       '/folders/{folder_id}/items': {
         get: {
           operationId: 'list_folder',
@@ -238,33 +247,62 @@ describe('disclose and resolve', () => {
     expect(JSON.stringify(view.body)).not.toContain(TOKEN);
   });
 
-  it('resolves an id into a readable name with the service credential, once per distinct lookup', async () => {
+  it('runs no lookup for a call the agent may not make: raw ids for the agent, names in the approver\'s view', async () => {
     const before = lookups('/folders/f1').length;
     const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'f1' } });
     expect(res.status).toBe(202);
+    expect(res.body.action_description).toBe('List items in folder f1');
+    expect(lookups('/folders/f1').length).toBe(before);
+    // The requester's own view of its approval keeps the id: it may not read the folder.
+    expect((await agent.call('GET', `/v1/approvals/${res.body.approval_id}`)).body.action.description).toBe('List items in folder f1');
+    expect(lookups('/folders/f1').length).toBe(before);
+    // The approver (a person: never checked) sees the name, looked up with the approver's authority.
+    const view = await human('GET', `/v1/approvals/${res.body.approval_id}`);
+    expect(view.body.action.description).toBe('List items in folder Quarterly reports');
+    expect(lookups('/folders/f1').length).toBe(before + 1);
+    expect(lookups('/folders/f1').at(-1)!.headers['x-api-key']).toBe(SECRET);
+    // The upstream call itself still carries the id.
+    expect(view.body.action.request).toMatchObject({ params: { folder_id: 'f1' }, url: `${up.url}/folders/f1/items` });
+  });
+
+  it('runs a lookup that is itself a read the agent is permitted, and only that one', async () => {
+    expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'discl:get_folder:f1' })).status).toBe(201);
+    const before = { f1: lookups('/folders/f1').length, f2: lookups('/folders/f2').length };
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'compare', params: { a: 'f1', b: 'f2' } });
+    expect(res.status).toBe(202);
+    expect(res.body.action_description).toBe('Compare Quarterly reports with f2');
+    expect(lookups('/folders/f1').length).toBe(before.f1 + 1);
+    expect(lookups('/folders/f2').length).toBe(before.f2);
+  });
+
+  it('resolves an id into a readable name with the service credential when the call is covered, once per distinct lookup', async () => {
+    for (const pattern of ['discl:list_folder:*', 'discl:compare:*']) {
+      expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern })).status).toBe(201);
+    }
+    const before = lookups('/folders/f1').length;
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'f1' } });
+    expect(res.status).toBe(200);
     expect(res.body.action_description).toBe('List items in folder Quarterly reports');
     const calls = lookups('/folders/f1');
     expect(calls.length).toBe(before + 1);
     expect(calls.at(-1)!.method).toBe('GET');
     expect(calls.at(-1)!.headers['x-api-key']).toBe(SECRET);
-    const view = await human('GET', `/v1/approvals/${res.body.approval_id}`);
-    expect(view.body.action.description).toBe('List items in folder Quarterly reports');
-    // The upstream call itself still carries the id.
-    expect(view.body.action.request).toMatchObject({ params: { folder_id: 'f1' }, url: `${up.url}/folders/f1/items` });
 
     // Two parameters with the same lookup URL: one fetch; different ids: one fetch each.
+    const f2 = lookups('/folders/f2').length;
     const same = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'compare', params: { a: 'f1', b: 'f1' } });
     expect(same.body.action_description).toBe('Compare Quarterly reports with Quarterly reports');
     expect(lookups('/folders/f1').length).toBe(before + 2);
     const both = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'compare', params: { a: 'f1', b: 'f2' } });
     expect(both.body.action_description).toBe('Compare Quarterly reports with Invoices');
     expect(lookups('/folders/f1').length).toBe(before + 3);
-    expect(lookups('/folders/f2').length).toBe(1);
+    expect(lookups('/folders/f2').length).toBe(f2 + 1);
   });
 
   it('falls back to the raw id when a lookup fails, finds nothing or times out', async () => {
+    // Covered calls (rules of the previous test), so the lookups run.
     const missing = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'gone' } });
-    expect(missing.status).toBe(202);
+    expect(missing.status).toBe(200);
     expect(missing.body.action_description).toBe('List items in folder gone');
     expect(lookups('/folders/gone').length).toBe(1);
 
@@ -274,25 +312,23 @@ describe('disclose and resolve', () => {
     const started = Date.now();
     const slow = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'slow' } });
     const elapsed = Date.now() - started;
-    expect(slow.status).toBe(202);
+    expect(slow.status).toBe(200);
     expect(slow.body.action_description).toBe('List items in folder slow');
     expect(lookups('/folders/slow').length).toBe(1);
     expect(elapsed).toBeGreaterThanOrEqual(1_900);
     expect(elapsed).toBeLessThan(4_000);
-    const view = await human('GET', `/v1/approvals/${slow.body.approval_id}`);
-    expect(view.body.action.description).toBe('List items in folder slow');
 
     // Only the failed lookup falls back: another id in the same call still resolves.
     const mixed = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'compare', params: { a: 'gone', b: 'f2' } });
     expect(mixed.body.action_description).toBe('Compare gone with Invoices');
   });
 
-  it('keeps ids when the service credential is missing', async () => {
+  it('looks nothing up when the service credential is missing: the call is refused before any lookup', async () => {
     expect((await human('DELETE', `/v1/secrets/${secretId}`)).status).toBe(204);
     const before = lookups('/folders/f2').length;
     const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'f2' } });
-    expect(res.status).toBe(202);
-    expect(res.body.action_description).toBe('List items in folder f2');
+    expect(res.status).toBe(424);
+    expect(res.body.error.code).toBe('credential_missing');
     expect(lookups('/folders/f2').length).toBe(before);
   });
 });

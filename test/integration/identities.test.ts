@@ -191,7 +191,7 @@ describe('identities, sessions, agent keys and rules', () => {
     });
 
     it('revoking an agent revokes its subtree and kills every key below it', async () => {
-      expect((await gw.as(subKey)('POST', `/v1/identities/${agent.id}/revoke`)).status).toBe(404);
+      expect((await gw.as(subKey)('POST', `/v1/identities/${agent.id}/revoke`)).status).toBe(403);
       expect((await gw.as(agentKey)('POST', `/v1/identities/${agent.id}/revoke`)).status).toBe(403);
       const res = await gw.as(memberToken)('POST', `/v1/identities/${agent.id}/revoke`);
       expect(res.status).toBe(200);

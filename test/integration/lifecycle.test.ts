@@ -29,6 +29,23 @@ describe('gateway serve lifecycle', () => {
     expect(lines[0]).toMatch(/^gateway: invalid configuration: PORT must be a number \(got "abc"\)$/);
   });
 
+  it.runIf(process.getuid?.() === 0)('as root, a DATA_DIR the postgres user cannot reach stops with one line saying why and what to do', async () => {
+    const privateDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-private-')); // mode 0700, as mktemp -d makes it
+    try {
+      const proc = runCli(['serve'], { DATA_DIR: path.join(privateDir, 'data'), PORT: String(await freePort()), TEMPORAL_CLI_PATH: inject('temporalCliPath') });
+      expect(await proc.exited).toBe(78);
+      const lines = proc.output().trim().split('\n').filter((l) => l.startsWith('gateway:'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`cannot be reached by the "postgres" OS user`);
+      expect(lines[0]).toContain(`${privateDir} has mode 0700`);
+      expect(lines[0]).toMatch(/DATABASE_URL/);
+      expect(proc.output()).not.toMatch(/initdb/);
+      expect(await processesMentioning(privateDir)).toEqual([]);
+    } finally {
+      await rm(privateDir, { recursive: true, force: true });
+    }
+  });
+
   it('rejects an unknown role without starting anything', async () => {
     const proc = runCli(['serve', '--role', 'bogus'], {});
     expect(await proc.exited).toBe(2);
@@ -82,6 +99,7 @@ describe('gateway serve lifecycle', () => {
     expect(await processesMentioning(dataDir)).toEqual([]);
     expect(await readdir(path.join(dataDir, 'run'))).toEqual([]);
     expect(first.output()).toContain('"msg":"stopped"');
+    expect(first.output()).toContain(`"msg":"gateway ready at http://localhost:${port}"`); // PUBLIC_URL's default
 
     const second = runCli(['serve'], env);
     started.push(second);

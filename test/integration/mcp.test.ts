@@ -3,6 +3,7 @@
 // notification channel, the OAuth dance (discovery → registration → PKCE → tokens → refresh →
 // revoke) with self-approval toggled on the binding, and the stdio shim as a child process.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,7 +72,7 @@ describe('the MCP endpoint', () => {
 
   beforeAll(async () => {
     up = await startUpstream();
-    gw = await startTestGateway({ realPublicUrl: true, env: { GATEWAY_RATE_LIMIT_PER_MINUTE: '1000' } });
+    gw = await startTestGateway({ realPublicUrl: true, env: { GATEWAY_RATE_LIMIT_PER_MINUTE: '1000', ALLOWED_ORIGINS: 'https://inspector.example' } });
     const admin = gw.as(gw.adminToken);
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     member = await seedUser(gw.databaseUrl, { orgId, email: 'mcp-owner@example.test' });
@@ -111,7 +112,7 @@ describe('the MCP endpoint', () => {
       }
     });
 
-    it('lets browser-based clients call with a bearer token (CORS, challenge header exposed)', async () => {
+    it('lets browser-based clients of an allowed origin call with a bearer token (CORS, challenge header exposed)', async () => {
       const pre = await fetch(mcpUrl(), { method: 'OPTIONS', headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
       expect(pre.status).toBe(204);
       expect(pre.headers.get('access-control-allow-origin')).toBe('*');
@@ -124,6 +125,74 @@ describe('the MCP endpoint', () => {
     it('the challenge leads to the protected-resource metadata', async () => {
       const res = await fetch(`${gw.url}/.well-known/oauth-protected-resource`);
       expect((await res.json()) as any).toMatchObject({ resource: `${gw.url}/mcp`, authorization_servers: [gw.url] });
+    });
+
+    it('echoes the request id in JSON-RPC errors and uses the standard codes', async () => {
+      const h = { authorization: `Bearer ${agent.key}` };
+      const answer = async (headers: Record<string, string>, body: unknown) => {
+        const r = await post(headers, body);
+        return { status: r.status, body: (await r.json()) as any };
+      };
+      // A bad MCP-Protocol-Version header: Invalid Request, for the request that was sent.
+      const version = await answer({ ...h, 'mcp-protocol-version': '1999-01-01' }, { jsonrpc: '2.0', id: 42, method: 'tools/list' });
+      expect(version.status).toBe(400);
+      expect(version.body).toMatchObject({ jsonrpc: '2.0', id: 42, error: { code: -32600, message: expect.stringMatching(/MCP-Protocol-Version/) } });
+      // Params that do not fit the method: Invalid params (-32602), never -32000 or -32603.
+      for (const [id, body] of [
+        [43, { jsonrpc: '2.0', id: 43, method: 'tools/call', params: { name: 7 } }],
+        [44, { jsonrpc: '2.0', id: 44, method: 'initialize', params: {} }],
+        ['s-45', { jsonrpc: '2.0', id: 's-45', method: 'tools/list', params: 'x' }],
+        [46, { jsonrpc: '2.0', id: 46, method: 'tools/call', params: { name: 'gateway_search', arguments: 'x' } }],
+      ] as const) {
+        const r = await answer(h, body);
+        expect(r.body, JSON.stringify(body)).toMatchObject({ jsonrpc: '2.0', id, error: { code: -32602 } });
+      }
+      // Not a JSON-RPC 2.0 message (but valid JSON): Invalid Request, with the id when there is one.
+      expect((await answer(h, { jsonrpc: '1.0', id: 47, method: 'tools/list' })).body).toMatchObject({ id: 47, error: { code: -32600 } });
+      expect((await answer(h, { jsonrpc: '2.0', id: 48 })).body).toMatchObject({ id: 48, error: { code: -32600 } });
+      expect((await answer(h, { jsonrpc: '2.0', id: { x: 1 }, method: 'tools/list' })).body).toMatchObject({ id: null, error: { code: -32600 } });
+      // Unknown methods were already right: -32601 with the id.
+      expect((await answer(h, { jsonrpc: '2.0', id: 49, method: 'nope/nope' })).body).toMatchObject({ id: 49, error: { code: -32601 } });
+      // A supported version header and good params still work.
+      const ok = await answer({ ...h, 'mcp-protocol-version': '2025-06-18' }, { jsonrpc: '2.0', id: 50, method: 'tools/list' });
+      expect(ok.status).toBe(200);
+      expect(ok.body).toMatchObject({ id: 50, result: { tools: expect.any(Array) } });
+    });
+
+    it('refuses a foreign Host or browser Origin (DNS rebinding) with 403 and the envelope; loopback keeps working', async () => {
+      const h = { authorization: `Bearer ${agent.key}` };
+      // fetch() cannot set Host: talk HTTP by hand for that one.
+      const port = new URL(gw.url).port;
+      const raw = async (host: string) => {
+        const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+          const req = httpRequest({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { ...h, host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) } }, (r) => {
+            let text = '';
+            r.on('data', (c: Buffer) => (text += c.toString()));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body: text }));
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+        return { status: res.status, body: JSON.parse(res.body) as any };
+      };
+      const evil = await raw('evil.example.com');
+      expect(evil.status).toBe(403);
+      expect(evil.body).toMatchObject({ error: { code: 'forbidden', message: expect.stringMatching(/ALLOWED_HOSTS/) }, request_id: expect.any(String) });
+      expect((await raw(`evil.example.com:${port}`)).status).toBe(403);
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect((await raw(host)).status, host).toBe(200);
+
+      const foreign = await post({ ...h, origin: 'http://evil.example.com' });
+      expect(foreign.status).toBe(403);
+      expect(((await foreign.json()) as any).error.code).toBe('forbidden');
+      const pre = await fetch(mcpUrl(), { method: 'OPTIONS', headers: { origin: 'http://evil.example.com', 'access-control-request-method': 'POST' } });
+      expect(pre.status).toBe(403);
+      const opaque = await post({ ...h, origin: 'null' });
+      expect(opaque.status).toBe(403);
+      await opaque.body?.cancel();
+      const loopbackPage = await post({ ...h, origin: 'http://localhost:6274' }); // e.g. the MCP Inspector
+      expect(loopbackPage.status).toBe(200);
+      await loopbackPage.body?.cancel();
     });
 
     it('answers protocol misuse the JSON-RPC way, and DELETE with 405 (no sessions)', async () => {

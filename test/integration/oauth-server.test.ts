@@ -360,6 +360,21 @@ describe('the OAuth 2.1 authorization server', () => {
       });
       expect(other.status).toBe(400);
       expect(forged.headers.get('x-frame-options')).toBe('DENY');
+      // `Origin: null` (privacy settings, a no-referrer page) proves nothing: without the token it is
+      // refused, with the interaction's token it goes through.
+      const opaqueForged = await b.fetch(signIn.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null' },
+        body: new URLSearchParams({ email: member.email, password: member.password, csrf: 'forged' }).toString(),
+      });
+      expect(opaqueForged.status).toBe(403);
+      const opaque = await b.fetch(signIn.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null' },
+        body: new URLSearchParams({ email: member.email, password: member.password, csrf: csrfOf(signIn) }).toString(),
+      });
+      expect(opaque.status).toBe(303);
+      expect(forged.headers.get('referrer-policy')).toBe('same-origin');
     });
 
     it('refuses an authorization request without PKCE, or with the plain method', async () => {

@@ -130,6 +130,18 @@ describe('registry REST: templates, instances, search', () => {
     expect(res.body.results.length).toBeLessThanOrEqual(5);
     const issue = await gw.as(agentKey)('GET', '/v1/search?q=create%20issue');
     expect(issue.body.results[0]).toMatchObject({ template: 'github', action: 'create_issue' });
+    // Descriptions read as prose: no template syntax reaches an agent or a person.
+    const repos = await gw.as(agentKey)('GET', '/v1/search?q=list%20repositories&limit=50');
+    const mine = repos.body.results.find((r: any) => r.template === 'github' && r.action === 'list_my_repos');
+    expect(mine.description).toBe('List repositories of the authenticated user');
+    for (const r of (await gw.as(agentKey)('GET', '/v1/search?limit=100')).body.results) {
+      expect(r.summary, r.action).not.toMatch(/[[\]{}]/);
+      if (r.description === r.summary) continue; // an author's own description is prose already
+      expect(r.description, r.action).not.toMatch(/\[[^\]]*\{\w+\}[^\]]*\]/);
+    }
+    const github = await gw.as(agentKey)('GET', '/v1/services/github');
+    for (const a of github.body.actions) expect(a.summary, a.action).not.toMatch(/[[\]{}]/);
+    expect(github.body.actions.find((a: any) => a.action === 'list_my_repos').summary_template).toMatch(/\[ \(visibility \{visibility\}\)\]/);
     expect((await gw.as(agentKey)('GET', '/v1/search?limit=0')).status).toBe(400);
     expect((await gw.as(agentKey)('GET', '/v1/search?q=x&bogus=1')).status).toBe(400);
   });

@@ -341,7 +341,7 @@ describe('cross-org isolation: org B cannot see or change anything of org A', ()
     { label: 'GET /v1/identities?kind=subagent&status=active', path: () => '/v1/identities?kind=subagent&status=active' },
     { label: 'GET /v1/secrets', path: () => '/v1/secrets', forbiddenFor: ['B agent'] },
     { label: 'GET /v1/connections', path: () => '/v1/connections' },
-    { label: 'GET /v1/oauth-apps', path: () => '/v1/oauth-apps' },
+    { label: 'GET /v1/oauth-apps', path: () => '/v1/oauth-apps', forbiddenFor: ['B agent'] },
     { label: 'GET /v1/templates', path: () => '/v1/templates' },
     { label: 'GET /v1/services', path: () => '/v1/services' },
     { label: 'GET /v1/webhooks', path: () => '/v1/webhooks', forbiddenFor: ['B member', 'B agent'] },
@@ -362,7 +362,7 @@ describe('cross-org isolation: org B cannot see or change anything of org A', ()
     { label: "GET /v1/search?q=<A's template key>", path: () => `/v1/search?q=${A_NAMES.template}&limit=100`, inspect: noEcho },
     { label: "GET /v1/search?q=<A's instance>", path: () => `/v1/search?q=${A_NAMES.instance}&limit=100`, inspect: noEcho },
     { label: 'GET /v1/search?q=delete item', path: () => '/v1/search?q=delete%20item&limit=100', inspect: noEcho },
-    { label: 'GET /v1/org/settings', path: () => '/v1/org/settings' },
+    { label: 'GET /v1/org/settings', path: () => '/v1/org/settings', forbiddenFor: ['B agent'] },
   ];
 
   describe.for(CREDS)('lists as %s', (cred) => {

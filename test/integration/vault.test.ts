@@ -80,7 +80,7 @@ describe('vault REST API (real PostgreSQL)', () => {
     const created = await admin('POST', '/v1/secrets', { name: 'stripe.api-key', value: 'v1-plain', description: 'Stripe live key' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'stripe.api-key', description: 'Stripe live key', current_version: 1 });
-    expect(Object.keys(created.body).sort()).toEqual(['created_at', 'created_by', 'current_version', 'description', 'id', 'name', 'updated_at']);
+    expect(Object.keys(created.body).sort()).toEqual(['allowed_hosts', 'created_at', 'created_by', 'current_version', 'description', 'id', 'name', 'owner_id', 'scope', 'updated_at']);
     const id: string = created.body.id;
 
     const rotated = await admin('POST', '/v1/secrets', { name: 'stripe.api-key', value: 'v2-plain' });

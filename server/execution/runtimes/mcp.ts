@@ -48,7 +48,7 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   const args = toolArguments(built.request);
   const tool = action.tool ?? action.key;
 
-  const injection = await credentialFor(deps, input.orgId, service, instance.credentials, action);
+  const injection = await credentialFor(deps, input.orgId, service, instance.credentials, action, input.userId);
   const url = new URL(service.mcp.url);
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
 

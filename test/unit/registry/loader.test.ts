@@ -159,5 +159,5 @@ describe('jqCompileError', () => {
     // A single instance aborts after ~250-315 calls, sooner with long filters.
     const long = '.' + Array.from({ length: 150 }, (_, i) => `a${i}`).join('.');
     for (let i = 0; i < 400; i++) expect(await jqCompileError(i % 2 ? long : `.body.f${i}`)).toBeUndefined();
-  });
+  }, 60_000); // 400 WebAssembly compiles: seconds on a busy 2-core machine
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderSummary, summaryParams } from '../../../core/registry/summary.ts';
+import { plainSummary, renderSummary, summaryParams } from '../../../core/registry/summary.ts';
 
 describe('renderSummary', () => {
   const t = 'Post to {channel}[ in thread {thread_ts}]';
@@ -51,5 +51,14 @@ describe('renderSummary', () => {
 
   it('lists referenced params', () => {
     expect(summaryParams(t)).toEqual(['channel', 'thread_ts']);
+  });
+});
+
+describe('plainSummary (listings and search, before any params are known)', () => {
+  it('drops optional segments and names required placeholders plainly', () => {
+    expect(plainSummary('List repositories of the authenticated user[ (visibility {visibility})]')).toBe('List repositories of the authenticated user');
+    expect(plainSummary('Post to {channel}[ in thread {thread_ts}]')).toBe('Post to <channel>');
+    expect(plainSummary('Get {owner}/{repo}[ at {ref}]')).toBe('Get <owner>/<repo>');
+    expect(plainSummary('Static text[ always kept]')).toBe('Static text always kept');
   });
 });

@@ -38,6 +38,8 @@ describe('configuration', () => {
     [{ GATEWAY_ADMIN_PASSWORD: 'short' }, 'GATEWAY_ADMIN_PASSWORD', /at least 12/],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /LOG_LEVEL/],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV', /NODE_ENV/],
+    [{ ALLOWED_HOSTS: 'https://gw.example.com' }, 'ALLOWED_HOSTS', /ALLOWED_HOSTS is invalid: "https:\/\/gw.example.com" is not a host name/],
+    [{ ALLOWED_ORIGINS: 'gw.example.com' }, 'ALLOWED_ORIGINS', /ALLOWED_ORIGINS is invalid: "gw.example.com" is not an origin/],
   ])('rejects %j naming the variable', (env, variable, message) => {
     const err = errorFor(env);
     expect(err.variable).toBe(variable);

@@ -1,0 +1,158 @@
+// What an agent (agent key or OAuth access token, agent or subagent) may do on the REST API: least
+// privilege, decided here and only here. One row per `/v1` route; a route without a row is closed
+// to agents, so a new route is never open to them by accident. People (sessions) are not limited
+// by this table: their rights (admin / member) stay in the domain services. The same table is in
+// docs/decisions.md ("Agent authority on the REST API").
+import type { NextFunction, Request, Response } from 'express';
+import type { DatabasePool } from 'slonik';
+import * as identities from '../identities/store.ts';
+import { AppError, forbidden } from '../errors.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * - `allow`: agents may call it; the domain service still shows them only their own subtree.
+ * - `descendant`: the route's `:id` must be a strict descendant of the calling agent (never the
+ *   agent itself or an ancestor): keys and revocation of subagents below it.
+ * - `deny`: never for agents.
+ * - `public`: answered before authentication (no principal at all).
+ */
+export type AgentAccess = 'allow' | 'descendant' | 'deny' | 'public';
+
+export interface AuthorityRow {
+  /** `METHOD /path` relative to `/v1`, Express-style `:params`. */
+  route: string;
+  agent: AgentAccess;
+}
+
+export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
+  { route: 'POST /auth/login', agent: 'public' },
+  { route: 'POST /auth/logout', agent: 'deny' },
+  { route: 'GET /connections/callback', agent: 'public' },
+  // Itself, its descendants and their approvals.
+  { route: 'GET /identities/me', agent: 'allow' },
+  { route: 'GET /identities', agent: 'allow' },
+  { route: 'GET /identities/:id', agent: 'allow' },
+  { route: 'GET /identities/:id/rules', agent: 'allow' },
+  // Subagents below itself, their keys included; never keys for itself or an ancestor.
+  { route: 'POST /identities/agents', agent: 'allow' },
+  { route: 'POST /identities/:id/revoke', agent: 'descendant' },
+  { route: 'POST /identities/:id/archive', agent: 'descendant' },
+  { route: 'GET /identities/:id/keys', agent: 'descendant' },
+  { route: 'POST /identities/:id/keys', agent: 'descendant' },
+  { route: 'POST /identities/:id/keys/:keyId/revoke', agent: 'descendant' },
+  // Permissions are granted by people only.
+  { route: 'POST /identities/:id/rules', agent: 'deny' },
+  { route: 'POST /identities/:id/rules/:ruleId/revoke', agent: 'deny' },
+  // Calls, reads, search, approvals of descendants, downloads of its results.
+  { route: 'POST /actions/call', agent: 'allow' },
+  { route: 'POST /actions/http', agent: 'allow' },
+  { route: 'GET /approvals', agent: 'allow' },
+  { route: 'GET /approvals/:id', agent: 'allow' },
+  { route: 'POST /approvals/:id/resolve', agent: 'allow' },
+  { route: 'GET /downloads/:id', agent: 'allow' },
+  { route: 'GET /search', agent: 'allow' },
+  { route: 'GET /services', agent: 'allow' },
+  { route: 'GET /services/:name', agent: 'allow' },
+  { route: 'GET /templates', agent: 'allow' },
+  { route: 'POST /services', agent: 'deny' },
+  { route: 'DELETE /services/:name', agent: 'deny' },
+  { route: 'POST /templates', agent: 'deny' },
+  { route: 'PUT /templates/:id', agent: 'deny' },
+  { route: 'DELETE /templates/:id', agent: 'deny' },
+  // Connections: read its human's, start one (as gateway_auth connect does); never manage them.
+  { route: 'GET /connections', agent: 'allow' },
+  { route: 'POST /connections', agent: 'allow' },
+  { route: 'GET /connections/:id', agent: 'allow' },
+  { route: 'POST /connections/:id/authorize', agent: 'deny' },
+  { route: 'POST /connections/:id/refresh', agent: 'deny' },
+  { route: 'DELETE /connections/:id', agent: 'deny' },
+  // OAuth app credentials, the OAuth client list, org settings, the vault, webhooks: people only.
+  { route: 'GET /oauth-apps', agent: 'deny' },
+  { route: 'PUT /oauth-apps/:provider', agent: 'deny' },
+  { route: 'GET /oauth/clients', agent: 'deny' },
+  { route: 'POST /oauth/clients/:clientId/revoke', agent: 'deny' },
+  // Its own MCP binding: see it and end it (the service shows an agent its own binding only).
+  { route: 'GET /oauth/bindings', agent: 'allow' },
+  { route: 'POST /oauth/bindings/:id/revoke', agent: 'allow' },
+  { route: 'PATCH /oauth/bindings/:id', agent: 'deny' },
+  { route: 'GET /org/settings', agent: 'deny' },
+  { route: 'PATCH /org/settings', agent: 'deny' },
+  { route: 'GET /secrets', agent: 'deny' },
+  { route: 'POST /secrets', agent: 'deny' },
+  { route: 'GET /secrets/:id', agent: 'deny' },
+  { route: 'DELETE /secrets/:id', agent: 'deny' },
+  { route: 'GET /secrets/:id/versions', agent: 'deny' },
+  { route: 'POST /secrets/:id/versions/:version/restore', agent: 'deny' },
+  { route: 'GET /webhooks', agent: 'deny' },
+  { route: 'POST /webhooks', agent: 'deny' },
+  { route: 'DELETE /webhooks/:id', agent: 'deny' },
+  { route: 'GET /webhooks/:id/deliveries', agent: 'deny' },
+  // The audit log: the rows whose identity chain contains the agent.
+  { route: 'GET /audit', agent: 'allow' },
+  { route: 'POST /diagnostics/ping', agent: 'deny' },
+  { route: 'GET /diagnostics/ping/:workflowId', agent: 'deny' },
+];
+
+interface CompiledRow extends AuthorityRow {
+  method: string;
+  segments: string[];
+  params: number;
+}
+
+const COMPILED: CompiledRow[] = AGENT_AUTHORITY.map((row) => {
+  const [method, path] = row.route.split(' ') as [string, string];
+  const segments = path.split('/').filter(Boolean);
+  return { ...row, method, segments, params: segments.filter((s) => s.startsWith(':')).length };
+});
+
+/** The row for a request path (relative to /v1) and its params; literal segments win over `:params`. */
+export function authorityRowFor(method: string, path: string): { row: AuthorityRow; params: Record<string, string> } | null {
+  const parts = path.split('/').filter(Boolean);
+  const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
+  let best: { row: CompiledRow; params: Record<string, string> } | null = null;
+  for (const row of COMPILED) {
+    if (row.method !== m || row.segments.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const ok = row.segments.every((seg, i) => {
+      if (seg.startsWith(':')) {
+        params[seg.slice(1)] = decodeURIComponent(parts[i]!);
+        return true;
+      }
+      return seg === parts[i];
+    });
+    if (ok && (!best || row.params < best.row.params)) best = { row, params };
+  }
+  return best && { row: best.row, params: best.params };
+}
+
+/**
+ * The one authority check for agents on identities: may `p` manage (mint or revoke keys for,
+ * revoke, archive) the identity whose chain (itself first, its user last) is `targetChain`? Only
+ * a strict descendant: an agent can never re-key or revoke itself or an ancestor, so a key a
+ * person revokes cannot have been replaced by the agent itself. People: not limited here.
+ */
+export function agentMayManage(p: Principal, targetChain: readonly { id: string }[]): boolean {
+  if (p.type !== 'agent') return true;
+  const [target, ...above] = targetChain;
+  return target !== undefined && target.id !== p.identityId && above.some((a) => a.id === p.identityId);
+}
+
+/** Express middleware on /v1 after authentication: applies AGENT_AUTHORITY to agent principals. */
+export function agentAuthority(pool: DatabasePool) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const p = req.principal;
+    if (!p || p.type !== 'agent') return next();
+    const hit = authorityRowFor(req.method, req.path);
+    if (!hit || hit.row.agent === 'deny' || hit.row.agent === 'public') {
+      throw forbidden('agents may not use this endpoint: it is reserved for people signed in to the dashboard');
+    }
+    if (hit.row.agent === 'descendant') {
+      const id = hit.params.id ?? '';
+      // Itself or an ancestor: refused. Unknown or unrelated ids go on to the service, which
+      // answers 404 (ids of others never leak); malformed ones to the route's validation (400).
+      const own = await identities.getChain(pool, p.identityId);
+      if (own.some((c) => c.id === id)) throw new AppError('forbidden', "an agent may manage only subagents below itself, never its own or an ancestor's keys or status");
+    }
+    next();
+  };
+}

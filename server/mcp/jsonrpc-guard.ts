@@ -1,0 +1,85 @@
+// What the MCP SDK's transport answers loosely, checked first with JSON-RPC 2.0's own codes and the
+// request's id echoed whenever the body parsed: a malformed message is -32600 Invalid Request, an
+// unsupported MCP-Protocol-Version header is -32600 too, and params that do not fit a method this
+// server serves are -32602 Invalid params (the SDK would say -32000, -32700 or -32603, with id null).
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  SetLevelRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ZodType } from 'zod';
+
+type Id = string | number | null;
+
+export interface JsonRpcError {
+  jsonrpc: '2.0';
+  id: Id;
+  error: { code: number; message: string; data?: unknown };
+}
+
+/** The methods this server answers, with the SDK's schema of each request. */
+const REQUEST_SCHEMAS: ReadonlyMap<string, ZodType> = new Map<string, ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+  ['logging/setLevel', SetLevelRequestSchema],
+]);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The id of a message, when it has a valid one (JSON-RPC: a string or a number). */
+function idOf(message: unknown): Id {
+  if (!isRecord(message)) return null;
+  const id = message.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+const failure = (id: Id, code: number, message: string, data?: unknown): JsonRpcError => ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+
+/** The problem with one message, or null when the SDK may take it. */
+function checkMessage(message: unknown): JsonRpcError | null {
+  const id = idOf(message);
+  if (!isRecord(message) || message.jsonrpc !== '2.0') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
+  if ('id' in message && id === null && message.id !== null) return failure(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or a number');
+  const isResponse = 'result' in message || 'error' in message;
+  if (isResponse) return 'method' in message ? failure(id, ErrorCode.InvalidRequest, 'Invalid Request: a message is either a request or a response') : null;
+  if (typeof message.method !== 'string' || message.method === '') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: method must be a non-empty string');
+  if ('params' in message && !isRecord(message.params)) return failure(id, ErrorCode.InvalidParams, 'Invalid params: params must be an object');
+  if (!('id' in message)) return null; // a notification: nothing may be answered
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  if (!schema) return null; // the SDK answers -32601 Method not found, with the id
+  const parsed = schema.safeParse(message);
+  if (parsed.success) return null;
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.filter((p) => p !== 'params').join('.'), message: i.message }));
+  return failure(id, ErrorCode.InvalidParams, `Invalid params for ${message.method}: ${issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, { issues });
+}
+
+export interface GuardAnswer {
+  status: number;
+  body: JsonRpcError | JsonRpcError[];
+}
+
+/**
+ * The answer to send instead of handing the body to the SDK, or null when the SDK should take it.
+ * `protocolVersion` is the MCP-Protocol-Version header (absent on initialize and old clients).
+ */
+export function guardJsonRpc(body: unknown, protocolVersion: string | undefined): GuardAnswer | null {
+  const messages = Array.isArray(body) ? body : [body];
+  if (Array.isArray(body) && body.length === 0) return { status: 400, body: failure(null, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch') };
+  if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+    const message = `Invalid Request: unsupported MCP-Protocol-Version ${JSON.stringify(protocolVersion)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
+    const errors = messages.map((m) => failure(idOf(m), ErrorCode.InvalidRequest, message));
+    return { status: 400, body: Array.isArray(body) ? errors : errors[0]! };
+  }
+  const problems = messages.map(checkMessage);
+  if (problems.every((p) => p === null)) return null;
+  // A batch with a bad member is answered for its bad members only; nothing in it is run.
+  const errors = problems.filter((p): p is JsonRpcError => p !== null);
+  const status = errors.every((e) => e.error.code === ErrorCode.InvalidParams) ? 200 : 400;
+  return { status, body: Array.isArray(body) ? errors : errors[0]! };
+}
