@@ -15,6 +15,8 @@ export interface ClusterTarget {
   /** The next API base URL, round-robin. */
   nextApiUrl(): string;
   temporalAddress: string;
+  /** The gateway's database (e.g. for pg_stat_database). */
+  databaseUrl: string;
   admin: { email: string; password: string };
   /** Processes by role, for CPU accounting. */
   pids: { gatewayApi: number[]; gatewayWorker: number[]; temporal: number[]; postgres: number[] };
@@ -41,6 +43,7 @@ export async function startClusterTarget(gatewayEnv: Record<string, string>, opt
     apiUrls,
     nextApiUrl: () => apiUrls[turn++ % apiUrls.length]!,
     temporalAddress: cluster.temporalAddress,
+    databaseUrl: cluster.databaseUrl,
     admin: cluster.admin,
     pids: {
       gatewayApi: cluster.api.map((r) => r.process.pid),
