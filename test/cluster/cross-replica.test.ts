@@ -2,10 +2,12 @@
 // PostgreSQL (4 history shards), two `gateway serve --role api` processes (A, B) and two
 // `--role worker` processes, one database and task queue — started by server/cluster/cluster.ts,
 // the module behind `npm run cluster`. Third parties are real HTTP servers on loopback.
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,11 +17,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SseParser } from '../../cli/mcp/sse.ts';
 import { startCluster, type Cluster, type GatewayReplica } from '../../server/cluster/cluster.ts';
 import { createLogger } from '../../server/logger.ts';
+import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
+import { freePort } from '../../server/runtime/processes.ts';
+import { resolveTemporalCli } from '../../server/runtime/temporal-cli.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { Browser, pageOf, redirectOf } from '../support/oauth-browser.ts';
+import { runCli, waitForReady } from '../support/processes.ts';
 import { authorizeAtProvider, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+
+const run = promisify(execFile);
 
 type Json = { status: number; body: any };
 
@@ -102,6 +110,43 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     const attrs = await temporalConn.operatorService.listSearchAttributes({ namespace: cluster.namespace });
     for (const name of ['GatewayOrg', 'GatewayAgent', 'GatewayService', 'GatewayAction', 'GatewayStatus']) expect(attrs.customAttributes).toHaveProperty(name);
     for (const r of [...cluster.api, ...cluster.workers]) expect((await request(r.url, 'GET', '/readyz')).body.status).toBe('ready');
+  });
+
+  it('a gateway brought to a namespace without its search attributes registers them; its calls work at once', async () => {
+    const namespace = `byo-${randomBytes(3).toString('hex')}`;
+    await run(await resolveTemporalCli(), ['operator', 'namespace', 'create', '--namespace', namespace, '--address', cluster.temporalAddress]);
+    await until(
+      () => temporalConn.workflowService.describeNamespace({ namespace }).then(() => true, () => false),
+      Boolean,
+      60_000,
+    );
+    expect(Object.keys((await temporalConn.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {})).not.toContain('GatewayOrg');
+    await ensureDatabase(cluster.postgresAdminUrl, 'byo');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const byo = { email: 'byo@example.test', password: 'bring your own temporal' };
+    const proc = runCli(['serve', '--role', 'all'], {
+      PORT: String(port),
+      DATABASE_URL: cluster.postgresAdminUrl.replace(/\/postgres$/, '/byo'),
+      TEMPORAL_ADDRESS: cluster.temporalAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
+      GATEWAY_ADMIN_EMAIL: byo.email,
+      GATEWAY_ADMIN_PASSWORD: byo.password,
+      LOG_LEVEL: 'info',
+    });
+    try {
+      await waitForReady(base, proc, 180_000);
+      expect(proc.output()).toContain('registered the gateway search attributes');
+      const token = (await request(base, 'POST', '/v1/auth/login', undefined, byo)).body.token;
+      expect((await request(base, 'POST', '/v1/templates', token, { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+      expect((await request(base, 'POST', '/v1/secrets', token, { name: 'WIDGETS_KEY', value: 'byo-key' })).status).toBe(201);
+      const called = await request(base, 'POST', '/v1/actions/call', token, { service: 'widgets', action: 'get_item', params: { id: 'byo-1' } });
+      expect(called.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
   });
 
   it('an approval raised through A is listed, resolved and followed (SSE) through B, and executes once', async () => {
