@@ -1,11 +1,16 @@
 // The Express application: request context, JSON bodies, health, REST /v1, the dashboard.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Router } from 'express';
 import { agentAuthority } from './auth/authority.ts';
-import { authenticate, requireHuman } from './auth/middleware.ts';
+import { authenticate } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
-import { AppError } from './errors.ts';
+import { operationsOf, type OperationSpec } from './http/api-router.ts';
+import { refuseUnstorableInput } from './http/input-guard.ts';
+import { API_VERSION, documentRoutes } from './http/openapi/routes.ts';
+import { buildOpenApiDocument } from './http/openapi/document.ts';
+import { referencePageRoutes } from './http/openapi/reference-page.ts';
+import { OAUTH_OPERATIONS } from './oauth/openapi.ts';
 import { callRoutes } from './calls/routes.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
@@ -51,30 +56,9 @@ export function createApp(deps: AppDeps): Express {
     app.use(services.oauthServer.routes());
     // MCP (Streamable HTTP) at /mcp: its own bearer authentication and 401 challenge.
     app.use(mcpRoutes({ services, pool: sd.pool, config: sd.config, logger: deps.logger }));
-    const v1 = express.Router();
-    v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
-    v1.use(loginRoutes(services.auth));
-    // Public: the provider redirects the user's browser here; the single-use state authenticates it.
-    v1.use(connectionCallbackRoutes(services.connections));
-    v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
-    // Agents: least privilege, one table for every route (server/auth/authority.ts).
-    v1.use(agentAuthority(sd.pool));
-    v1.use(logoutRoutes(services.auth));
-    v1.use(identityRoutes(services.identities));
-    v1.use(connectionRoutes(services.connections));
-    v1.use(registryRoutes(services.registry));
-    v1.use(vaultRoutes(services.vault));
-    v1.use(webhookRoutes(services.webhooks));
-    v1.use(auditRoutes(services.audit));
-    v1.use(oauthRoutes(services.oauth));
-    v1.use(orgRoutes(services.orgs));
-    v1.use(downloadRoutes(sd.pool));
-    v1.use(
-      callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref)),
-    );
-    v1.use('/diagnostics', requireAdmin, diagnosticsRoutes(services.diagnostics));
-    v1.use(notFoundHandler());
-    app.use('/v1', v1);
+    const api = v1Api(services, sd, sd.config.publicUrl);
+    app.use(referencePageRoutes());
+    app.use('/v1', api.router);
     mountDashboard(app, deps.webDir ?? WEB_BUILD_DIR);
   }
   app.use(notFoundHandler());
@@ -82,10 +66,50 @@ export function createApp(deps: AppDeps): Express {
   return app;
 }
 
-function requireAdmin(req: Request, _res: unknown, next: () => void): void {
-  const p = requireHuman(req);
-  if (p.role !== 'admin') throw new AppError('forbidden', 'admins only');
-  next();
+/**
+ * The REST API under /v1. Every route is defined through `apiRouter` (server/http/api-router.ts),
+ * so this one list both mounts the handlers and yields the OpenAPI document served at
+ * /v1/openapi.json (plus the authorization server's JSON endpoints, which oidc-provider serves).
+ */
+export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
+  const v1 = express.Router();
+  const operations: OperationSpec[] = [];
+  const add = (router: Router): Router => {
+    operations.push(...operationsOf(router).map((op) => ({ ...op, path: `/v1${op.path}` })));
+    return router;
+  };
+  v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
+  v1.use(refuseUnstorableInput());
+  v1.use(add(documentRoutes(() => document)));
+  v1.use(add(loginRoutes(services.auth)));
+  // Public: the provider redirects the user's browser here; the single-use state authenticates it.
+  v1.use(add(connectionCallbackRoutes(services.connections)));
+  v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
+  // Agents: least privilege, one table for every route (server/auth/authority.ts).
+  v1.use(agentAuthority(sd.pool));
+  v1.use(add(logoutRoutes(services.auth)));
+  v1.use(add(identityRoutes(services.identities)));
+  v1.use(add(connectionRoutes(services.connections)));
+  v1.use(add(registryRoutes(services.registry)));
+  v1.use(add(vaultRoutes(services.vault)));
+  v1.use(add(webhookRoutes(services.webhooks)));
+  v1.use(add(auditRoutes(services.audit)));
+  v1.use(add(oauthRoutes(services.oauth)));
+  v1.use(add(orgRoutes(services.orgs)));
+  v1.use(add(downloadRoutes(sd.pool)));
+  v1.use(
+    add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
+  );
+  v1.use(add(diagnosticsRoutes(services.diagnostics)));
+  v1.use(notFoundHandler());
+  const document = buildOpenApiDocument([...operations, ...OAUTH_OPERATIONS], { publicUrl, version: API_VERSION });
+  return { router: v1, operations, document };
+}
+
+/** The document without a running gateway (npm run gen:api): route factories only close over their services. */
+export function openApiDocument(publicUrl = 'http://localhost:8080') {
+  const inert: never = new Proxy(() => inert, { get: () => inert }) as never;
+  return v1Api(inert, inert, publicUrl).document;
 }
 
 /** The SvelteKit build is a static single-page app: unknown paths fall back to its shell. */

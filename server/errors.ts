@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  headers_too_large: 431,
   invalid_service_definition: 422,
   validation_failed: 422,
   rate_limited: 429,

@@ -24,6 +24,7 @@ import { startTemporalDevServer, startTemporalViaSdkDownload } from './runtime/t
 import { connectTemporalClient } from './temporal/client.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
+import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -136,6 +137,7 @@ export async function startGateway({ config, role, logger, taskQueue = TASK_QUEU
       readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
     });
     const server = http.createServer(app);
+    answerClientErrors(server);
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

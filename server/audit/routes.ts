@@ -1,11 +1,21 @@
 // GET /v1/audit: strict query parsing (unknown or malformed parameters → 400), then one call.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { AuditPage } from './responses.ts';
 import type { AuditService } from './service.ts';
 
 const text = z.string().trim().min(1).max(200);
-const instant = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
+// Normalised to UTC (`toISOString`) for PostgreSQL, which refuses offsets beyond ±15:59 that
+// ISO 8601 allows; years outside 1970-9999 are refused rather than sent to it.
+const instant = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' })
+  .refine((v) => {
+    const t = Date.parse(v);
+    return t >= 0 && t < Date.UTC(10000, 0, 1);
+  }, 'must be between 1970 and 9999')
+  .transform((v) => new Date(v).toISOString());
 
 const listQuery = z
   .strictObject({
@@ -29,9 +39,16 @@ const listQuery = z
   });
 
 export function auditRoutes(audit: AuditService): Router {
-  const r = Router();
-  r.get('/audit', async (req, res) => {
+  const r = apiRouter({ tags: ['Audit'] });
+  r.route({
+    method: 'get',
+    path: '/audit',
+    operationId: 'listAudit',
+    summary: 'Audit log entries the caller may see, newest first (cursor pagination)',
+    query: listQuery,
+    responses: { 200: AuditPage },
+  }, async (req, res) => {
     res.json(await audit.list(principalOf(req), listQuery.parse(req.query)));
   });
-  return r;
+  return r.router;
 }

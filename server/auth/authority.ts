@@ -25,6 +25,7 @@ export interface AuthorityRow {
 }
 
 export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
+  { route: 'GET /openapi.json', agent: 'public' },
   { route: 'POST /auth/login', agent: 'public' },
   { route: 'POST /auth/logout', agent: 'deny' },
   { route: 'GET /connections/callback', agent: 'public' },

@@ -1,5 +1,8 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { apiRouter } from '../http/api-router.ts';
+import { timestamp } from '../http/openapi/common.ts';
+import { Identity } from '../identities/responses.ts';
 import { publicIdentity } from '../identities/service.ts';
 import { principalOf, SESSION_COOKIE } from './middleware.ts';
 import { SESSION_TTL_SECONDS, type AuthService } from './service.ts';
@@ -9,6 +12,13 @@ const loginBody = z.strictObject({
   password: z.string().min(1).max(1024),
 });
 
+const Session = z.strictObject({
+  token: z.string().describe('A `gws_…` session token: send it as `Authorization: Bearer`.'),
+  token_type: z.literal('session'),
+  expires_at: timestamp,
+  user: Identity,
+});
+
 function sessionCookie(req: Request, value: string, maxAge: number): string {
   const secure = req.secure ? '; Secure' : '';
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
@@ -16,23 +26,38 @@ function sessionCookie(req: Request, value: string, maxAge: number): string {
 
 /** Sign-in is open; sign-out needs the session (mounted after authentication). */
 export function loginRoutes(auth: AuthService): Router {
-  const router = Router();
-  router.post('/auth/login', async (req: Request, res: Response) => {
+  const router = apiRouter({ tags: ['Sign-in'] });
+  router.route(
+    {
+      method: 'post',
+      path: '/auth/login',
+      operationId: 'login',
+      summary: 'Sign in with email and password; answers a session token (and sets the session cookie)',
+      auth: 'none',
+      body: loginBody,
+      responses: { 200: Session },
+      errors: ['unauthenticated', 'rate_limited'],
+    },
+    async (req: Request, res: Response) => {
     const body = loginBody.parse(req.body);
     // A throttled sign-in becomes 429 with Retry-After in the error handler.
     const session = await auth.login(body.email, body.password);
     res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS));
     res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
-  });
-  return router;
+    },
+  );
+  return router.router;
 }
 
 export function logoutRoutes(auth: AuthService): Router {
-  const router = Router();
-  router.post('/auth/logout', async (req, res) => {
-    await auth.logout(principalOf(req));
-    res.setHeader('Set-Cookie', sessionCookie(req, '', 0));
-    res.status(204).end();
-  });
-  return router;
+  const router = apiRouter({ tags: ['Sign-in'] });
+  router.route(
+    { method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'End the session (clears the cookie)', responses: { 204: null }, errors: ['forbidden'] },
+    async (req, res) => {
+      await auth.logout(principalOf(req));
+      res.setHeader('Set-Cookie', sessionCookie(req, '', 0));
+      res.status(204).end();
+    },
+  );
+  return router.router;
 }

@@ -1,9 +1,11 @@
 // REST: action calls (service action, raw HTTP, resume by approval_id) and approvals.
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { principalOf } from '../auth/middleware.ts';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { Approval, ApprovalPage, ApprovalRecord, Called, Denied, PendingApproval } from './responses.ts';
 import type { CallService } from './service.ts';
 
 const uuid = z.uuid({ error: 'must be a UUID' });
@@ -54,6 +56,14 @@ const listQuery = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
+const approvalParams = z.object({ id: uuid });
+/** A call's error outcome carries any typed code (the workflow's own included). */
+const CALL_ERRORS = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => c !== 'invalid_request' && c !== 'internal');
+const callAnswers = {
+  200: z.union([Called, Denied]).describe('`called` (the upstream result) or `denied` (a person refused it)'),
+  202: PendingApproval.describe('`pending_approval`: not covered by the caller’s rules; a person must decide'),
+};
+
 /** `called` 200, `pending_approval` 202, `denied` 200; an error outcome is the error envelope. */
 function sendOutcome(res: Response, outcome: CallOutcome): void {
   if (outcome.status === 'error') {
@@ -64,8 +74,18 @@ function sendOutcome(res: Response, outcome: CallOutcome): void {
 }
 
 export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {
-  const r = Router();
-  r.post('/actions/call', async (req, res) => {
+  const r = apiRouter({ tags: ['Calls'] });
+  r.route(
+    {
+      method: 'post',
+      path: '/actions/call',
+      operationId: 'callAction',
+      summary: 'Call a service action, make a raw HTTP call, or resume an approved call by approval_id',
+      body: z.union([actionBody, httpBody, resumeBody]),
+      responses: callAnswers,
+      errors: CALL_ERRORS,
+    },
+    async (req, res) => {
     const p = principalOf(req);
     const body = (req.body ?? {}) as Record<string, unknown>;
     if ('approval_id' in body) {
@@ -75,22 +95,58 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     } else {
       sendOutcome(res, await calls.callAction(p, actionBody.parse(body), req.id));
     }
-  });
-  r.post('/actions/http', async (req, res) => {
+    },
+  );
+  r.route(
+    {
+      method: 'post',
+      path: '/actions/http',
+      operationId: 'callHttp',
+      summary: 'Raw authenticated HTTP through a registered OAuth connection',
+      body: connectionHttpBody,
+      responses: callAnswers,
+      errors: CALL_ERRORS,
+    },
+    async (req, res) => {
     const p = principalOf(req);
     const body = connectionHttpBody.parse(req.body);
     const connectionId = await resolveConnection(p, body.connection);
     const { connection: _c, url, ...rest } = body;
     sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, connectionId));
-  });
-  r.get('/approvals', async (req, res) => {
+    },
+  );
+  r.route({
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    summary: 'Approvals the caller can see, newest first (cursor pagination)',
+    query: listQuery,
+    responses: { 200: ApprovalPage },
+  }, async (req, res) => {
     res.json(await calls.listApprovals(principalOf(req), listQuery.parse(req.query)));
   });
-  r.get('/approvals/:id', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/approvals/{id}',
+    operationId: 'getApproval',
+    summary: 'One approval: its state, the gated action and the requester',
+    params: approvalParams,
+    responses: { 200: Approval },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await calls.getApproval(principalOf(req), uuid.parse(req.params.id)));
   });
-  r.post('/approvals/:id/resolve', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/approvals/{id}/resolve',
+    operationId: 'resolveApproval',
+    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
+    params: approvalParams,
+    body: resolveBody,
+    responses: { 200: ApprovalRecord },
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict'],
+  }, async (req, res) => {
     res.json(await calls.resolve(principalOf(req), uuid.parse(req.params.id), resolveBody.parse(req.body)));
   });
-  return r;
+  return r.router;
 }

@@ -1,10 +1,12 @@
 // Thin REST over the connection service: parse strictly, call one method, shape the answer.
 // Two routers: the OAuth callback is public (the provider redirects the user's browser to it and
 // the single-use state authenticates it); everything else sits behind `authenticate(...)`.
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { AppError } from '../errors.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { ConnectionList, ConnectionResult, ConnectionWithAuthUrl, OAuthAppList, OAuthAppResult } from './responses.ts';
 import type { ConnectionService } from './service.ts';
 
 const id = z.uuid({ error: 'must be a UUID' });
@@ -42,42 +44,122 @@ const callbackQuery = z.object({
   error_description: z.string().max(2048).optional(),
 });
 
+const providerParams = z.object({ provider });
+const OAUTH_ERRORS = ['forbidden', 'not_found', 'conflict', 'credential_missing', 'needs_authentication', 'reauth_required', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'] as const;
+
 export function connectionRoutes(connections: ConnectionService): Router {
-  const r = Router();
-  r.get('/oauth-apps', async (req, res) => {
+  const r = apiRouter({ tags: ['Connections'] });
+  r.route({
+    method: 'get',
+    path: '/oauth-apps',
+    operationId: 'listOAuthApps',
+    summary: 'OAuth apps (client credentials) configured for the org',
+    responses: { 200: OAuthAppList },
+    errors: ['forbidden'],
+  }, async (req, res) => {
     res.json({ oauth_apps: await connections.listOAuthApps(principalOf(req)) });
   });
-  r.put('/oauth-apps/:provider', async (req, res) => {
-    const p = z.object({ provider }).parse(req.params);
+  r.route({
+    method: 'put',
+    path: '/oauth-apps/{provider}',
+    operationId: 'putOAuthApp',
+    summary: 'Configure the OAuth app of a provider (org admins)',
+    params: providerParams,
+    body: putAppBody,
+    responses: { 201: OAuthAppResult, 200: OAuthAppResult },
+    errors: ['forbidden', 'conflict'],
+  }, async (req, res) => {
+    const p = providerParams.parse(req.params);
     const out = await connections.putOAuthApp(principalOf(req), p.provider, putAppBody.parse(req.body));
     res.status(out.created ? 201 : 200).json({ oauth_app: out.oauth_app });
   });
-  r.get('/connections', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/connections',
+    operationId: 'listConnections',
+    summary: 'Connections the caller can see',
+    responses: { 200: ConnectionList },
+  }, async (req, res) => {
     res.json({ connections: await connections.list(principalOf(req)) });
   });
-  r.post('/connections', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections',
+    operationId: 'createConnection',
+    summary: 'Start an OAuth connection: answers the auth_url to open',
+    body: createBody,
+    responses: { 201: ConnectionWithAuthUrl },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.status(201).json(await connections.create(principalOf(req), createBody.parse(req.body)));
   });
-  r.get('/connections/:id', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/connections/{id}',
+    operationId: 'getConnection',
+    summary: 'One connection (no tokens)',
+    params,
+    responses: { 200: ConnectionResult },
+    errors: ['not_found', 'forbidden'],
+  }, async (req, res) => {
     res.json({ connection: await connections.get(principalOf(req), params.parse(req.params).id) });
   });
-  r.post('/connections/:id/authorize', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections/{id}/authorize',
+    operationId: 'authorizeConnection',
+    summary: 'A fresh auth_url for an existing connection',
+    params,
+    responses: { 200: ConnectionWithAuthUrl },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.json(await connections.authorize(principalOf(req), params.parse(req.params).id));
   });
-  r.post('/connections/:id/refresh', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/connections/{id}/refresh',
+    operationId: 'refreshConnection',
+    summary: 'Refresh the access token now',
+    params,
+    responses: { 200: ConnectionResult },
+    errors: [...OAUTH_ERRORS],
+  }, async (req, res) => {
     res.json({ connection: await connections.refresh(principalOf(req), params.parse(req.params).id) });
   });
-  r.delete('/connections/:id', async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/connections/{id}',
+    operationId: 'deleteConnection',
+    summary: 'Revoke (at the provider, best effort) and delete a connection',
+    params,
+    responses: { 204: null },
+    errors: ['not_found', 'forbidden'],
+  }, async (req, res) => {
     await connections.remove(principalOf(req), params.parse(req.params).id);
     res.status(204).end();
   });
-  return r;
+  return r.router;
 }
 
 /** Mounted before `authenticate(...)`: reached by the browser, authenticated by the state. */
 export function connectionCallbackRoutes(connections: ConnectionService): Router {
-  const r = Router();
-  r.get('/connections/callback', async (req, res) => {
+  const r = apiRouter({ tags: ['Connections'], auth: 'none' });
+  r.route(
+    {
+      method: 'get',
+      path: '/connections/callback',
+      operationId: 'connectionCallback',
+      summary: 'Where the provider sends the browser back (authenticated by the single-use state)',
+      description: 'Browsers (Accept: text/html) get a page, errors included; API clients get the JSON error envelope.',
+      query: callbackQuery,
+      responses: {
+        200: { description: 'Connected: a page saying so', contentType: 'text/html' },
+        303: { description: 'Connected: back to the redirect_after URL', headers: { Location: 'The redirect_after URL' } },
+      },
+      errors: [...OAUTH_ERRORS],
+      htmlErrors: true,
+    },
+    async (req, res) => {
     // The URL carries a live code: keep it out of caches and of any Referer.
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');
@@ -98,8 +180,9 @@ export function connectionCallbackRoutes(connections: ConnectionService): Router
       }
       throw err;
     }
-  });
-  return r;
+    },
+  );
+  return r.router;
 }
 
 const wantsHtml = (req: Request) => req.accepts(['json', 'html']) === 'html';

@@ -18,6 +18,8 @@ export function errorHandler() {
     if (err instanceof AppError) appErr = err;
     else if (err instanceof ZodError) appErr = zodToAppError(err);
     else if (isUniqueViolation(err)) appErr = new AppError('conflict', 'a resource with the same unique name already exists');
+    // Express could not percent-decode a path parameter.
+    else if (err instanceof URIError) appErr = new AppError('invalid_request', 'the path is not valid percent-encoding');
     else if (isBodyParserError(err)) {
       appErr =
         err.type === 'entity.too.large'

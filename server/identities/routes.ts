@@ -1,7 +1,9 @@
 // Thin REST over the identity service: parse strictly, call one method, shape the answer.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { CreatedAgent, Identity, IdentityList, KeyList, Me, NewAgentKey, Rule, RuleList } from './responses.ts';
 import type { IdentityService } from './service.ts';
 
 const id = z.uuid({ error: 'must be a UUID' });
@@ -30,48 +32,147 @@ const createRuleBody = z.strictObject({
 const listRulesQuery = z.strictObject({ include_revoked: z.enum(['true', 'false']).optional() });
 
 export function identityRoutes(identities: IdentityService): Router {
-  const r = Router();
-  r.get('/identities/me', async (req, res) => {
+  const r = apiRouter({ tags: ['Identities'] });
+  const managed = ['forbidden', 'not_found', 'conflict'] as const;
+  r.route({
+    method: 'get',
+    path: '/identities/me',
+    operationId: 'getMe',
+    summary: 'The caller, its chain up to the user, its org',
+    responses: { 200: Me },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await identities.me(principalOf(req)));
   });
-  r.get('/identities', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/identities',
+    operationId: 'listIdentities',
+    summary: 'Identities the caller can see (admins: the whole org; others: their subtree)',
+    query: listQuery,
+    responses: { 200: IdentityList },
+  }, async (req, res) => {
     res.json({ identities: await identities.list(principalOf(req), listQuery.parse(req.query)) });
   });
-  r.post('/identities/agents', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/agents',
+    operationId: 'createAgent',
+    summary: 'Create an agent (or a subagent under parent_id) with its first key',
+    body: createAgentBody,
+    responses: { 201: CreatedAgent },
+    errors: [...managed],
+  }, async (req, res) => {
     res.status(201).json(await identities.createAgent(principalOf(req), createAgentBody.parse(req.body)));
   });
-  r.get('/identities/:id', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/identities/{id}',
+    operationId: 'getIdentity',
+    summary: 'One identity',
+    params,
+    responses: { 200: Identity },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await identities.get(principalOf(req), params.parse(req.params).id));
   });
-  r.post('/identities/:id/revoke', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/revoke',
+    operationId: 'revokeIdentity',
+    summary: 'Revoke an identity and its subtree (keys stop working)',
+    params,
+    responses: { 200: Identity },
+    errors: [...managed],
+  }, async (req, res) => {
     res.json(await identities.setStatus(principalOf(req), params.parse(req.params).id, 'revoked'));
   });
-  r.post('/identities/:id/archive', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/archive',
+    operationId: 'archiveIdentity',
+    summary: 'Archive an identity and its subtree',
+    params,
+    responses: { 200: Identity },
+    errors: [...managed],
+  }, async (req, res) => {
     res.json(await identities.setStatus(principalOf(req), params.parse(req.params).id, 'archived'));
   });
-  r.get('/identities/:id/keys', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/identities/{id}/keys',
+    operationId: 'listAgentKeys',
+    summary: 'Agent keys of an identity (prefixes only)',
+    params,
+    responses: { 200: KeyList },
+    errors: [...managed],
+  }, async (req, res) => {
     res.json({ keys: await identities.listKeys(principalOf(req), params.parse(req.params).id) });
   });
-  r.post('/identities/:id/keys', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/keys',
+    operationId: 'createAgentKey',
+    summary: 'Issue an agent key (the token is shown once)',
+    params,
+    body: createKeyBody,
+    bodyOptional: true,
+    responses: { 201: NewAgentKey },
+    errors: [...managed],
+  }, async (req, res) => {
     const body = createKeyBody.parse(req.body ?? {});
     res.status(201).json(await identities.createKey(principalOf(req), params.parse(req.params).id, body.name));
   });
-  r.post('/identities/:id/keys/:keyId/revoke', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/keys/{keyId}/revoke',
+    operationId: 'revokeAgentKey',
+    summary: 'Revoke one agent key',
+    params: keyParams,
+    responses: { 204: null },
+    errors: [...managed],
+  }, async (req, res) => {
     const p = keyParams.parse(req.params);
     await identities.revokeKey(principalOf(req), p.id, p.keyId);
     res.status(204).end();
   });
-  r.get('/identities/:id/rules', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/identities/{id}/rules',
+    operationId: 'listRules',
+    summary: 'Permission rules on an identity',
+    params,
+    query: listRulesQuery,
+    responses: { 200: RuleList },
+    errors: [...managed],
+  }, async (req, res) => {
     const q = listRulesQuery.parse(req.query);
     res.json({ rules: await identities.listRules(principalOf(req), params.parse(req.params).id, q.include_revoked === 'true') });
   });
-  r.post('/identities/:id/rules', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/rules',
+    operationId: 'createRule',
+    summary: 'Add an allow or deny rule (people only)',
+    params,
+    body: createRuleBody,
+    responses: { 201: Rule },
+    errors: [...managed],
+  }, async (req, res) => {
     res.status(201).json(await identities.createRule(principalOf(req), params.parse(req.params).id, createRuleBody.parse(req.body)));
   });
-  r.post('/identities/:id/rules/:ruleId/revoke', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/identities/{id}/rules/{ruleId}/revoke',
+    operationId: 'revokeRule',
+    summary: 'Revoke a rule (people only)',
+    params: ruleParams,
+    responses: { 204: null },
+    errors: [...managed],
+  }, async (req, res) => {
     const p = ruleParams.parse(req.params);
     await identities.revokeRule(principalOf(req), p.id, p.ruleId);
     res.status(204).end();
   });
-  return r;
+  return r.router;
 }

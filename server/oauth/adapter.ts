@@ -7,6 +7,7 @@
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { isStorableText } from '../../core/text/storable.ts';
 import { purgeExpired } from './store.ts';
 
 const payloadRow = z.object({ payload: z.record(z.string(), z.unknown()), consumed_at: z.date().nullable() });
@@ -38,6 +39,8 @@ export function createPostgresAdapter(pool: DatabasePool, opts: { onPurgeError?:
 
   return function adapterFor(type: string): Adapter {
     const findBy = async (column: 'id' | 'uid' | 'user_code', value: string) => {
+      // Nothing stored can match text PostgreSQL refuses (a client_id with NUL): not found, not a 500.
+      if (typeof value !== 'string' || !isStorableText(value)) return undefined;
       const row = await pool.maybeOne(sql.type(payloadRow)`
         SELECT payload, consumed_at FROM oidc_payloads
         WHERE type = ${type} AND ${sql.identifier([column])} = ${value} AND (expires_at IS NULL OR expires_at > now())
@@ -76,6 +79,7 @@ export function createPostgresAdapter(pool: DatabasePool, opts: { onPurgeError?:
       },
 
       async destroy(id) {
+        if (!isStorableText(id)) return;
         await pool.query(sql.unsafe`DELETE FROM oidc_payloads WHERE type = ${type} AND id = ${id}`);
       },
 

@@ -28,6 +28,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { createPostgresAdapter } from './adapter.ts';
 import { grantForBinding, MCP_SCOPE, usableBinding } from './bindings.ts';
 import { loadOrCreateKeys, SIGNING_ALG, type OAuthKeys } from './keys.ts';
+import { findUnstorableText } from '../../core/text/storable.ts';
 import { checkRedirectUri } from './redirect-uris.ts';
 import { errorPage } from './html.ts';
 import * as store from './store.ts';
@@ -297,6 +298,9 @@ function decodeCookie(v: string | undefined): string | undefined {
  * `invalid_redirect_uri`. A client with a private-use scheme URI is a native app. No secret, ever.
  */
 function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: Record<string, unknown>): void {
+  // PostgreSQL cannot store NUL or a lone surrogate (the metadata is a jsonb column).
+  const unstorable = findUnstorableText(metadata);
+  if (unstorable !== undefined) throw new errors.InvalidClientMetadata(`${unstorable || 'a property name'} must not contain NUL characters or unpaired surrogates`);
   if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 255)) {
     throw new errors.InvalidClientMetadata(`${key} must be a non-empty string of at most 255 characters`);
   }

@@ -1,7 +1,9 @@
 // Org settings REST: strict parsing over the org service.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { uuid } from '../http/openapi/common.ts';
 import type { OrgService } from './service.ts';
 
 const settingsBody = z
@@ -12,14 +14,38 @@ const settingsBody = z
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one setting');
 
+const OrgSettings = z
+  .strictObject({
+    id: uuid,
+    name: z.string(),
+    approval_ttl_seconds: z.int(),
+    approval_auto_bubble_seconds: z.int().nullable(),
+    max_pending_per_agent: z.int(),
+  })
+  .meta({ id: 'OrgSettings' });
+
 export function orgRoutes(orgs: OrgService): Router {
-  const r = Router();
-  r.get('/org/settings', async (req, res) => {
+  const r = apiRouter({ tags: ['Org'] });
+  r.route({
+    method: 'get',
+    path: '/org/settings',
+    operationId: 'getOrgSettings',
+    summary: 'The org’s approval clocks and limits',
+    responses: { 200: OrgSettings },
+  }, async (req, res) => {
     res.json(await orgs.settings(principalOf(req)));
   });
-  r.patch('/org/settings', async (req, res) => {
+  r.route({
+    method: 'patch',
+    path: '/org/settings',
+    operationId: 'updateOrgSettings',
+    summary: 'Change approval clocks and limits (admins)',
+    body: settingsBody,
+    responses: { 200: OrgSettings },
+    errors: ['forbidden'],
+  }, async (req, res) => {
     const p = principalOf(req);
     res.json(await orgs.updateSettings(p, settingsBody.parse(req.body)));
   });
-  return r;
+  return r.router;
 }

@@ -1,7 +1,9 @@
 // REST over the registry: templates (global/org/user), instances (`service` names), search.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { SearchResults, ServiceDetail, ServiceList, Template, TemplateList } from './responses.ts';
 import type { RegistryService } from './service.ts';
 
 const templateBody = z.strictObject({
@@ -24,36 +26,104 @@ const searchQuery = z.strictObject({
 });
 
 export function registryRoutes(registry: RegistryService): Router {
-  const r = Router();
-  r.get('/templates', async (req, res) => {
+  const r = apiRouter({ tags: ['Registry'] });
+  r.route({
+    method: 'get',
+    path: '/templates',
+    operationId: 'listTemplates',
+    summary: 'Service templates: global, the org’s and the caller’s',
+    responses: { 200: TemplateList },
+  }, async (req, res) => {
     res.json({ templates: await registry.listTemplates(principalOf(req)) });
   });
-  r.post('/templates', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/templates',
+    operationId: 'createTemplate',
+    summary: 'Register a custom service (an OpenAPI 3.1 document, JSON or YAML text)',
+    body: templateBody,
+    responses: { 201: Template },
+    errors: ['forbidden', 'conflict', 'invalid_service_definition'],
+  }, async (req, res) => {
     res.status(201).json(await registry.createTemplate(principalOf(req), templateBody.parse(req.body)));
   });
-  r.put('/templates/:id', async (req, res) => {
+  r.route({
+    method: 'put',
+    path: '/templates/{id}',
+    operationId: 'updateTemplate',
+    summary: 'Replace a custom template’s document',
+    params: idParams,
+    body: updateTemplateBody,
+    responses: { 200: Template },
+    errors: ['forbidden', 'not_found', 'conflict', 'invalid_service_definition'],
+  }, async (req, res) => {
     res.json(await registry.updateTemplate(principalOf(req), idParams.parse(req.params).id, updateTemplateBody.parse(req.body)));
   });
-  r.delete('/templates/:id', async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/templates/{id}',
+    operationId: 'deleteTemplate',
+    summary: 'Delete a custom template',
+    params: idParams,
+    responses: { 204: null },
+    errors: ['forbidden', 'not_found', 'conflict'],
+  }, async (req, res) => {
     await registry.deleteTemplate(principalOf(req), idParams.parse(req.params).id);
     res.status(204).end();
   });
-  r.get('/services', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/services',
+    operationId: 'listServices',
+    summary: 'Service instances the caller can call, with their credential status',
+    responses: { 200: ServiceList },
+  }, async (req, res) => {
     res.json({ services: await registry.listInstances(principalOf(req)) });
   });
-  r.post('/services', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/services',
+    operationId: 'createService',
+    summary: 'Create a named instance of a template bound to a secret or connection',
+    body: instanceBody,
+    responses: { 201: ServiceDetail },
+    errors: ['forbidden', 'conflict'],
+  }, async (req, res) => {
     res.status(201).json(await registry.createInstance(principalOf(req), instanceBody.parse(req.body)));
   });
-  r.get('/services/:name', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/services/{name}',
+    operationId: 'getService',
+    summary: 'One service instance with its actions',
+    params: nameParams,
+    responses: { 200: ServiceDetail },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await registry.getInstance(principalOf(req), nameParams.parse(req.params).name));
   });
-  r.delete('/services/:name', async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/services/{name}',
+    operationId: 'deleteService',
+    summary: 'Delete a service instance',
+    params: nameParams,
+    responses: { 204: null },
+    errors: ['forbidden', 'not_found'],
+  }, async (req, res) => {
     await registry.deleteInstance(principalOf(req), nameParams.parse(req.params).name);
     res.status(204).end();
   });
-  r.get('/search', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/search',
+    operationId: 'searchActions',
+    summary: 'Search actions across the caller’s services',
+    query: searchQuery,
+    responses: { 200: SearchResults },
+  }, async (req, res) => {
     const q = searchQuery.parse(req.query);
     res.json({ query: q.q, results: await registry.search(principalOf(req), q.q, q.limit) });
   });
-  return r;
+  return r.router;
 }

@@ -1,8 +1,10 @@
 // Thin REST over the vault service: parse strictly, call one method, shape the answer. No
 // response ever carries a secret value; bodies are never logged (request logs carry the path only).
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { principalOf, requireHuman } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { Secret, SecretList, SecretVersionList } from './responses.ts';
 import type { VaultService } from './service.ts';
 
 export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -33,28 +35,75 @@ function humansOnly(req: Request, _res: Response, next: NextFunction): void {
 }
 
 export function vaultRoutes(vault: VaultService): Router {
-  const r = Router();
-  r.use('/secrets', humansOnly);
-  r.post('/secrets', async (req, res) => {
+  const r = apiRouter({ tags: ['Vault'], auth: 'human' });
+  r.router.use('/secrets', humansOnly);
+  r.route({
+    method: 'post',
+    path: '/secrets',
+    operationId: 'putSecret',
+    summary: 'Create a secret, or rotate it to a new version when the name exists',
+    body: putBody,
+    bodyOptional: true,
+    responses: { 201: Secret, 200: Secret },
+    errors: ['conflict'],
+  }, async (req, res) => {
     const { created, secret } = await vault.put(principalOf(req), putBody.parse(req.body ?? {}));
     res.status(created ? 201 : 200).json(secret);
   });
-  r.get('/secrets', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/secrets',
+    operationId: 'listSecrets',
+    summary: 'Secrets of the org (metadata only)',
+    responses: { 200: SecretList },
+  }, async (req, res) => {
     res.json({ secrets: await vault.list(principalOf(req)) });
   });
-  r.get('/secrets/:id', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/secrets/{id}',
+    operationId: 'getSecret',
+    summary: 'One secret (metadata only)',
+    params,
+    responses: { 200: Secret },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json(await vault.get(principalOf(req), params.parse(req.params).id));
   });
-  r.get('/secrets/:id/versions', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/secrets/{id}/versions',
+    operationId: 'listSecretVersions',
+    summary: 'Version history of a secret',
+    params,
+    responses: { 200: SecretVersionList },
+    errors: ['not_found'],
+  }, async (req, res) => {
     res.json({ versions: await vault.listVersions(principalOf(req), params.parse(req.params).id) });
   });
-  r.post('/secrets/:id/versions/:version/restore', async (req, res) => {
+  r.route({
+    method: 'post',
+    path: '/secrets/{id}/versions/{version}/restore',
+    operationId: 'restoreSecretVersion',
+    summary: 'Make an old version current again (as a new version)',
+    params: versionParams,
+    responses: { 200: Secret },
+    errors: ['not_found', 'conflict'],
+  }, async (req, res) => {
     const p = versionParams.parse(req.params);
     res.json(await vault.restore(principalOf(req), p.id, p.version));
   });
-  r.delete('/secrets/:id', async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/secrets/{id}',
+    operationId: 'deleteSecret',
+    summary: 'Delete a secret and its versions',
+    params,
+    responses: { 204: null },
+    errors: ['not_found'],
+  }, async (req, res) => {
     await vault.remove(principalOf(req), params.parse(req.params).id);
     res.status(204).end();
   });
-  return r;
+  return r.router;
 }

@@ -1,8 +1,10 @@
 // Thin REST over the webhook service: parse strictly, call one method, shape the answer. Only the
 // creation answer carries the signing secret; request bodies are never logged.
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { apiRouter } from '../http/api-router.ts';
+import { DeliveryList, NewWebhook, WebhookList } from './responses.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../workflows/webhook-definitions.ts';
 import { assertOrgAdmin, type WebhookService } from './service.ts';
 
@@ -36,21 +38,52 @@ function orgAdminsOnly(req: Request, _res: Response, next: NextFunction): void {
 }
 
 export function webhookRoutes(webhooks: WebhookService): Router {
-  const r = Router();
-  r.use('/webhooks', orgAdminsOnly);
-  r.post('/webhooks', async (req, res) => {
+  const r = apiRouter({ tags: ['Webhooks'], auth: 'human' });
+  r.router.use('/webhooks', orgAdminsOnly);
+  r.route({
+    method: 'post',
+    path: '/webhooks',
+    operationId: 'createWebhook',
+    summary: 'Subscribe an endpoint to approval events (org admins); answers the signing secret once',
+    body: createBody,
+    bodyOptional: true,
+    responses: { 201: NewWebhook },
+  }, async (req, res) => {
     res.status(201).json(await webhooks.create(principalOf(req), createBody.parse(req.body ?? {})));
   });
-  r.get('/webhooks', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/webhooks',
+    operationId: 'listWebhooks',
+    summary: 'Webhook subscriptions of the org (org admins)',
+    responses: { 200: WebhookList },
+  }, async (req, res) => {
     res.json({ webhooks: await webhooks.list(principalOf(req)) });
   });
-  r.get('/webhooks/:id/deliveries', async (req, res) => {
+  r.route({
+    method: 'get',
+    path: '/webhooks/{id}/deliveries',
+    operationId: 'listWebhookDeliveries',
+    summary: 'Recent delivery attempts of a webhook',
+    params,
+    query: deliveriesQuery,
+    responses: { 200: DeliveryList },
+    errors: ['not_found'],
+  }, async (req, res) => {
     const q = deliveriesQuery.parse(req.query);
     res.json({ deliveries: await webhooks.deliveries(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
   });
-  r.delete('/webhooks/:id', async (req, res) => {
+  r.route({
+    method: 'delete',
+    path: '/webhooks/{id}',
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook subscription',
+    params,
+    responses: { 204: null },
+    errors: ['not_found'],
+  }, async (req, res) => {
     await webhooks.remove(principalOf(req), params.parse(req.params).id);
     res.status(204).end();
   });
-  return r;
+  return r.router;
 }

@@ -42,6 +42,7 @@ const RANDOM = randomUUID();
  * member's, bound by consent. `fresh` identities are new subagents of the agent.
  */
 const MATRIX: Record<string, Row> = {
+  'GET /openapi.json': { path: '/openapi.json', expect: [200, 200, 200, 200, 200, 200] },
   'POST /auth/login': { path: '/auth/login', body: {}, expect: [400, 400, 400, 400, 400, 400] },
   'POST /auth/logout': { path: '/auth/logout', freshSession: true, expect: [204, 204, 403, 403, 403, 401] },
   'GET /connections/callback': { path: '/connections/callback', expect: [400, 400, 400, 400, 400, 400] },

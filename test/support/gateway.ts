@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../../server/logger.ts';
 import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
 import { freePort } from '../../server/runtime/processes.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
+import { contractChecker, type ContractChecker, type OpenApiDoc } from './contract.ts';
 
 export const ADMIN_EMAIL = 'admin@example.test';
 export const ADMIN_PASSWORD = 'correct horse battery staple';
@@ -23,6 +24,8 @@ export interface TestGateway extends Gateway {
   /** request() with `Authorization: Bearer <token>`. */
   as(token: string): (method: string, path: string, body?: unknown) => Promise<TestResponse>;
   request(method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string> }): Promise<TestResponse>;
+  /** Checks every response `request` receives against GET /v1/openapi.json (absent for workers). */
+  contract?: ContractChecker;
 }
 
 export interface TestResponse {
@@ -76,6 +79,7 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
+  let contract: ContractChecker | undefined;
   const request: TestGateway['request'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...o.headers };
     let body: string | undefined;
@@ -91,8 +95,18 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     } catch {
       /* not JSON */
     }
+    // Every response is held to the published contract (a redirect elsewhere is not ours to check).
+    const finalUrl = new URL(res.url);
+    if (contract && finalUrl.origin === new URL(gateway.url).origin) {
+      contract.check(method, finalUrl.pathname, res.status, res.headers.get('content-type'), text);
+    }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+  if (opts.role !== 'worker') {
+    const doc = await fetch(`${gateway.url}/v1/openapi.json`);
+    if (doc.status !== 200) throw new Error(`GET /v1/openapi.json answered ${doc.status}`);
+    contract = contractChecker((await doc.json()) as OpenApiDoc);
+  }
   const login = async (email: string, password: string) => {
     const res = await request('POST', '/v1/auth/login', { body: { email, password } });
     if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
@@ -101,5 +115,5 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
   const as: TestGateway['as'] = (token) => (method, path, body) =>
     request(method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${token}` } });
   const adminToken = opts.role === 'worker' ? '' : await login(ADMIN_EMAIL, ADMIN_PASSWORD);
-  return { ...gateway, config, logger, logs, taskQueue, request, adminToken, login, as };
+  return { ...gateway, config, logger, logs, taskQueue, request, adminToken, login, as, ...(contract ? { contract } : {}) };
 }

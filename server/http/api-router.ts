@@ -1,0 +1,77 @@
+// One definition per REST route: method, path, request schemas, responses, error codes and the
+// handler. `route()` mounts the handler on an Express router and records the definition, which is
+// what GET /v1/openapi.json is built from (server/http/openapi/document.ts); so a /v1 route cannot
+// exist without its entry in the document. Handlers keep parsing their own input with the same zod
+// schemas the definition names, so the document describes exactly what is validated.
+import { Router, type RequestHandler } from 'express';
+import type { z } from 'zod';
+import type { ErrorCode } from '../errors.ts';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Who may call: nobody needs a credential, any bearer (session, agent key, OAuth token), or people only. */
+export type RouteAuth = 'none' | 'any' | 'human';
+
+/** A response: a zod schema (JSON), `null` (no content), or a non-JSON description. */
+export type ResponseSpec =
+  | z.ZodType
+  | null
+  | { description: string; contentType?: string; schema?: z.ZodType; headers?: Record<string, string> };
+
+export interface OperationSpec {
+  method: HttpMethod;
+  /** OpenAPI path template relative to the router's base, e.g. `/identities/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: readonly string[];
+  /** Default `any`. Documentation of what the mounted middleware enforces. */
+  auth?: RouteAuth;
+  params?: z.ZodObject;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** The body may be omitted (handlers read `req.body ?? {}`). */
+  bodyOptional?: boolean;
+  /** Media type of the body; default application/json. */
+  bodyType?: string;
+  /** Success responses by status. */
+  responses: Record<number, ResponseSpec>;
+  /** Error codes this route answers besides the ones every route can (see document.ts). */
+  errors?: ErrorCode[];
+  /** Browsers (Accept: text/html) get errors as a page too. */
+  htmlErrors?: boolean;
+  /** `oauth`: the RFC 6749 error bodies, listed in `responses`, instead of the /v1 envelope. */
+  errorStyle?: 'envelope' | 'oauth';
+}
+
+export interface ApiRouter {
+  router: Router;
+  operations: OperationSpec[];
+  /** Mount `handler` and record `spec`. */
+  route(spec: OperationSpec, handler: RequestHandler): void;
+}
+
+const OPERATIONS = Symbol('operations');
+
+/** `{id}` → `:id` (Express 5 path syntax). */
+export const toExpressPath = (template: string) => template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+
+export function apiRouter(defaults: { tags?: string[]; auth?: RouteAuth } = {}): ApiRouter {
+  const router = Router();
+  const operations: OperationSpec[] = [];
+  (router as Router & { [OPERATIONS]?: OperationSpec[] })[OPERATIONS] = operations;
+  return {
+    router,
+    operations,
+    route(spec, handler) {
+      operations.push({ ...spec, tags: spec.tags ?? defaults.tags ?? [], auth: spec.auth ?? defaults.auth ?? 'any' });
+      router[spec.method](toExpressPath(spec.path), handler);
+    },
+  };
+}
+
+/** The definitions recorded on a router made by `apiRouter` (empty for a plain router). */
+export function operationsOf(router: unknown): OperationSpec[] {
+  return (router as { [OPERATIONS]?: OperationSpec[] })[OPERATIONS] ?? [];
+}

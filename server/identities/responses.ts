@@ -1,0 +1,63 @@
+// Response bodies of the identity routes, as the OpenAPI document describes them.
+import { z } from 'zod';
+import { nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
+
+export const Identity = z
+  .strictObject({
+    id: uuid,
+    kind: z.enum(['user', 'agent', 'subagent']),
+    name: z.string(),
+    org_id: uuid,
+    parent_id: uuid.nullable(),
+    user_id: uuid,
+    email: z.string().nullable().optional().describe('Users only.'),
+    role: z.enum(['admin', 'member']).nullable().optional().describe('Users only.'),
+    inherit_permissions: z.boolean().optional().describe('Subagents only.'),
+    auto_call_on_approve: z.boolean().optional().describe('Agents and subagents only.'),
+    status: z.enum(['active', 'archived', 'revoked']),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Identity' });
+
+export const AgentKey = z
+  .strictObject({
+    id: uuid,
+    identity_id: uuid,
+    prefix: z.string(),
+    name: z.string().nullable(),
+    created_at: timestamp,
+    last_used_at: nullableTimestamp,
+    revoked_at: nullableTimestamp,
+  })
+  .meta({ id: 'AgentKey' });
+
+export const NewAgentKey = z
+  .strictObject({ ...AgentKey.shape, token: z.string().describe('The `osk_…` key: shown once, never again.') })
+  .meta({ id: 'NewAgentKey' });
+
+export const Rule = z
+  .strictObject({
+    id: uuid,
+    identity_id: uuid,
+    effect: z.enum(['allow', 'deny']),
+    pattern: z.string(),
+    expires_at: nullableTimestamp,
+    source: z.enum(['manual', 'approval']),
+    approval_id: uuid.nullable(),
+    created_by: uuid.nullable(),
+    created_at: timestamp,
+    revoked_at: nullableTimestamp,
+  })
+  .meta({ id: 'Rule' });
+
+export const Me = z.strictObject({
+  identity: Identity,
+  chain: z.array(Identity).describe('The caller first, then its ancestors up to the user.'),
+  org: z.strictObject({ id: uuid, name: z.string() }),
+  authenticated_via: z.enum(['session', 'agent_key', 'oauth']),
+});
+
+export const IdentityList = z.strictObject({ identities: z.array(Identity) });
+export const CreatedAgent = z.strictObject({ identity: Identity, key: NewAgentKey });
+export const KeyList = z.strictObject({ keys: z.array(AgentKey) });
+export const RuleList = z.strictObject({ rules: z.array(Rule) });

@@ -1,0 +1,35 @@
+// Response bodies of the webhook routes. Only the creation answer carries the signing secret.
+import { z } from 'zod';
+import { timestamp, uuid } from '../http/openapi/common.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../workflows/webhook-definitions.ts';
+
+export const Webhook = z
+  .strictObject({
+    id: uuid,
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+    description: z.string().nullable(),
+    created_by: uuid.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Webhook' });
+
+export const NewWebhook = z
+  .strictObject({ ...Webhook.shape, secret: z.string().describe('The signing secret: shown once, never again.') })
+  .meta({ id: 'NewWebhook' });
+
+export const WebhookDelivery = z
+  .strictObject({
+    id: z.int(),
+    event_id: z.string(),
+    event_type: z.string(),
+    attempt: z.int(),
+    status_code: z.int().nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.int().nullable(),
+    attempted_at: timestamp,
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+export const WebhookList = z.strictObject({ webhooks: z.array(Webhook) });
+export const DeliveryList = z.strictObject({ deliveries: z.array(WebhookDelivery) });
