@@ -97,7 +97,7 @@ async function main() {
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    process.stderr.write('starting the gateway with embedded PostgreSQL and Temporal…\n');
+    if (!cluster) process.stderr.write('starting the gateway with embedded PostgreSQL and Temporal…\n');
     for (let i = 0; ; i++) {
       if (gateway && gateway.exitCode !== null) throw new Error('the gateway exited during start-up');
       const ok = await fetch(`${apiBase()}/readyz`).then((r) => r.ok, () => false);
