@@ -17,7 +17,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../server/runtime/processes.ts';
+import { freePort } from '../../server/runtime/processes.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,7 +31,7 @@ if (!args.schemathesis) {
   process.exit(64);
 }
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance'];
 const EMAIL = 'fuzz@example.test';
 const PASSWORD = 'a long fuzzing password';
