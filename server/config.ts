@@ -41,6 +41,8 @@ const envSchema = z.object({
   // Several gateways on one Temporal server (tests, the chaos benchmark) each need their own queue.
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('gateway-actions'),
   TEMPORAL_CLI_PATH: optionalString,
+  // Register missing search attributes in the namespace at start (operator API); false: only check.
+  TEMPORAL_REGISTER_SEARCH_ATTRIBUTES: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
   // 32 bytes, base64 or hex. Generated into DATA_DIR when absent outside production.
   GATEWAY_MASTER_KEY: optionalString.pipe(
     z
@@ -107,6 +109,8 @@ export interface Config {
     /** gRPC port of the embedded dev server. */
     port: number;
     uiPort: number;
+    /** Register the gateway's search attributes when the namespace lacks them. */
+    registerSearchAttributes: boolean;
   };
   masterKey: Buffer | undefined;
   admin: { email: string | undefined; password: string | undefined };
@@ -175,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cliPath: e.TEMPORAL_CLI_PATH,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      registerSearchAttributes: e.TEMPORAL_REGISTER_SEARCH_ATTRIBUTES,
     },
     masterKey,
     admin: { email: e.GATEWAY_ADMIN_EMAIL, password: e.GATEWAY_ADMIN_PASSWORD },

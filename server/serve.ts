@@ -24,6 +24,7 @@ import { cachedCliPath, resolveTemporalCli, TemporalCliUnavailableError } from '
 import { startTemporalDevServer, startTemporalViaSdkDownload } from './runtime/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
 import { watchTemporal } from './temporal/health.ts';
+import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
@@ -105,6 +106,12 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     onStop('Temporal client', temporalConn.close);
     const temporalHealth = watchTemporal(temporalConn.client, logger);
     onStop('Temporal health probe', async () => temporalHealth.stop());
+    await ensureSearchAttributes({
+      connection: temporalConn.client.connection,
+      namespace: config.temporal.namespace,
+      register: config.temporal.registerSearchAttributes,
+      logger,
+    });
 
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../server/logger.ts';
 import { startGateway, type Role } from '../../server/serve.ts';
+import { MissingSearchAttributesError, WrongSearchAttributeTypeError } from '../../server/temporal/search-attributes.ts';
 import { configOrExit } from '../shared.ts';
 
 const ROLES: Role[] = ['api', 'worker', 'all'];
@@ -14,7 +15,17 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
-  const gateway = await startGateway({ config, role, logger });
+  let gateway;
+  try {
+    gateway = await startGateway({ config, role, logger });
+  } catch (err) {
+    // Operator-fixable setup problems get one line, not a stack trace.
+    if (err instanceof MissingSearchAttributesError || err instanceof WrongSearchAttributeTypeError) {
+      process.stderr.write(`gateway: ${err.message}\n`);
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
   if (gateway.temporalUiUrl) logger.info(`Temporal UI: ${gateway.temporalUiUrl}`);
 
   return new Promise<number>((resolve) => {

@@ -1,0 +1,312 @@
+// The production shape on one machine, with real parts and no container engine: one PostgreSQL
+// (the embedded binaries), a Temporal server on it (built from the Go module proxy), the Temporal
+// UI, and the gateway as separate processes: N × `serve --role api`, M × `serve --role worker`,
+// all on the same database and task queue. Everything lives under one folder; stopping stops
+// every process, starting again over the same folder keeps the data (and the ports).
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import type { Logger } from '../logger.ts';
+import { acquireDataDirLock, ensureDataDir } from '../runtime/data-dir.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../runtime/embedded-postgres.ts';
+import { freePort } from '../runtime/processes.ts';
+import { resolveTemporalCli } from '../runtime/temporal-cli.ts';
+import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
+import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised, type TemporalPorts } from './temporal-server.ts';
+
+const GATEWAY_CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway.ts');
+
+export interface ClusterPorts {
+  postgres: number;
+  temporal: TemporalPorts;
+  ui: number;
+  /** One per API replica. */
+  api: number[];
+  /** Health endpoints of the worker replicas. */
+  worker: number[];
+}
+
+export interface ClusterOptions {
+  dir: string;
+  logger: Logger;
+  apiReplicas?: number;
+  workerReplicas?: number;
+  /** Ports to use when the folder is new; a folder keeps the ports it was created with. 0 = free port. */
+  preferredPorts?: { api?: number[]; worker?: number[]; temporal?: number; ui?: number };
+  /** Start the standalone Temporal UI (built with Go on first use). Default true. */
+  ui?: boolean;
+  /** Extra environment of every gateway process (tests: OUTBOUND_ALLOW_PRIVATE, LOG_LEVEL…). */
+  gatewayEnv?: Record<string, string>;
+  namespace?: string;
+  progress?: (line: string) => void;
+}
+
+export interface GatewayReplica {
+  name: string;
+  role: 'api' | 'worker';
+  url: string;
+  port: number;
+  logFile: string;
+  process: Supervised;
+}
+
+export interface Cluster {
+  dir: string;
+  ports: ClusterPorts;
+  databaseUrl: string;
+  /** The PostgreSQL server (admin URL, database `postgres`). */
+  postgresAdminUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  uiUrl: string | undefined;
+  publicUrl: string;
+  masterKey: string;
+  admin: { email: string; password: string };
+  /** Pids of the infrastructure processes (CPU accounting in benchmarks). */
+  pids: { postgres: number; temporal: number };
+  api: GatewayReplica[];
+  workers: GatewayReplica[];
+  /** Starts a stopped or killed replica again (same name, port and log). */
+  restart(replica: GatewayReplica): Promise<GatewayReplica>;
+  stop(): Promise<void>;
+}
+
+interface Stored {
+  ports: ClusterPorts;
+  masterKey: string;
+  adminPassword: string;
+}
+
+async function pick(preferred: number | undefined): Promise<number> {
+  return preferred && preferred > 0 ? preferred : freePort();
+}
+
+/**
+ * A free port below 32768: Temporal stores membership ports in a SMALLINT column, and the OS hands
+ * out ephemeral ports above that range.
+ */
+async function freeLowPort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port below 32768');
+}
+
+/** The folder's settings: chosen once, then reused, because Temporal records its addresses. */
+async function loadOrCreateSettings(opts: ClusterOptions, apiN: number, workerN: number): Promise<Stored> {
+  const file = path.join(opts.dir, 'cluster.json');
+  try {
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Stored;
+    if (stored.ports.api.length !== apiN || stored.ports.worker.length !== workerN) {
+      // Replica counts may change; keep existing ports, add free ones.
+      stored.ports.api = await Promise.all(Array.from({ length: apiN }, (_, i) => stored.ports.api[i] ?? freePort()));
+      stored.ports.worker = await Promise.all(Array.from({ length: workerN }, (_, i) => stored.ports.worker[i] ?? freePort()));
+      await writeFile(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+    }
+    return stored;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const pref = opts.preferredPorts ?? {};
+  const temporal: TemporalPorts = {
+    frontend: pref.temporal ?? (await freeLowPort()),
+    frontendHttp: await freeLowPort(),
+    frontendMembership: await freeLowPort(),
+    history: await freeLowPort(),
+    historyMembership: await freeLowPort(),
+    matching: await freeLowPort(),
+    matchingMembership: await freeLowPort(),
+    worker: await freeLowPort(),
+    workerMembership: await freeLowPort(),
+  };
+  const stored: Stored = {
+    ports: {
+      postgres: await freePort(),
+      temporal,
+      ui: await pick(pref.ui),
+      api: await Promise.all(Array.from({ length: apiN }, (_, i) => pick(pref.api?.[i]))),
+      worker: await Promise.all(Array.from({ length: workerN }, (_, i) => pick(pref.worker?.[i]))),
+    },
+    masterKey: randomBytes(32).toString('base64'),
+    adminPassword: randomBytes(18).toString('base64url'),
+  };
+  await writeFile(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  await chmod(file, 0o600);
+  return stored;
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  const { logger } = opts;
+  const say = opts.progress ?? ((line: string) => logger.info(line));
+  const namespace = opts.namespace ?? 'default';
+  const apiN = opts.apiReplicas ?? 2;
+  const workerN = opts.workerReplicas ?? 2;
+  const withUi = opts.ui ?? true;
+  const stops: Array<{ name: string; run: () => Promise<void> }> = [];
+  const stopAll = async () => {
+    for (const { name, run } of stops.splice(0).reverse()) {
+      try {
+        await run();
+      } catch (err) {
+        logger.error({ err, step: name }, 'error while stopping the cluster');
+      }
+    }
+  };
+
+  try {
+    await mkdir(opts.dir, { recursive: true, mode: 0o755 });
+    await chmod(opts.dir, 0o755); // the embedded PostgreSQL runs as its own OS user
+    await ensureDataDir(opts.dir);
+    const unlock = await acquireDataDirLock(opts.dir);
+    stops.push({ name: 'folder lock', run: unlock });
+    const settings = await loadOrCreateSettings(opts, apiN, workerN);
+    const { ports } = settings;
+
+    // The Go builds are the long part on a fresh machine: run them while PostgreSQL starts.
+    const binaries = ensureTemporalServer({ progress: say });
+    const uiBinary = withUi
+      ? ensureTemporalUi({ progress: say }).catch((err: unknown) => {
+          say(`[cluster] no Temporal UI: ${(err as Error).message}`);
+          return null;
+        })
+      : Promise.resolve(null);
+    const cli = resolveTemporalCli({ progress: say });
+    binaries.catch(() => undefined);
+    cli.catch(() => undefined);
+
+    const pg = await startEmbeddedPostgres({ dataDir: opts.dir, logger, database: 'gateway', port: ports.postgres });
+    stops.push({ name: 'PostgreSQL', run: pg.stop });
+    const password = (await readFile(path.join(opts.dir, 'postgres.password'), 'utf8')).trim();
+    const db = { host: '127.0.0.1', port: ports.postgres, user: 'gateway', password };
+    const postgresAdminUrl = pg.url.replace(/\/[^/]*$/, '/postgres');
+    await ensureDatabase(postgresAdminUrl, 'gateway');
+
+    const { server, sqlTool } = await binaries;
+    await setupSchemas(sqlTool, db, logger);
+    const temporal = await startTemporalServer({ dir: opts.dir, server, ports: ports.temporal, db, logger });
+    stops.push({ name: 'Temporal server', run: temporal.stop });
+    const temporalAddress = `127.0.0.1:${ports.temporal.frontend}`;
+    await prepareNamespace({ cli: await cli, address: temporalAddress, namespace, logger });
+
+    let uiUrl: string | undefined;
+    const uiPath = await uiBinary;
+    if (uiPath) {
+      const ui = await startTemporalUi({ dir: opts.dir, ui: uiPath, port: ports.ui, temporalAddress, namespace, logger });
+      stops.push({ name: 'Temporal UI', run: ui.stop });
+      uiUrl = `http://localhost:${ports.ui}`;
+    }
+
+    // One address for callers, as behind a load balancer: OAuth issuer, approval URLs.
+    const publicUrl = `http://localhost:${ports.api[0]}`;
+    const admin = { email: 'admin@gateway.local', password: settings.adminPassword };
+    const gatewayEnv = (port: number): NodeJS.ProcessEnv => ({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      DATABASE_URL: pg.url,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      GATEWAY_MASTER_KEY: settings.masterKey,
+      GATEWAY_ADMIN_EMAIL: admin.email,
+      GATEWAY_ADMIN_PASSWORD: admin.password,
+      LOG_LEVEL: 'info',
+      ...opts.gatewayEnv,
+    });
+
+    const launch = async (name: string, role: 'api' | 'worker', port: number): Promise<GatewayReplica> => {
+      const logFile = path.join(opts.dir, 'logs', `${name}.log`);
+      const proc = await startChild({
+        dir: opts.dir,
+        name,
+        command: process.execPath,
+        args: [GATEWAY_CLI, 'serve', '--role', role],
+        env: gatewayEnv(port),
+        logFile,
+        logger,
+        graceMs: 30_000,
+      });
+      return { name, role, port, url: `http://localhost:${port}`, logFile, process: proc };
+    };
+    const replicas: GatewayReplica[] = [];
+    stops.push({
+      name: 'gateway replicas',
+      run: async () => {
+        // API first (no new calls), then workers drain what is in flight.
+        await Promise.all(replicas.filter((r) => r.role === 'api').map((r) => r.process.stop()));
+        await Promise.all(replicas.filter((r) => r.role === 'worker').map((r) => r.process.stop()));
+      },
+    });
+    // The first API replica alone first: it applies the migrations and creates the first admin;
+    // the others then start in parallel (migrations run under an advisory lock either way).
+    replicas.push(await launch('api-1', 'api', ports.api[0]!));
+    await waitReady(replicas[0]!);
+    const rest = await Promise.all([
+      ...ports.api.slice(1).map((p, i) => launch(`api-${i + 2}`, 'api', p)),
+      ...ports.worker.map((p, i) => launch(`worker-${i + 1}`, 'worker', p)),
+    ]);
+    replicas.push(...rest);
+    await Promise.all(rest.map((r) => waitReady(r)));
+
+    const cluster: Cluster = {
+      dir: opts.dir,
+      ports,
+      databaseUrl: pg.url,
+      postgresAdminUrl,
+      temporalAddress,
+      namespace,
+      uiUrl,
+      publicUrl,
+      masterKey: settings.masterKey,
+      admin,
+      pids: { postgres: pg.pid, temporal: temporal.pid },
+      get api() {
+        return replicas.filter((r) => r.role === 'api');
+      },
+      get workers() {
+        return replicas.filter((r) => r.role === 'worker');
+      },
+      async restart(replica) {
+        await replica.process.stop();
+        const fresh = await launch(replica.name, replica.role, replica.port);
+        replicas[replicas.indexOf(replica)] = fresh;
+        await waitReady(fresh);
+        return fresh;
+      },
+      stop: stopAll,
+    };
+    return cluster;
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Waits for `/readyz` to answer 200; a process that exits first fails with the end of its log. */
+async function waitReady(replica: GatewayReplica, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void replica.process.exited.then((c) => (exitCode = c));
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      const tail = (await readFile(replica.logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
+      throw new Error(`gateway ${replica.name} exited (code ${exitCode}) before it was ready:\n${tail}`);
+    }
+    try {
+      const res = await fetch(`${replica.url}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`gateway ${replica.name} not ready after ${timeoutMs / 1000} s (see ${replica.logFile})`);
+}

@@ -1,0 +1,72 @@
+// docker-compose.yml and `npm run cluster` must describe the same production shape: what the
+// cluster proves on this machine is what compose deploys.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../../server/cluster/binaries.ts';
+import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig } from '../../../server/cluster/temporal-server.ts';
+import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/runtime/temporal-dev-server.ts';
+
+const root = path.resolve(import.meta.dirname, '..', '..', '..');
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };
+const dynamicConfig = parse(readFileSync(DYNAMIC_CONFIG_FILE, 'utf8')) as Record<string, Array<{ value: unknown }>>;
+
+describe('the production shape', () => {
+  it('runs the same Temporal server, SQL tool, CLI and UI versions', () => {
+    const v = TEMPORAL_SERVER_VERSION.slice(1);
+    expect(compose.services.temporal.image).toBe(`temporalio/server:${v}`);
+    expect(compose.services['temporal-schema'].image).toMatch(new RegExp(`^temporalio/admin-tools:${v.replaceAll('.', '\\.')}-`));
+    expect(compose.services['temporal-setup'].image).toBe(compose.services['temporal-schema'].image);
+    expect(compose.services['temporal-ui'].image).toBe(`temporalio/ui:${TEMPORAL_UI_VERSION.slice(1)}`);
+  });
+
+  it('gives the server the same history shards, persistence plugin and dynamic config file', () => {
+    const env = compose.services.temporal.environment;
+    expect(env.DB).toBe('postgres12');
+    expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
+    expect(HISTORY_SHARDS).toBeGreaterThan(1);
+    const mount = (compose.services.temporal.volumes as string[]).find((v) => v.includes('temporal-dynamicconfig.yaml'))!;
+    expect(path.resolve(root, mount.split(':')[0]!)).toBe(DYNAMIC_CONFIG_FILE);
+    expect(mount.split(':')[1]).toBe(`/etc/temporal/${env.DYNAMIC_CONFIG_FILE_PATH}`);
+    const cfg = serverConfig({
+      ports: { frontend: 1, frontendHttp: 2, frontendMembership: 3, history: 4, historyMembership: 5, matching: 6, matchingMembership: 7, worker: 8, workerMembership: 9 },
+      db: { host: 'h', port: 5432, user: 'u', password: 'p' },
+      dynamicConfigFile: DYNAMIC_CONFIG_FILE,
+    }) as any;
+    expect(cfg.persistence.numHistoryShards).toBe(HISTORY_SHARDS);
+    expect(cfg.persistence.datastores.default.sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal' });
+    expect(cfg.persistence.datastores.visibility.sql).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal_visibility' });
+  });
+
+  it('uses the dynamic config of the embedded dev server, transfer-queue polling raised', () => {
+    for (const kv of DYNAMIC_CONFIG) {
+      const [key, raw] = kv.split('=') as [string, string];
+      const value = raw === 'true' ? true : raw === 'false' ? false : Number.isNaN(Number(raw)) ? raw : Number(raw);
+      expect(dynamicConfig[key], key).toEqual([{ value }]);
+    }
+    expect(dynamicConfig['history.transferProcessorMaxPollRPS']).toEqual([{ value: 1000 }]);
+  });
+
+  it('sets up schemas with the SQL tool and registers the namespace and every search attribute', () => {
+    const schema = compose.services['temporal-schema'].command.join(' ');
+    for (const step of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name postgresql/v12/$$schema', 'temporal:temporal', 'temporal_visibility:visibility']) {
+      expect(schema).toContain(step);
+    }
+    const setup = compose.services['temporal-setup'].command.join(' ');
+    expect(setup).toContain('temporal operator namespace create --namespace default');
+    expect(setup).toContain(`for a in ${Object.keys(SEARCH_ATTRIBUTES).join(' ')};`);
+  });
+
+  it('runs two API and two worker replicas of one image on one database, Temporal and public URL', () => {
+    const gateways = Object.entries(compose.services).filter(([name]) => name.startsWith('gateway-'));
+    const roles = gateways.map(([, s]) => s.command.join(' ')).sort();
+    expect(roles).toEqual(['serve --role api', 'serve --role api', 'serve --role worker', 'serve --role worker']);
+    const envs = gateways.map(([, s]) => s.environment);
+    for (const key of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'PUBLIC_URL', 'GATEWAY_MASTER_KEY', 'NODE_ENV']) {
+      expect(new Set(envs.map((e) => e[key])).size, key).toBe(1);
+    }
+    expect(envs[0].NODE_ENV).toBe('production');
+    expect(new Set(gateways.map(([, s]) => s.image))).toEqual(new Set(['agent-gateway:latest']));
+  });
+});
