@@ -95,9 +95,11 @@ describe('the REST contract (GET /v1/openapi.json)', () => {
       });
       page.on('pageerror', (e) => problems.push(e.message));
       await page.goto(`${gw.url}/docs`);
-      // The document's title and an operation summary, rendered by the component.
+      // The document's title and description, and the sidebar listing every tag (the component
+      // renders operations lazily, so which operation bodies are in the page depends on scrolling).
       await page.getByRole('heading', { name: 'Agent Action Gateway' }).waitFor({ timeout: 60_000 });
-      await page.getByText('Audit log entries the caller may see', { exact: false }).first().waitFor({ timeout: 60_000 });
+      await page.getByText('The REST API under /v1', { exact: false }).first().waitFor({ timeout: 60_000 });
+      for (const tag of ['Approvals', 'Audit', 'Vault', 'Webhooks']) await page.getByText(new RegExp(`(Open|Close) Group - ${tag}`)).first().waitFor({ state: 'attached', timeout: 60_000 });
       expect(elsewhere).toEqual([]);
       expect(problems.filter((p) => /Content Security Policy|Refused/i.test(p))).toEqual([]);
     } finally {
