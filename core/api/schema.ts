@@ -4679,13 +4679,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An event stream that stays open */
+            /** @description An event stream that stays open; the schema describes one event of it */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        data: string;
+                        event?: string;
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description Error: invalid_request */

@@ -32,7 +32,19 @@ export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Ro
       'plus `ready` (caught up) and `gap` (events since Last-Event-ID are no longer kept: refetch). Members see their own chain, admins the org.',
     auth: 'human',
     query,
-    responses: { 200: { description: 'An event stream that stays open', contentType: 'text/event-stream', schema: z.string() } },
+    responses: {
+      200: {
+        description: 'An event stream that stays open; the schema describes one event of it',
+        contentType: 'text/event-stream',
+        // One Server-Sent Event (OpenAPI 3.1 has no stream type; tools such as schemathesis check each event).
+        schema: z.object({
+          event: z.string().optional(),
+          data: z.string(),
+          id: z.string().optional(),
+          retry: z.number().int().optional(),
+        }),
+      },
+    },
     errors: ['forbidden', 'invalid_request'],
   }, async (req: Request, res: Response) => {
     const p = requireHuman(req);
