@@ -3,14 +3,14 @@
 // enumerated from the running Express router, so a route added without a row fails this test.
 // Also: least privilege for agents in practice (no self-minted keys, no key for an ancestor) and
 // total revocation (keys, minted keys, OAuth grants of the agent and its subagents).
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_AUTHORITY } from '../../server/auth/authority.ts';
 import { startTestGateway, type TestGateway, type TestResponse } from '../support/gateway.ts';
-import { Browser, pageOf, redirectOf, signInAndConsent } from '../support/oauth-browser.ts';
+import { oauthClientToken as oauthAgentToken } from '../support/oauth-token.ts';
 import { seedUser, type SeededUser } from '../support/seed.ts';
 
 const COLUMNS = ['admin', 'member', 'agent', 'subagent', 'oauth', 'none'] as const;
@@ -278,34 +278,4 @@ describe('authorization matrix over every /v1 route', () => {
 function sqlKeysOf(ids: string[]) {
   return sql.type(z.object({ revoked: z.boolean() }))`
     SELECT revoked_at IS NOT NULL AS revoked FROM agent_keys WHERE identity_id = ANY(${sql.array(ids, 'uuid')})`;
-}
-
-/** Registers a public client and runs authorization code + PKCE as `who`, consenting to a new agent (or `existingAgentId`). */
-async function oauthAgentToken(gw: TestGateway, who: SeededUser, agentName: string, existingAgentId?: string) {
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const reg = await gw.request('POST', '/oauth/register', { body: { redirect_uris: [redirectUri], client_name: agentName } });
-  if (reg.status !== 201) throw new Error(`register: ${reg.status} ${reg.text}`);
-  const clientId = reg.body.client_id as string;
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const params = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'st', code_challenge: challenge, code_challenge_method: 'S256' });
-  const browser = new Browser(gw.url);
-  let back: URL;
-  if (existingAgentId) {
-    const signIn = pageOf(await browser.follow(`${gw.url}/oauth/authorize?${params}`));
-    const consent = pageOf(await browser.submit(signIn, { email: who.email, password: who.password }));
-    back = redirectOf(await browser.submit(consent, { decision: 'allow', agent: existingAgentId }));
-  } else {
-    back = await signInAndConsent(browser, `${gw.url}/oauth/authorize?${params}`, who, agentName);
-  }
-  const code = back.searchParams.get('code');
-  if (!code) throw new Error(`no code: ${back.href}`);
-  const res = await fetch(`${gw.url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier }).toString(),
-  });
-  const body = (await res.json()) as { access_token: string; refresh_token: string };
-  if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(body)}`);
-  return { ...body, clientId };
 }
