@@ -6,8 +6,8 @@ import type { DatabasePool } from 'slonik';
 import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
-import { createCoveredCall } from './covered-call.ts';
-import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
+import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
+import { appendAudit } from '../server/audit/store.ts';
 import { notifyAgentEvent } from '../server/mcp/events.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
@@ -87,19 +87,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   const executeCovered = createCoveredCall(deps);
 
   // Every row of a call that injects a vault secret names it (never its value).
-  const audit = (spec: CallSpec, e: Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>) =>
-    appendAudit(pool, {
-      orgId: spec.orgId,
-      userId: spec.userId,
-      identityChain: spec.chain.map((c) => c.id),
-      service: spec.service,
-      action: spec.action,
-      permissionKeys: spec.permissionKeys,
-      callId: spec.callId,
-      requestId: spec.requestId,
-      ...e,
-      ...(injectedSecrets(spec.permissionKeys).length > 0 ? { details: { ...e.details, secrets: injectedSecrets(spec.permissionKeys) } } : {}),
-    });
+  const audit = (spec: CallSpec, e: CallEvent) => appendAudit(pool, entryFor(spec, e));
 
   /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
   const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {

@@ -29,10 +29,10 @@ export interface CoveredResult {
   executionStatus: null;
 }
 
-type CallEvent = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
+export type CallEvent = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
 
 /** The same row the call activities' audit helper writes (a call that injects a vault secret names it). */
-function entryFor(spec: CallSpec, e: CallEvent): AuditEntry {
+export function entryFor(spec: CallSpec, e: CallEvent): AuditEntry {
   const secrets = injectedSecrets(spec.permissionKeys);
   return {
     orgId: spec.orgId,
