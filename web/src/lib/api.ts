@@ -2,23 +2,9 @@
 // under /v1, same origin, the session cookie. When the generated OpenAPI client lands, only this
 // file changes (its functions keep their names and types).
 
-export interface ApiErrorBody {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-}
+import { ApiError, type ApiErrorBody } from './client.ts';
 
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: Record<string, unknown> | undefined;
-  constructor(status: number, body: ApiErrorBody) {
-    super(body.message);
-    this.status = status;
-    this.code = body.code;
-    this.details = body.details;
-  }
-}
+export { ApiError, type ApiErrorBody };
 
 async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`/v1${path}`, {

@@ -1,0 +1,37 @@
+// The dashboard's one door to the gateway: the typed REST client generated from the OpenAPI
+// document (core/api/client.ts), same origin, the session cookie. `unwrap` turns the client's
+// `{ data, error }` answer into the data or a thrown ApiError carrying the error envelope.
+import { createClient } from '../../../core/api/client.ts';
+
+export type { components, paths } from '../../../core/api/client.ts';
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown> | undefined;
+  constructor(status: number, body: ApiErrorBody) {
+    super(body.message);
+    this.status = status;
+    this.code = body.code;
+    this.details = body.details;
+  }
+}
+
+/** Same-origin client: the browser sends the session cookie with every request. */
+export const api = createClient({ baseUrl: '', fetch: (input) => globalThis.fetch(input, { credentials: 'same-origin' }) });
+
+/** The data of a successful answer, or an ApiError with the gateway's envelope. */
+export async function unwrap<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await p;
+  if (!response.ok) {
+    const body = (error as { error?: ApiErrorBody } | undefined)?.error;
+    throw new ApiError(response.status, body ?? { code: 'internal', message: `HTTP ${response.status}` });
+  }
+  return data as T;
+}
