@@ -221,6 +221,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every audit entry matching the filters, streamed as CSV or JSON Lines (newest first)
+         * @description Same filters and visibility as GET /v1/audit, without paging: the server reads the log in keyset batches and writes them as it goes. CSV has a header row; lists are space-separated, `details` is JSON, and a text starting with `= + - @` is prefixed with `'` so spreadsheets do not run it. JSON Lines has one GET /v1/audit entry object per line.
+         */
+        get: operations["exportAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/login": {
         parameters: {
             query?: never;
@@ -891,7 +911,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A custom template with its document as text (for editing) */
+        get: operations["getTemplate"];
         /** Replace a custom template’s document */
         put: operations["updateTemplate"];
         post?: never;
@@ -1472,6 +1493,34 @@ export interface components {
             owner_id?: string | null;
             /** @enum {string} */
             runtime: "http" | "mcp" | "platform";
+            /** @enum {string} */
+            tier: "global" | "org" | "user";
+            title: string;
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        TemplateSource: {
+            action_count: number;
+            auth_methods: {
+                name: string;
+                provider?: string;
+                /** @enum {string} */
+                type: "apiKey" | "oauth2" | "http";
+            }[];
+            category?: string;
+            description?: string;
+            hosts: string[];
+            /**
+             * Format: uuid
+             * @description Custom (org or user) templates only.
+             */
+            id?: string;
+            key: string;
+            owner_id?: string | null;
+            /** @enum {string} */
+            runtime: "http" | "mcp" | "platform";
+            /** @description The document as YAML (or JSON) text, as submitted when it was text. */
+            source: string;
             /** @enum {string} */
             tier: "global" | "org" | "user";
             title: string;
@@ -2834,6 +2883,8 @@ export interface operations {
             query?: {
                 action?: string;
                 cursor?: string;
+                /** @description The entry’s decision (its outcome): covered, pending, denied, executed, failed, … */
+                decision?: string;
                 event?: string;
                 identity?: string;
                 limit?: string;
@@ -2858,6 +2909,123 @@ export interface operations {
                         /** @description Opaque; pass it back as `cursor` for the next page. Null on the last page. */
                         next_cursor: string | null;
                     };
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    exportAudit: {
+        parameters: {
+            query?: {
+                action?: string;
+                /** @description The entry’s decision (its outcome): covered, pending, denied, executed, failed, … */
+                decision?: string;
+                event?: string;
+                format?: "csv" | "jsonl";
+                identity?: string;
+                service?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export as an attachment */
+            200: {
+                headers: {
+                    /** @description attachment; filename="audit_….csv" (or .jsonl) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
                 };
             };
             /** @description Error: invalid_request */
@@ -9331,6 +9499,126 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_service_definition";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateSource"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
                         };
                     };
                 };

@@ -1,6 +1,9 @@
 // GET /v1/audit: strict query parsing (unknown or malformed parameters → 400), then one call.
-import type { Router } from 'express';
+// GET /v1/audit/export: the same filters, the whole result streamed as CSV or JSON Lines.
+import { once } from 'node:events';
+import type { Response, Router } from 'express';
 import { z } from 'zod';
+import { EXPORT_MEDIA_TYPES, exportFileName } from '../../core/audit/export-format.ts';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { AuditPage } from './responses.ts';
@@ -17,14 +20,21 @@ const instant = z.iso
   }, 'must be between 1970 and 9999')
   .transform((v) => new Date(v).toISOString());
 
+const filterShape = {
+  identity: z.uuid({ error: 'must be a UUID' }).optional(),
+  service: text.optional(),
+  action: text.optional(),
+  event: text.optional(),
+  decision: text.optional().describe('The entry’s decision (its outcome): covered, pending, denied, executed, failed, …'),
+  since: instant.optional(),
+  until: instant.optional(),
+};
+const sinceNotAfterUntil = (q: { since?: string | undefined; until?: string | undefined }) =>
+  q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until);
+
 const listQuery = z
   .strictObject({
-    identity: z.uuid({ error: 'must be a UUID' }).optional(),
-    service: text.optional(),
-    action: text.optional(),
-    event: text.optional(),
-    since: instant.optional(),
-    until: instant.optional(),
+    ...filterShape,
     limit: z
       .string()
       .regex(/^\d{1,3}$/, 'must be an integer from 1 to 200')
@@ -33,10 +43,23 @@ const listQuery = z
       .optional(),
     cursor: z.string().min(1).max(100).optional(),
   })
-  .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), {
-    message: 'since must not be after until',
-    path: ['since'],
-  });
+  .refine(sinceNotAfterUntil, { message: 'since must not be after until', path: ['since'] });
+
+const exportQuery = z
+  .strictObject({
+    ...filterShape,
+    format: z.enum(['csv', 'jsonl'], { error: 'must be csv or jsonl' }).default('csv'),
+  })
+  .refine(sinceNotAfterUntil, { message: 'since must not be after until', path: ['since'] });
+
+/** Writes `chunks` to the response, waiting for the socket to drain (constant memory). */
+async function streamTo(res: Response, chunks: AsyncIterable<string>): Promise<void> {
+  for await (const chunk of chunks) {
+    if (res.destroyed) return; // the client went away: stop reading the database
+    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  }
+  res.end();
+}
 
 export function auditRoutes(audit: AuditService): Router {
   const r = apiRouter({ tags: ['Audit'] });
@@ -49,6 +72,41 @@ export function auditRoutes(audit: AuditService): Router {
     responses: { 200: AuditPage },
   }, async (req, res) => {
     res.json(await audit.list(principalOf(req), listQuery.parse(req.query)));
+  });
+  r.route({
+    method: 'get',
+    path: '/audit/export',
+    operationId: 'exportAudit',
+    summary: 'Every audit entry matching the filters, streamed as CSV or JSON Lines (newest first)',
+    description:
+      'Same filters and visibility as GET /v1/audit, without paging: the server reads the log in keyset batches and writes ' +
+      'them as it goes. CSV has a header row; lists are space-separated, `details` is JSON, and a text starting with ' +
+      '`= + - @` is prefixed with `\'` so spreadsheets do not run it. JSON Lines has one GET /v1/audit entry object per line.',
+    query: exportQuery,
+    responses: {
+      200: {
+        description: 'The export as an attachment',
+        contentType: [EXPORT_MEDIA_TYPES.csv.split(';')[0]!, EXPORT_MEDIA_TYPES.jsonl.split(';')[0]!],
+        headers: { 'Content-Disposition': 'attachment; filename="audit_….csv" (or .jsonl)' },
+      },
+    },
+  }, async (req, res) => {
+    const { format, ...filters } = exportQuery.parse(req.query);
+    const chunks = audit.exportText(principalOf(req), filters, format);
+    // The first batch is read before the headers go out, so a failure there is still an error envelope.
+    const first = await chunks.next();
+    res.setHeader('Content-Type', EXPORT_MEDIA_TYPES[format]);
+    res.setHeader('Content-Disposition', `attachment; filename="${exportFileName(format, { service: filters.service, action: filters.action, event: filters.event, decision: filters.decision }, new Date())}"`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (!first.done) res.write(first.value);
+    try {
+      await streamTo(res, chunks);
+    } catch (err) {
+      // Headers are gone: cut the connection so the client sees an incomplete download, not a short "complete" one.
+      res.destroy(err instanceof Error ? err : new Error(String(err)));
+      req.log?.error({ err }, 'audit export failed mid-stream');
+    }
   });
   return r.router;
 }

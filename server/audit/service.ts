@@ -1,9 +1,10 @@
 // Reading the audit log. Org-scoped; admins see the whole org, members the rows of their own
 // chains (user_id is theirs), agents the rows whose identity chain contains them. Newest first,
 // paginated by an opaque cursor over the row id (stable under concurrent appends).
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import type { Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
+import { csvHeader, csvLine, jsonLine, type ExportFormat } from '../../core/audit/export-format.ts';
 import { auditRow, type AuditRow } from './store.ts';
 
 export interface AuditQuery {
@@ -11,6 +12,8 @@ export interface AuditQuery {
   service?: string | undefined;
   action?: string | undefined;
   event?: string | undefined;
+  /** The entry's `decision` (the outcome: covered, pending, denied, executed, failed, …). */
+  decision?: string | undefined;
   /** Inclusive. */
   since?: string | undefined;
   /** Exclusive. */
@@ -57,30 +60,64 @@ export function publicAuditEntry(r: AuditRow) {
   };
 }
 
+/** Rows an export reads per query: keyset pages, so memory stays flat whatever the row count. */
+export const EXPORT_BATCH = 500;
+
+const SELECT = sql.fragment`
+  SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
+         call_id, approval_id, execution_id, http_status_code, details, request_id
+  FROM audit_log`;
+
 export function createAuditService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
 
+  /** Visibility for the principal and the query's filters (not the cursor). */
+function filtersFor(p: Principal, q: AuditQuery) {
+    const visibility =
+      p.type === 'agent'
+        ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
+        : p.role === 'admin'
+          ? sql.fragment`TRUE`
+          : sql.fragment`user_id = ${p.userId}`;
+    const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];
+    if (q.identity !== undefined) filters.push(sql.fragment`identity_chain @> ARRAY[${q.identity}]::uuid[]`);
+    if (q.service !== undefined) filters.push(sql.fragment`service = ${q.service}`);
+    if (q.action !== undefined) filters.push(sql.fragment`action = ${q.action}`);
+    if (q.event !== undefined) filters.push(sql.fragment`event = ${q.event}`);
+    if (q.decision !== undefined) filters.push(sql.fragment`decision = ${q.decision}`);
+    if (q.since !== undefined) filters.push(sql.fragment`at >= ${q.since}::timestamptz`);
+    if (q.until !== undefined) filters.push(sql.fragment`at < ${q.until}::timestamptz`);
+      return filters;
+  }
+
+  /**
+   * Every entry matching the query, newest first, in keyset batches of EXPORT_BATCH (one short
+   * query each, no transaction held open while the client reads). Rows appended meanwhile have
+   * higher ids and are not included: the export is the log as it was when it started.
+   */
+  async function* exportEntries(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>): AsyncGenerator<ReturnType<typeof publicAuditEntry>[]> {
+    const base = filtersFor(p, q);
+    let below: number | null = null;
+    for (;;) {
+      const filters: FragmentSqlToken[] = below === null ? base : [...base, sql.fragment`id < ${below}`];
+      const rows: readonly AuditRow[] = await pool.any(sql.type(auditRow)`
+        ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
+        ORDER BY id DESC LIMIT ${EXPORT_BATCH}`);
+      if (rows.length > 0) yield rows.map(publicAuditEntry);
+      if (rows.length < EXPORT_BATCH) return;
+      below = rows[rows.length - 1]!.id;
+    }
+  }
+
   return {
+    exportEntries,
+
     async list(p: Principal, q: AuditQuery) {
       const limit = q.limit ?? DEFAULT_AUDIT_LIMIT;
-      const visibility =
-        p.type === 'agent'
-          ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
-          : p.role === 'admin'
-            ? sql.fragment`TRUE`
-            : sql.fragment`user_id = ${p.userId}`;
-      const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];
-      if (q.identity !== undefined) filters.push(sql.fragment`identity_chain @> ARRAY[${q.identity}]::uuid[]`);
-      if (q.service !== undefined) filters.push(sql.fragment`service = ${q.service}`);
-      if (q.action !== undefined) filters.push(sql.fragment`action = ${q.action}`);
-      if (q.event !== undefined) filters.push(sql.fragment`event = ${q.event}`);
-      if (q.since !== undefined) filters.push(sql.fragment`at >= ${q.since}::timestamptz`);
-      if (q.until !== undefined) filters.push(sql.fragment`at < ${q.until}::timestamptz`);
+      const filters = filtersFor(p, q);
       if (q.cursor !== undefined) filters.push(sql.fragment`id < ${decodeCursor(q.cursor)}`);
       const rows = await pool.any(sql.type(auditRow)`
-        SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
-               call_id, approval_id, execution_id, http_status_code, details, request_id
-        FROM audit_log WHERE ${sql.join(filters, sql.fragment` AND `)}
+        ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
         ORDER BY id DESC LIMIT ${limit + 1}`);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -88,6 +125,17 @@ export function createAuditService(deps: { pool: DatabasePool }) {
         entries: page.map(publicAuditEntry),
         next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
       };
+    },
+
+    /** The export as text chunks in `format` (CSV starts with its header), one chunk per batch. */
+    async *exportText(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>, format: ExportFormat): AsyncGenerator<string> {
+      // The CSV header goes out with the first batch, so a failing first query is still an error response.
+      let prefix = format === 'csv' ? csvHeader() : '';
+      for await (const batch of exportEntries(p, q)) {
+        yield prefix + batch.map(format === 'csv' ? csvLine : jsonLine).join('');
+        prefix = '';
+      }
+      if (prefix) yield prefix;
     },
   };
 }

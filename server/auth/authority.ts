@@ -62,6 +62,7 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /services', agent: 'deny' },
   { route: 'DELETE /services/:name', agent: 'deny' },
   { route: 'POST /templates', agent: 'deny' },
+  { route: 'GET /templates/:id', agent: 'deny' },
   { route: 'PUT /templates/:id', agent: 'deny' },
   { route: 'DELETE /templates/:id', agent: 'deny' },
   // Connections: read its human's, start one (as gateway_auth connect does); never manage them.
@@ -94,6 +95,7 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /webhooks/:id/deliveries', agent: 'deny' },
   // The audit log: the rows whose identity chain contains the agent.
   { route: 'GET /audit', agent: 'allow' },
+  { route: 'GET /audit/export', agent: 'allow' },
   { route: 'POST /diagnostics/ping', agent: 'deny' },
   { route: 'GET /diagnostics/ping/:workflowId', agent: 'deny' },
 ];

@@ -16,7 +16,7 @@ export type RouteAuth = 'none' | 'any' | 'human';
 export type ResponseSpec =
   | z.ZodType
   | null
-  | { description: string; contentType?: string; schema?: z.ZodType; headers?: Record<string, string> };
+  | { description: string; contentType?: string | readonly string[]; schema?: z.ZodType; headers?: Record<string, string> };
 
 export interface OperationSpec {
   method: HttpMethod;

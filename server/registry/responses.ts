@@ -91,6 +91,10 @@ export const SearchResult = z
   })
   .meta({ id: 'SearchResult' });
 
+export const TemplateSource = z
+  .strictObject({ ...Template.shape, source: z.string().describe('The document as YAML (or JSON) text, as submitted when it was text.') })
+  .meta({ id: 'TemplateSource' });
+
 export const TemplateList = z.strictObject({ templates: z.array(Template) });
 export const ServiceList = z.strictObject({ services: z.array(ServiceInstance) });
 export const SearchResults = z.strictObject({ query: z.string(), results: z.array(SearchResult) });

@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { SearchResults, ServiceDetail, ServiceList, Template, TemplateList } from './responses.ts';
+import { SearchResults, ServiceDetail, ServiceList, Template, TemplateList, TemplateSource } from './responses.ts';
 import type { RegistryService } from './service.ts';
 
 const templateBody = z.strictObject({
@@ -46,6 +46,17 @@ export function registryRoutes(registry: RegistryService): Router {
     errors: ['forbidden', 'conflict', 'invalid_service_definition'],
   }, async (req, res) => {
     res.status(201).json(await registry.createTemplate(principalOf(req), templateBody.parse(req.body)));
+  });
+  r.route({
+    method: 'get',
+    path: '/templates/{id}',
+    operationId: 'getTemplate',
+    summary: 'A custom template with its document as text (for editing)',
+    params: idParams,
+    responses: { 200: TemplateSource },
+    errors: ['forbidden', 'not_found'],
+  }, async (req, res) => {
+    res.json(await registry.getTemplateSource(principalOf(req), idParams.parse(req.params).id));
   });
   r.route({
     method: 'put',

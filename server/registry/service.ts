@@ -2,6 +2,7 @@
 // from the database (compiled through the same loader), instances, and search.
 import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
 import type { DatabasePool } from 'slonik';
+import { stringify as stringifyYaml } from 'yaml';
 import type { Catalog, TemplateOrigin } from '../../core/registry/catalog.ts';
 import { resolveTemplate as resolveByScope } from '../../core/registry/catalog.ts';
 import {
@@ -290,6 +291,17 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
         if (isUniqueViolation(err)) throw conflict(`a template with key "${service.key}" exists`);
         throw err;
       }
+    },
+
+    /** A custom template with its document as text, for editing: YAML text as stored, an object as YAML. */
+    async getTemplateSource(p: Principal, id: string) {
+      assertHuman(p);
+      const row = await store.getTemplate(pool, id);
+      if (!row || row.org_id !== p.orgId || (row.owner_id !== null && row.owner_id !== p.userId)) throw notFound('template');
+      const service = await compileRow(row);
+      if (!service) throw notFound('template');
+      const source = typeof row.document === 'string' ? row.document : stringifyYaml(row.document);
+      return { ...templateView(service, row.owner_id ? 'user' : 'org', row), source };
     },
 
     async deleteTemplate(p: Principal, id: string) {

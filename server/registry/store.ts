@@ -10,7 +10,8 @@ export const templateRow = z.object({
   owner_id: z.string().nullable(),
   key: z.string(),
   title: z.string(),
-  document: z.record(z.string(), z.unknown()),
+  // YAML/JSON text is kept as sent (comments and order survive for the editor); objects as JSON.
+  document: z.union([z.record(z.string(), z.unknown()), z.string()]),
   created_by: z.string().nullable(),
   created_at: z.date(),
   updated_at: z.date(),

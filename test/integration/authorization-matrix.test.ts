@@ -86,6 +86,7 @@ const MATRIX: Record<string, Row> = {
   'DELETE /services/:name': { path: '/services/no-such-instance', expect: [404, 404, 403, 403, 403, 401] },
   'GET /templates': { path: '/templates', expect: [200, 200, 200, 200, 200, 401] },
   'POST /templates': { path: '/templates', body: {}, expect: [400, 400, 403, 403, 403, 401] },
+  'GET /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
   'PUT /templates/:id': { path: `/templates/${RANDOM}`, body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'DELETE /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
 
@@ -118,6 +119,7 @@ const MATRIX: Record<string, Row> = {
   'DELETE /webhooks/:id': { path: `/webhooks/${RANDOM}`, expect: [404, 403, 403, 403, 403, 401] },
   'GET /webhooks/:id/deliveries': { path: `/webhooks/${RANDOM}/deliveries`, expect: [404, 403, 403, 403, 403, 401] },
   'GET /audit': { path: '/audit', expect: [200, 200, 200, 200, 200, 401] },
+  'GET /audit/export': { path: '/audit/export?format=jsonl', expect: [200, 200, 200, 200, 200, 401] },
   'POST /diagnostics/ping': { path: '/diagnostics/ping', body: {}, expect: [201, 403, 403, 403, 403, 401] },
   'GET /diagnostics/ping/:workflowId': { path: '/diagnostics/ping/no-such-workflow', expect: [404, 403, 403, 403, 403, 401] },
 };

@@ -81,7 +81,9 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
     return {
       description: spec.description,
       ...(spec.headers ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) } : {}),
-      ...(spec.contentType ? { content: { [spec.contentType]: { schema: spec.schema ? convert(spec.schema, 'output') : { type: 'string' } } } } : {}),
+      ...(spec.contentType
+        ? { content: Object.fromEntries([spec.contentType].flat().map((t) => [t, { schema: spec.schema ? convert(spec.schema, 'output') : { type: 'string' } }])) }
+        : {}),
     };
   }
 

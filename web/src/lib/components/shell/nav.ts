@@ -13,4 +13,6 @@ export interface NavItem {
 export const NAV: NavItem[] = [
   { href: '/approvals', label: 'Approvals', badge: 'pending' },
   { href: '/agents', label: 'Agents' },
+  { href: '/services', label: 'Services' },
+  { href: '/audit', label: 'Audit' },
 ];

@@ -1,0 +1,60 @@
+// Data for the audit page: the filters as URL search parameters (so a view can be shared), one
+// page of entries, and the export link (the server streams the whole filtered log).
+import { api, unwrap, type components } from '../client.ts';
+
+export type AuditEntry = components['schemas']['AuditEntry'];
+
+export const FILTER_KEYS = ['identity', 'service', 'action', 'event', 'decision', 'since', 'until'] as const;
+export type FilterKey = (typeof FILTER_KEYS)[number];
+export type AuditFilters = Partial<Record<FilterKey, string>>;
+
+/** The filters in a URL's search parameters (unknown parameters are ignored). */
+export function filtersFrom(params: { get(name: string): string | null }): AuditFilters {
+  const out: AuditFilters = {};
+  for (const k of FILTER_KEYS) {
+    const v = params.get(k)?.trim();
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+export function searchOf(filters: AuditFilters, extra: Record<string, string> = {}): string {
+  const s = new URLSearchParams();
+  for (const k of FILTER_KEYS) if (filters[k]) s.set(k, filters[k]);
+  for (const [k, v] of Object.entries(extra)) s.set(k, v);
+  const text = s.toString();
+  return text ? `?${text}` : '';
+}
+
+export const listAudit = (filters: AuditFilters, cursor?: string) =>
+  unwrap(api.GET('/v1/audit', { params: { query: { ...filters, limit: '50', ...(cursor ? { cursor } : {}) } } }));
+
+/** Where the browser downloads the export of `filters` (same origin; the session cookie goes along). */
+export const exportHref = (filters: AuditFilters, format: 'csv' | 'jsonl') => `/v1/audit/export${searchOf(filters, { format })}`;
+
+/** A `datetime-local` value (the browser's zone) as an ISO instant, and back. */
+export function localToIso(local: string): string | undefined {
+  if (!local) return undefined;
+  const t = new Date(local);
+  return Number.isNaN(t.getTime()) ? undefined : t.toISOString();
+}
+export function isoToLocal(iso: string | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export const EVENT_KINDS = [
+  'call.called', 'call.denied', 'call.failed',
+  'approval.raised', 'approval.deduplicated', 'approval.resolved', 'approval.bubbled', 'approval.expired', 'approval.superseded',
+  'execution.started', 'execution.executed', 'execution.failed', 'execution.expired', 'execution.cancelled',
+  'rule.planted',
+] as const;
+
+export const OUTCOMES = ['covered', 'pending', 'denied', 'deny', 'bubble', 'expire', 'supersede', 'cancel', 'executed', 'failed', 'expired', 'cancelled'] as const;
+
+export type Approval = components['schemas']['Approval'];
+/** The approval an entry belongs to: its redacted request, decision and execution result. */
+export const getApproval = (id: string) => unwrap(api.GET('/v1/approvals/{id}', { params: { path: { id } } }));
