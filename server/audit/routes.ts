@@ -1,6 +1,5 @@
 // GET /v1/audit: strict query parsing (unknown or malformed parameters → 400), then one call.
 // GET /v1/audit/export: the same filters, the whole result streamed as CSV or JSON Lines.
-import { once } from 'node:events';
 import type { Response, Router } from 'express';
 import { z } from 'zod';
 import { EXPORT_MEDIA_TYPES, exportFileName } from '../../core/audit/export-format.ts';
@@ -56,9 +55,22 @@ const exportQuery = z
 async function streamTo(res: Response, chunks: AsyncIterable<string>): Promise<void> {
   for await (const chunk of chunks) {
     if (res.destroyed) return; // the client went away: stop reading the database
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(chunk)) await drained(res);
   }
   res.end();
+}
+
+/** Resolves when the socket takes more (or is gone); its listeners are removed either way. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 export function auditRoutes(audit: AuditService): Router {
