@@ -86,7 +86,7 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
   const expectAccessible = async (p: Page, where: string) => {
     expect(await seriousViolations(p), where).toEqual([]);
   };
-  const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (p: Page, name: string, fullPage = true) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
   /** Every entry GET /v1/audit returns for `query`. */
   async function auditAll(query: string) {
     const out: { id: number }[] = [];
@@ -227,9 +227,15 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
     await expectAccessible(page, 'template editor');
     await shot(page, 'template');
 
+    // An edit of the saved template: saved in place, the header follows.
+    await page.getByLabel('Service document (OpenAPI 3.1, YAML or JSON)').fill(notesYaml(up.url, 'read').replace('title: Team notes', 'title: Team notes v2'));
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved "Team notes v2" (1 action).' }).waitFor(WAIT);
+    await page.getByRole('heading', { name: 'Team notes v2' }).waitFor(WAIT);
+
     // Its action is callable: "try it" runs it through POST /v1/actions/call.
     await page.getByRole('link', { name: 'Open service “team_notes”' }).click();
-    await page.getByRole('heading', { name: 'Team notes' }).waitFor(WAIT);
+    await page.getByRole('heading', { name: 'Team notes v2' }).waitFor(WAIT);
     const before = up.requests.length;
     await page.getByRole('button', { name: /^Try it ?: get_note$/ }).click();
     const dialog = page.getByRole('dialog', { name: 'Try get_note' });
@@ -288,7 +294,7 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
     await detail.getByText('Administrator › ops-bot').first().waitFor(WAIT);
     await detail.getByRole('link', { name: 'Open agent ops-bot' }).waitFor(WAIT);
     await expectAccessible(page, 'audit');
-    await shot(page, 'audit');
+    await shot(page, 'audit', false); // the first rows; the page holds 50
 
     // Export of the current filter: the server streams every matching row, not the page's 50.
     const query = new URL(shared).search.slice(1);
