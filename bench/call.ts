@@ -26,10 +26,25 @@ import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
 
 const WARMUP = 100;
+/** A call that takes longer than this fails the run instead of hanging it. */
+const STEP_TIMEOUT_MS = 60_000;
 
 const GOALS = { overheadP50: 15, overheadP95: 30, callsPerSecond: 100, floorRatio: 0.75, resumeP50: 15, gatewayCpuMs: 6, rssMb: 400 };
 
 const log = (line: string) => process.stderr.write(line + '\n');
+
+/** `promise`, or an error naming `what` after STEP_TIMEOUT_MS. */
+async function within<T>(what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer after ${STEP_TIMEOUT_MS / 1000} s`)), STEP_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t = performance.now();
@@ -139,6 +154,7 @@ async function main(opts: CallBenchOptions) {
     const json = async (method: string, p: string, token: string | null, body?: unknown) => {
       const res = await fetch(t.nextApiUrl() + p, {
         method,
+        signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
@@ -163,6 +179,7 @@ async function main(opts: CallBenchOptions) {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: callBody,
+        signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
       });
       const out = (await res.json()) as { status: string };
       if (out.status !== 'called') throw new Error(`unexpected outcome ${JSON.stringify(out)}`);
@@ -176,13 +193,16 @@ async function main(opts: CallBenchOptions) {
     const floorClient = new Client({ connection: await Connection.connect({ address: t.temporalAddress }) });
     temporal = floorClient;
     const floorCall = async () => {
-      await floorClient.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', {
-          workflowId: `bench-floor-${randomUUID()}`,
-          taskQueue: TASK_QUEUE,
-          workflowIdConflictPolicy: 'FAIL',
+      await within(
+        'no-op Update-with-Start',
+        floorClient.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {
+          startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', {
+            workflowId: `bench-floor-${randomUUID()}`,
+            taskQueue: TASK_QUEUE,
+            workflowIdConflictPolicy: 'FAIL',
+          }),
         }),
-      });
+      );
     };
 
     log('warming up…');
@@ -227,7 +247,7 @@ async function main(opts: CallBenchOptions) {
       const t0 = performance.now();
       await json('POST', `/v1/approvals/${raised.approval_id}/resolve`, admin, { decision: 'allow_once' });
       resolveAnswer.push(performance.now() - t0);
-      await arrived;
+      await within(`allowed call ${id} reaching the upstream`, arrived);
       arrivalWaiters.delete(arrivalKey);
       resumeToUpstream.push(arrivals.get(arrivalKey)! - t0);
     }
