@@ -524,11 +524,11 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
      */
     async authorize(p: Principal, id: string, opts: { scopes?: readonly string[] | undefined; redirect_after?: string | undefined } = {}) {
       requirePerson(p, 'authorize connections');
+      const redirectAfter = opts.redirect_after === undefined ? null : validateRedirectAfter(opts.redirect_after);
       const row = await loadVisible(p, id);
       const widens = opts.scopes !== undefined && opts.scopes.some((s) => !row.granted_scopes.includes(s));
       if (row.status === 'revoked') throw conflict('the connection is revoked');
       if (row.status === 'active' && !widens) throw conflict('the connection is active; give scopes it does not hold yet to ask for more');
-      const redirectAfter = opts.redirect_after === undefined ? null : validateRedirectAfter(opts.redirect_after);
       if (redirectAfter !== null) await store.setRedirectAfter(pool, row.id, redirectAfter);
       const url = await ensureAuthorization(row.id, widens ? opts.scopes : undefined);
       if (!url) throw new AppError('credential_missing', `no OAuth app is configured for provider "${row.provider}"`, { provider: row.provider });

@@ -6,8 +6,8 @@ import { api, unwrap, type components, type paths } from '../client.ts';
 export type Connection = components['schemas']['Connection'];
 export type OAuthApp = components['schemas']['OAuthApp'];
 
-/** An access token expiring within this window shows as "expiring". */
-export const EXPIRING_WITHIN_MS = 24 * 3600 * 1000;
+/** An access token expiring within this window shows as "expiring" (tokens of an hour are common: not those). */
+export const EXPIRING_WITHIN_MS = 15 * 60 * 1000;
 
 export type ShownStatus = Connection['status'] | 'expiring' | 'expired';
 
