@@ -23,6 +23,8 @@ import { ensureDashboardBuilt } from '../support/web-build.ts';
 
 const SHOTS = process.env.SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots') : path.join(os.tmpdir(), 'gateway-dashboard-screenshots');
 const WAIT = { timeout: 30_000 };
+/** Runs in the page: how wide the document is (wider than the viewport means sideways scrolling). */
+const pageWidth = () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth;
 const PLAINTEXT_1 = 'sk_live_FIRST_plaintext_7c1e0b';
 const PLAINTEXT_2 = 'sk_live_SECOND_plaintext_93ad44';
 
@@ -153,7 +155,7 @@ describe("the admin's dashboard", () => {
     // Delete warns with the services that use it; cancelling keeps it.
     await page.getByRole('button', { name: 'Delete WIDGETS_KEY' }).click();
     const del = page.getByRole('dialog', { name: 'Delete WIDGETS_KEY?' });
-    await del.getByText(/the service widgets uses WIDGETS_KEY/).waitFor(WAIT);
+    await del.getByText(/The service widgets uses WIDGETS_KEY/).waitFor(WAIT);
     await expectAccessible('delete warning');
     await shot('secrets-delete');
     await del.getByRole('button', { name: 'Cancel' }).click();
@@ -196,12 +198,13 @@ describe("the admin's dashboard", () => {
     expect([...conn.granted_scopes].sort()).toEqual(['email', 'openid']);
     for (const scope of conn.granted_scopes) await item.getByTestId('granted-scopes').getByText(scope, { exact: true }).waitFor(WAIT);
 
+    await expectAccessible('connections');
+    await shot('connections');
+
     const grantsBefore = op.success.get('refresh_token') ?? 0;
     await item.getByRole('button', { name: 'Refresh' }).click();
     await page.getByRole('status').filter({ hasText: 'Refreshed acme-main.' }).waitFor(WAIT);
     expect(op.success.get('refresh_token') ?? 0).toBe(grantsBefore + 1);
-    await expectAccessible('connections');
-    await shot('connections');
   });
 
   it('sends a signed test event to a loopback receiver, logs it, redelivers it, and shows a failing endpoint retrying', async () => {
@@ -310,6 +313,19 @@ describe("the admin's dashboard", () => {
       expect(all.filter((b) => b.includes(secret))).toEqual([]);
       expect(gw.logs.filter((l) => l.includes(secret))).toEqual([]);
     }
+    // A phone: the pages fit 390 px (the navigation scrolls inside its bar, not the page).
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, storageState: await context.storageState() });
+    const p = await phone.newPage();
+    for (const href of ['/secrets', '/connections', '/webhooks', '/settings']) {
+      await p.goto(`${gw.url}${href}`);
+      await p.getByRole('heading', { level: 1 }).waitFor(WAIT);
+      await p.waitForLoadState('networkidle').catch(() => undefined);
+      if (href === '/secrets') await p.screenshot({ path: path.join(SHOTS, 'secrets-mobile.png'), fullPage: true });
+      expect(await p.evaluate(pageWidth), href).toBeLessThanOrEqual(390);
+      expect(await seriousViolations(p), `${href} at 390px`).toEqual([]);
+    }
+    await phone.close();
+
     // The vault holds it: a call through the gateway injects the restored (first) value.
     expect((await admin('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: '1' } })).status).toBe(200);
     expect(up.requests.at(-1)?.headers['x-api-key']).toBe(PLAINTEXT_1);
