@@ -88,6 +88,7 @@ export function createServices(deps: ServiceDeps) {
     executor,
     ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
     connections,
+    logger: deps.logger,
   });
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
