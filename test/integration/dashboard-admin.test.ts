@@ -162,7 +162,27 @@ describe("the admin's dashboard", () => {
     await del.waitFor({ state: 'hidden', ...WAIT });
   });
 
-  it('completes a connection at a real OAuth provider from the page and shows its scopes', async () => {
+  /** The provider's own sign-in and consent pages (oidc-provider's development interactions), until back on the page. */
+  async function throughProvider() {
+    await page.waitForURL((u) => u.origin === op.issuer, WAIT);
+    for (let step = 0; step < 6; step++) {
+      await page.waitForURL((u) => u.origin === op.issuer || u.pathname === '/connections', WAIT);
+      if (new URL(page.url()).origin !== op.issuer) break;
+      await page.waitForLoadState('domcontentloaded');
+      const before = page.url();
+      if (await page.locator('input[name="login"]').isVisible()) {
+        await page.locator('input[name="login"]').fill('carol');
+        await page.locator('input[name="password"]').fill('any');
+        await page.getByRole('button', { name: /sign-in/i }).click();
+      } else if (await page.getByRole('button', { name: /continue/i }).isVisible()) {
+        await page.getByRole('button', { name: /continue/i }).click();
+      }
+      await page.waitForURL((u) => u.href !== before, WAIT);
+    }
+    await page.waitForURL((u) => u.origin === new URL(gw.url).origin && u.pathname === '/connections', WAIT);
+  }
+
+  it('completes a connection at a real OAuth provider from the page, adds a scope the same way, and shows its scopes', async () => {
     await page.getByRole('link', { name: 'Connections' }).click();
     await page.getByRole('heading', { name: 'Connections', exact: true }).waitFor(WAIT);
     await page.getByRole('button', { name: 'New OAuth app' }).click();
@@ -179,20 +199,22 @@ describe("the admin's dashboard", () => {
     const connect = page.getByRole('dialog', { name: 'Connect' });
     await connect.getByLabel('Provider').fill('acme');
     await connect.getByLabel('Name (optional)').fill('acme-main');
-    await connect.getByLabel('Scopes (space-separated)').fill('openid email offline_access');
+    await connect.getByLabel('Scopes (space-separated)').fill('openid');
     await connect.getByRole('button', { name: 'Continue to provider' }).click();
-    // The provider's own sign-in and consent pages (oidc-provider's development interactions).
-    await page.waitForURL((u) => u.origin === op.issuer, WAIT);
-    await page.locator('input[name="login"]').fill('carol');
-    await page.locator('input[name="password"]').fill('any');
-    await page.getByRole('button', { name: /sign-in/i }).click();
-    await page.getByRole('button', { name: /continue/i }).click();
+    await throughProvider();
     // Back on the page with the result.
-    await page.waitForURL(`${gw.url}/connections`, WAIT);
-    await page.getByRole('status').filter({ hasText: 'Connected acme-main (acme) with scopes openid, email' }).waitFor(WAIT);
+    await page.getByRole('status').filter({ hasText: 'Connected acme-main (acme) with scopes openid.' }).waitFor(WAIT);
     const item = page.getByRole('listitem', { name: 'Connection acme-main' });
     await item.getByText('active', { exact: true }).waitFor(WAIT);
-    // What the provider granted (oidc-provider grants offline_access only on an explicit consent prompt).
+    await item.getByTestId('granted-scopes').getByText('openid', { exact: true }).waitFor(WAIT);
+
+    // Add a scope: the upgrade goes to the provider and back; the connection now holds both.
+    await item.getByRole('button', { name: 'Add scopes' }).click();
+    const more = page.getByRole('dialog', { name: 'Add scopes to acme-main' });
+    await more.getByLabel('Scopes (space-separated)').fill('email');
+    await more.getByRole('button', { name: 'Continue to provider' }).click();
+    await throughProvider();
+    await page.getByRole('status').filter({ hasText: 'Connected acme-main (acme) with scopes openid, email.' }).waitFor(WAIT);
     const conn = (await admin('GET', '/v1/connections')).body.connections.find((c: { name: string }) => c.name === 'acme-main');
     expect(conn).toMatchObject({ status: 'active', provider: 'acme' });
     expect([...conn.granted_scopes].sort()).toEqual(['email', 'openid']);
