@@ -227,6 +227,22 @@ describe("the admin's dashboard", () => {
     await item.getByRole('button', { name: 'Refresh' }).click();
     await page.getByRole('status').filter({ hasText: 'Refreshed acme-main.' }).waitFor(WAIT);
     expect(op.success.get('refresh_token') ?? 0).toBe(grantsBefore + 1);
+
+    // The grant is revoked at the provider: the next refresh fails, the page says reauth
+    // required and offers Reconnect, which goes through the provider again.
+    const grantId = op.issued.filter((x) => x.grantType === 'authorization_code').at(-1)?.grantId;
+    expect(grantId).toBeTruthy();
+    await (await op.provider.Grant.find(grantId!))!.destroy();
+    await item.getByRole('button', { name: 'Refresh' }).click();
+    await page.getByRole('alert').filter({ hasText: 'acme-main must be authorized again at acme' }).waitFor(WAIT);
+    await item.getByText('reauth required', { exact: true }).waitFor(WAIT);
+    await expectAccessible('connection needing reauthorization');
+    await shot('connections-reauth');
+    await item.getByRole('button', { name: 'Reconnect' }).click();
+    await throughProvider();
+    await page.getByRole('status').filter({ hasText: 'Connected acme-main (acme)' }).waitFor(WAIT);
+    await item.getByText('active', { exact: true }).waitFor(WAIT);
+    expect((await admin('GET', `/v1/connections/${conn.id}`)).body.connection.status).toBe('active');
   });
 
   it('sends a signed test event to a loopback receiver, logs it, redelivers it, and shows a failing endpoint retrying', async () => {
