@@ -7,6 +7,7 @@ import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTa
 import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
+import { presentExecution } from '../server/approvals/present.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { notifyAgentEvent } from '../server/mcp/events.ts';
 import { publishUserEvent } from '../server/events/store.ts';
@@ -124,19 +125,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       decision: a.decision,
       reason: a.reason,
       expires_at: a.expires_at.toISOString(),
-      ...(exec
-        ? {
-            execution: {
-              id: exec.id,
-              status: exec.status,
-              runtime: exec.runtime,
-              triggered_by: exec.triggered_by,
-              ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
-              ...(exec.result !== null ? { result: exec.result } : {}),
-              ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
-            },
-          }
-        : {}),
+      ...(exec ? { execution: presentExecution(exec) } : {}),
     };
   }
 

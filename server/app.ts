@@ -30,7 +30,7 @@ import { oauthRoutes } from './oauth/routes.ts';
 import { mcpRoutes } from './mcp/endpoint.ts';
 import { eventRoutes } from './events/routes.ts';
 import { createUserEventHub } from './events/hub.ts';
-import { blastRadiusRoutes } from './approvals/routes.ts';
+import { approvalRoutes, blastRadiusRoutes } from './approvals/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -99,11 +99,12 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(auditRoutes(services.audit)));
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
-  v1.use(add(downloadRoutes(sd.pool)));
+  v1.use(add(downloadRoutes(services.downloads)));
   v1.use(add(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
   );
+  v1.use(add(approvalRoutes(services.approvals)));
   v1.use(add(blastRadiusRoutes(services.blastRadius)));
   v1.use(add(diagnosticsRoutes(services.diagnostics)));
   v1.use(notFoundHandler());

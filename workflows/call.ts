@@ -15,7 +15,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { createCallActivities, ExecuteCallResult } from '../activities/calls.ts';
-import { isAncestor } from '../core/permissions/chain.ts';
+import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
   cancelUpdate,
@@ -25,6 +25,7 @@ import {
   stateQuery,
   supersedeSignal,
   UPDATE_ERRORS,
+  type UpdateErrorType,
   type ApprovalRecord,
   type ApprovalStatus,
   type CallOutcome,
@@ -91,8 +92,9 @@ const PATCHES = {
 
 const statusKey = defineSearchAttributeKey('GatewayStatus', 'KEYWORD');
 
-function reject(type: string, message: string): never {
-  throw ApplicationFailure.nonRetryable(message, type);
+/** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */
+function reject(type: UpdateErrorType, message: string, details: Record<string, unknown> = {}): never {
+  throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [details] });
 }
 
 export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> {
@@ -134,7 +136,7 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
   const approvalRecord = (viewerId: string): ApprovalRecord => ({
     id: approvalId!,
     status: approvalStatus!,
-    relationship: viewerId === spec.requesterId ? 'self' : isAncestor(chainIdentities, viewerId, spec.requesterId) ? 'downstream' : 'not_in_your_chain',
+    relationship: authorityOver({ identityId: viewerId, admin: false }, chainIdentities).relationship,
     risk: spec.approvalRisk,
     permission_keys: spec.permissionKeys,
     suggested_tiers: tiers,
@@ -200,20 +202,19 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
     },
     {
       validator: (input: ResolveInput) => {
-        if (!isOpen() || supersededBy) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (resolving) reject(UPDATE_ERRORS.notPending, 'another decision on this approval is being recorded');
-        if (input.resolverId === spec.requesterId) reject(UPDATE_ERRORS.selfResolve, 'the requester cannot resolve its own approval');
-        if (!input.resolverIsAdmin && !isAncestor(chainIdentities, input.resolverId, spec.requesterId)) {
-          reject(UPDATE_ERRORS.notInChain, 'only an ancestor of the requester (or an org admin) may resolve this approval');
-        }
+        if (!isOpen() || supersededBy) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`, statusDetails());
+        if (resolving) reject(UPDATE_ERRORS.notPending, 'another decision on this approval is being recorded', statusDetails());
+        const authority = authorityOver({ identityId: input.resolverId, admin: input.resolverIsAdmin }, chainIdentities);
+        if (authority.refusal === 'self') reject(UPDATE_ERRORS.selfResolve, SELF_RESOLVE_MESSAGE);
+        if (authority.refusal) reject(UPDATE_ERRORS.notInChain, NOT_IN_CHAIN_MESSAGE);
         if (input.decision === 'bubble' && nextResolverAbove(resolverId!) === resolverId) {
           reject(UPDATE_ERRORS.cannotBubble, 'the approval already sits with the user: there is no one above to bubble to');
         }
         if (input.decision === 'allow_remember') {
           if (!input.rememberKeys?.length || !isSubsetOfTiers(input.rememberKeys, tiers)) {
-            reject(UPDATE_ERRORS.invalidRemember, 'remember_keys must be a non-empty subset of the suggested tier keys');
+            reject(UPDATE_ERRORS.invalidRemember, 'remember_keys must be a non-empty subset of the suggested tier keys', { field: 'remember_keys' });
           }
-          if (!input.rememberTtlMs || !input.rememberTtl) reject(UPDATE_ERRORS.invalidRemember, 'allow_remember needs a ttl');
+          if (!input.rememberTtlMs || !input.rememberTtl) reject(UPDATE_ERRORS.invalidRemember, 'allow_remember needs a ttl', { field: 'ttl' });
         }
       },
     },
@@ -225,18 +226,18 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
       // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
       await condition(() => !resolving);
       if (executionOutcome) return executionOutcome;
-      if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
+      if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`, statusDetails());
       replay ??= { triggeredBy: input.triggeredBy };
       await condition(() => executionOutcome !== undefined);
       return executionOutcome!;
     },
     {
       validator: (input) => {
-        if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
+        if (!authorityOver({ identityId: input.callerId, admin: false }, chainIdentities).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
         if (executionOutcome) return; // already executed: the stored outcome is returned
         if (resolving) return; // the handler waits for the decision being recorded
-        if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (replay || execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed');
+        if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`, statusDetails());
+        if (replay || execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed', statusDetails());
       },
     },
   );
@@ -255,8 +256,8 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
     },
     {
       validator: (input) => {
-        if (!isOpen() || resolving) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can cancel its request');
+        if (!isOpen() || resolving) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`, statusDetails());
+        if (!authorityOver({ identityId: input.callerId, admin: false }, chainIdentities).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can cancel its request');
       },
     },
   );
@@ -264,6 +265,11 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
   setHandler(supersedeSignal, ({ byApprovalId }) => {
     if (isOpen()) supersededBy = byApprovalId;
   });
+
+  /** What a refusal tells about the approval's state (`status`, and its execution's). */
+  function statusDetails(): Record<string, unknown> {
+    return { status: approvalStatus ?? 'not_raised', ...(execution ? { execution_status: execution.status } : {}) };
+  }
 
   /** Awaiting a decision: raised, or escalated upward and still undecided. */
   function isOpen(): boolean {

@@ -207,6 +207,23 @@ export const UPDATE_ERRORS = {
   cannotBubble: 'cannot_bubble',
   invalidRemember: 'invalid_remember_keys',
 } as const;
+export type UpdateErrorType = (typeof UPDATE_ERRORS)[keyof typeof UPDATE_ERRORS];
+
+/**
+ * The REST error code each refusal answers with. The workflow throws an `ApplicationFailure` whose
+ * type is the refusal and whose first detail is the error's details; the API maps it once
+ * (server/approvals/update-errors.ts), never by reading the message.
+ */
+export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden' | 'not_in_your_chain' | 'invalid_request'> = {
+  approval_not_pending: 'conflict',
+  not_in_your_chain: 'not_in_your_chain',
+  cannot_resolve_own_approval: 'forbidden',
+  not_replayable: 'conflict',
+  replay_in_flight: 'conflict',
+  not_requester: 'forbidden',
+  cannot_bubble: 'conflict',
+  invalid_remember_keys: 'invalid_request',
+};
 
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
 export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');

@@ -34,7 +34,7 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 export interface McpEndpointDeps {
-  services: Pick<Services, 'auth' | 'calls' | 'registry' | 'identities' | 'connections'>;
+  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections'>;
   pool: DatabasePool;
   config: Pick<Config, 'publicUrl' | 'hostPolicy'>;
   logger: Logger;

@@ -14,11 +14,12 @@ import { AppError, ERROR_STATUS, forbidden, invalidRequest, unauthenticated, typ
 import type { Logger } from '../logger.ts';
 import { isSelfApproveEnabled } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
+import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export interface ToolContext {
-  services: Pick<Services, 'calls' | 'registry' | 'identities' | 'connections'>;
+  services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections'>;
   pool: DatabasePool;
   config: Pick<Config, 'publicUrl'>;
   logger: Logger;
@@ -97,30 +98,14 @@ const approvalOutput = z.looseObject({
   error: errorEnvelope.optional(),
 });
 
-const resolveInput = z
-  .strictObject({
-    approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
-    resolution: z.enum(['allow', 'deny', 'allow_remember']),
-    remember_keys: z
-      .array(z.string().min(1).max(2048))
-      .min(1)
-      .max(20)
-      .optional()
-      .describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
-    ttl: z
-      .string()
-      .regex(/^\d+[hd]$/, 'must look like 12h or 7d')
-      .optional()
-      .describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
-  })
-  .superRefine((v, ctx) => {
-    if (v.resolution === 'allow_remember') {
-      if (!v.remember_keys) ctx.addIssue({ code: 'custom', path: ['remember_keys'], message: 'allow_remember needs remember_keys' });
-      if (!v.ttl) ctx.addIssue({ code: 'custom', path: ['ttl'], message: 'allow_remember needs a ttl such as 24h or 7d' });
-    } else if (v.remember_keys || v.ttl) {
-      ctx.addIssue({ code: 'custom', path: [v.remember_keys ? 'remember_keys' : 'ttl'], message: 'remember_keys and ttl go with allow_remember only' });
-    }
-  });
+// The combination rules (remember_keys and ttl with allow_remember only) are the service's
+// (server/approvals/resolve-input.ts), the same for REST and MCP.
+const resolveInput = z.strictObject({
+  approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
+  resolution: z.enum(['allow', 'deny', 'allow_remember']),
+  remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
+  ttl: ttlSchema.optional().describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
+});
 
 // --- tool definitions ------------------------------------------------------------------------------
 
@@ -300,7 +285,7 @@ const gatewayApprove = defineTool({
   annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     return {
-      ...(await ctx.services.calls.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
     };
   },
 });
@@ -321,7 +306,7 @@ const gatewayApproveSelf = defineTool({
     // Re-read on every call: turning the flag off takes effect at once.
     if (!(await selfApproveEnabled(ctx.pool, p))) throw forbidden(SELF_APPROVE_OFF);
     return {
-      ...(await ctx.services.calls.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
     };
   },
 });
