@@ -1,7 +1,6 @@
 // The call workflow (DESIGN.md §4). Deterministic: all I/O is in activities; time comes from the
 // workflow clock; the only waits are `condition(fn, timeout)`. The first answer to the caller
 // is the `outcome` update, which returns as soon as the workflow knows it.
-import { defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
   allHandlersFinished,
@@ -18,6 +17,7 @@ import type { createCallActivities, ExecuteCallResult } from '../activities/call
 import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
+  CALL_SEARCH_ATTRIBUTES,
   cancelUpdate,
   outcomeUpdate,
   replayUpdate,
@@ -90,7 +90,6 @@ const PATCHES = {
   finalResult: 'final-result-v1',
 } as const;
 
-const statusKey = defineSearchAttributeKey('GatewayStatus', 'KEYWORD');
 
 /** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */
 function reject(type: UpdateErrorType, message: string, details: Record<string, unknown> = {}): never {
@@ -131,7 +130,7 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
   const tiers = suggestedTiers(spec.permissionKeys);
   const chainIdentities = spec.chain;
 
-  const setStatus = (status: string) => upsertSearchAttributes([{ key: statusKey, value: status }]);
+  const setStatus = (status: string) => upsertSearchAttributes([{ key: CALL_SEARCH_ATTRIBUTES.status, value: status }]);
 
   const approvalRecord = (viewerId: string): ApprovalRecord => ({
     id: approvalId!,

@@ -1,5 +1,6 @@
 // Everything shared between workflow code and the rest of the gateway: task queue, message
 // definitions and their types. The API, CLI and dashboard import this file, never workflow code.
+import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const TASK_QUEUE = 'gateway-actions';
@@ -228,10 +229,14 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
 export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
 
-export const SEARCH_ATTRIBUTE_NAMES = {
-  org: 'GatewayOrg',
-  agent: 'GatewayAgent',
-  service: 'GatewayService',
-  action: 'GatewayAction',
-  status: 'GatewayStatus',
-} as const;
+/**
+ * The call workflow's search attributes, all Keyword: the API sets them at start, the workflow
+ * upserts the status. The embedded Temporal is started with them; another is checked for them.
+ */
+export const CALL_SEARCH_ATTRIBUTES = {
+  org: defineSearchAttributeKey('GatewayOrg', 'KEYWORD'),
+  agent: defineSearchAttributeKey('GatewayAgent', 'KEYWORD'),
+  service: defineSearchAttributeKey('GatewayService', 'KEYWORD'),
+  action: defineSearchAttributeKey('GatewayAction', 'KEYWORD'),
+  status: defineSearchAttributeKey('GatewayStatus', 'KEYWORD'),
+};

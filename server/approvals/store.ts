@@ -4,22 +4,13 @@
 // subtree comes from the identities' parent links, an admin sees the whole org.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { approvalRow } from '../calls/store.ts';
+import { approvalRow, executionRow } from '../calls/store.ts';
 
 type Db = CommonQueryMethods;
 
-const isoDate = z.coerce.date();
-
-export const approvalExecution = z.object({
-  id: z.string(),
-  status: z.enum(['pending', 'executing', 'executed', 'failed', 'cancelled', 'expired']),
-  runtime: z.enum(['http', 'mcp', 'platform']),
-  triggered_by: z.enum(['user', 'agent', 'auto']).nullable(),
-  http_status_code: z.number().nullable(),
-  result: z.unknown(),
-  error: z.unknown(),
-  expires_at: isoDate,
-});
+export const approvalExecution = executionRow
+  .pick({ id: true, status: true, runtime: true, triggered_by: true, http_status_code: true, result: true, error: true })
+  .extend({ expires_at: z.coerce.date() });
 export type ApprovalExecution = z.infer<typeof approvalExecution>;
 
 export const approvalViewRow = approvalRow.extend({

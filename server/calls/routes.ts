@@ -3,7 +3,8 @@ import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { principalOf } from '../auth/middleware.ts';
-import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { answerOf } from './outcome.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { Called, Denied, PendingApproval } from './responses.ts';
 import type { CallService } from './service.ts';
@@ -52,11 +53,8 @@ const callAnswers = {
 
 /** `called` 200, `pending_approval` 202, `denied` 200; an error outcome is the error envelope. */
 function sendOutcome(res: Response, outcome: CallOutcome): void {
-  if (outcome.status === 'error') {
-    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
-    throw new AppError(code, outcome.error.message, outcome.error.details);
-  }
-  res.status(outcome.status === 'pending_approval' ? 202 : 200).json(outcome);
+  const answer = answerOf(outcome);
+  res.status(answer.status === 'pending_approval' ? 202 : 200).json(answer);
 }
 
 export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {

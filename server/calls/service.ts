@@ -3,16 +3,18 @@
 // caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id (the
 // approvals themselves live in server/approvals/).
 import { createHmac, randomUUID } from 'node:crypto';
-import { defineSearchAttributeKey, WorkflowNotFoundError } from '@temporalio/common';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
-import { checkPermission as checkChain, PermissionInputError } from '../../core/permissions/chain.ts';
+import { PermissionInputError } from '../../core/permissions/chain.ts';
+import { checkLiveChain } from '../identities/chain-check.ts';
 import { lookupAction } from '../../core/registry/lookup-action.ts';
 import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { credentialGap } from '../../core/registry/instances.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
+  CALL_SEARCH_ATTRIBUTES,
   callWorkflowId,
   outcomeUpdate,
   replayUpdate,
@@ -75,13 +77,7 @@ export interface CallServiceDeps {
   connections: Pick<ConnectionService, 'credentialError'>;
 }
 
-const SA = {
-  org: defineSearchAttributeKey('GatewayOrg', 'KEYWORD'),
-  agent: defineSearchAttributeKey('GatewayAgent', 'KEYWORD'),
-  service: defineSearchAttributeKey('GatewayService', 'KEYWORD'),
-  action: defineSearchAttributeKey('GatewayAction', 'KEYWORD'),
-  status: defineSearchAttributeKey('GatewayStatus', 'KEYWORD'),
-};
+const SA = CALL_SEARCH_ATTRIBUTES;
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -110,10 +106,9 @@ export function createCallService(deps: CallServiceDeps) {
   /** Whether every key is covered for `identityId`'s chain right now (people are never checked). */
   async function covers(p: Principal, identityId: string, keys: readonly string[]): Promise<boolean> {
     if (p.type === 'user') return true;
-    const { chain: rows, rules } = await identities.getChainWithRules(pool, identityId);
-    if (rows.length === 0 || rows.some((r) => r.status !== 'active')) return false;
     try {
-      return checkChain({ chain: rows.map(identities.toChainIdentity), rules, keys: [...keys], now: new Date() }).outcome === 'covered';
+      const { decision } = await checkLiveChain(pool, identityId, keys);
+      return decision?.outcome === 'covered';
     } catch (err) {
       if (err instanceof PermissionInputError) return false;
       throw err;

@@ -10,10 +10,11 @@ import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
-import { AppError, ERROR_STATUS, forbidden, invalidRequest, unauthenticated, type ErrorCode } from '../errors.ts';
+import { AppError, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isSelfApproveEnabled } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
+import { answerOf } from '../calls/outcome.ts';
 import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -134,11 +135,7 @@ function rawHttpRejected(tool: string, args: Record<string, unknown>): AppError 
 
 /** A workflow outcome as a tool result; the `error` outcome becomes the error envelope. */
 function outcomeResult(outcome: CallOutcome): Record<string, unknown> {
-  if (outcome.status === 'error') {
-    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
-    throw new AppError(code, outcome.error.message, outcome.error.details);
-  }
-  return { ...outcome };
+  return { ...answerOf(outcome) };
 }
 
 
@@ -395,11 +392,7 @@ export function toolError(err: AppError): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope, isError: true };
 }
 
-function issuesError(tool: string, err: ZodError): AppError {
-  const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
-  const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-  return invalidRequest(`invalid arguments for ${tool}: ${text}`, { issues });
-}
+const issuesError = (tool: string, err: ZodError): AppError => zodToAppError(err, `invalid arguments for ${tool}`);
 
 function principalOf(extra: ToolExtra): AgentPrincipal {
   const p = extra.authInfo?.extra?.principal as Principal | undefined;

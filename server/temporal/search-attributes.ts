@@ -88,7 +88,7 @@ export async function ensureSearchAttributes(opts: EnsureOptions): Promise<void>
   if (!check.missing.length) return;
   if (!opts.register) throw new MissingSearchAttributesError(namespace, check.missing, 'TEMPORAL_REGISTER_SEARCH_ATTRIBUTES=false');
 
-  const searchAttributes = Object.fromEntries(check.missing.map((n) => [n, INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[n as keyof typeof SEARCH_ATTRIBUTES]]]));
+  const searchAttributes = Object.fromEntries(check.missing.map((n) => [n, INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[n] ?? 'Keyword']]));
   try {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
     logger.info({ namespace, registered: check.missing }, 'registered the gateway search attributes in Temporal');
