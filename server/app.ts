@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): Express {
     // at the root, before /v1 and the dashboard's fallback.
     app.use(services.oauthServer.routes());
     // MCP (Streamable HTTP) at /mcp: its own bearer authentication and 401 challenge.
-    app.use(mcpRoutes({ services, pool: sd.pool, config: sd.config, logger: deps.logger }));
+    app.use(mcpRoutes({ services, connectionUri: sd.pool.configuration.connectionUri, config: sd.config, logger: deps.logger }));
     const api = v1Api(services, sd, sd.config.publicUrl);
     app.use(referencePageRoutes());
     app.use('/v1', api.router);
@@ -100,7 +100,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
   v1.use(add(downloadRoutes(services.downloads)));
-  v1.use(add(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
+  v1.use(add(eventRoutes({ events: services.events, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
   );

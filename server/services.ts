@@ -25,6 +25,7 @@ import { createAccessTokenVerifier } from './oauth/verify.ts';
 import { createBlastRadiusService } from './approvals/blast-radius.ts';
 import { createApprovalService } from './approvals/service.ts';
 import { createDownloadService } from './downloads/service.ts';
+import { createEventService } from './events/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -91,7 +92,8 @@ export function createServices(deps: ServiceDeps) {
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
   const blastRadius = createBlastRadiusService({ pool: deps.pool });
   const downloads = createDownloadService({ pool: deps.pool });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
+  const events = createEventService({ pool: deps.pool });
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
 }
 
 export type Services = ReturnType<typeof createServices>;

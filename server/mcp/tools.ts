@@ -5,14 +5,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { DatabasePool } from 'slonik';
 import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { isSelfApproveEnabled } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
 import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
@@ -20,8 +18,7 @@ import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export interface ToolContext {
-  services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections'>;
-  pool: DatabasePool;
+  services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
   config: Pick<Config, 'publicUrl'>;
   logger: Logger;
   requestId: string;
@@ -301,7 +298,7 @@ const gatewayApproveSelf = defineTool({
   annotations: { title: 'Resolve your own approval', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     // Re-read on every call: turning the flag off takes effect at once.
-    if (!(await selfApproveEnabled(ctx.pool, p))) throw forbidden(SELF_APPROVE_OFF);
+    if (!(await ctx.services.oauth.selfApproveEnabled(p))) throw forbidden(SELF_APPROVE_OFF);
     return {
       ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
     };
@@ -357,7 +354,7 @@ const gatewayAuth = defineTool({
   async run(p, args, ctx) {
     switch (args.operation) {
       case 'whoami':
-        return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await selfApproveEnabled(ctx.pool, p) };
+        return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await ctx.services.oauth.selfApproveEnabled(p) };
       case 'connections':
         return { connections: await ctx.services.connections.list(p) };
       case 'connect': {
@@ -374,12 +371,6 @@ const gatewayAuth = defineTool({
 });
 
 export const GATEWAY_TOOLS: readonly GatewayTool[] = [gatewayCall, gatewayRead, gatewaySearch, gatewayApprove, gatewayApproveSelf, gatewayAuth];
-
-/** Self-approval exists only for an OAuth principal whose (user, client) binding has the flag on. */
-export async function selfApproveEnabled(pool: DatabasePool, p: Principal): Promise<boolean> {
-  if (p.type !== 'agent' || p.via !== 'oauth') return false;
-  return isSelfApproveEnabled(pool, { userId: p.userId, clientId: p.credentialId, agentId: p.identityId });
-}
 
 // --- invocation ------------------------------------------------------------------------------------
 
