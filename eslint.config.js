@@ -44,6 +44,16 @@ export default tseslint.config(
     },
   },
   {
+    // The pure core depends on nothing of the gateway's I/O or its workflow contract.
+    files: ['core/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/server/*', '**/workflows/*', '**/activities/*', '**/cli/*'], message: 'core/ is pure: the others import it, never the reverse.' }] },
+      ],
+    },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -10,7 +10,7 @@ import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
 import { presentExecution } from '../server/approvals/present.ts';
 import { appendAudit } from '../server/audit/store.ts';
-import { notifyAgentEvent } from '../server/mcp/events.ts';
+import { publishApprovalEvent } from '../server/events/publish.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
@@ -94,8 +94,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
   const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {
     const id = `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
-    await notifyAgentEvent(pool, { requesterId: spec.requesterId, type, data }, logger);
-    await publishUserEvent(pool, { orgId: spec.orgId, userId: spec.userId, type, data, dedupeKey: id }, logger);
+    await publishApprovalEvent(pool, { orgId: spec.orgId, userId: spec.userId, requesterId: spec.requesterId, type, data, dedupeKey: id }, logger);
     try {
       await deps.emitEvent({ orgId: spec.orgId, type, data, id });
     } catch (err) {

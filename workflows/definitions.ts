@@ -2,6 +2,7 @@
 // definitions and their types. The API, CLI and dashboard import this file, never workflow code.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CallResult } from '../core/execution/result.ts';
 
 export const TASK_QUEUE = 'gateway-actions';
 
@@ -88,22 +89,8 @@ export interface DisclosedValue {
   truncated?: true;
 }
 
-export interface CompactResult {
-  status_code: number;
-  duration_ms: number;
-  body: unknown;
-  truncated?: boolean;
-}
-
-export interface VerboseResult {
-  status_code: number;
-  headers: Record<string, string>;
-  body: string;
-  duration_ms: number;
-  filtered_body?: unknown;
-}
-
-export type CallResult = CompactResult | VerboseResult;
+// The result shapes are the pure core's (core/execution/result.ts); the workflow contract carries them.
+export type { CallResult, CompactResult, VerboseResult } from '../core/execution/result.ts';
 
 export interface ErrorBody {
   code: string;

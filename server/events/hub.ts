@@ -1,5 +1,5 @@
 // Fans people's events out to the open GET /v1/events streams of this process. The same path the
-// MCP streams use (server/mcp/events.ts): a worker publishes with pg_notify, every API replica
+// MCP streams use (agent-events.ts): a worker publishes with pg_notify, every API replica
 // LISTENs on one dedicated connection, opened for the first subscriber and closed after the last.
 import pg from 'pg';
 import type { Logger } from '../logger.ts';

@@ -17,7 +17,7 @@ import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { guardJsonRpc } from './jsonrpc-guard.ts';
-import { createAgentEventHub, type AgentEvent, type AgentEventHub } from './events.ts';
+import { createAgentEventHub, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
