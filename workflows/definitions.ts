@@ -173,7 +173,12 @@ export interface ReplayInput {
 export const outcomeUpdate = defineUpdate<CallOutcome>('outcome');
 export const resolveUpdate = defineUpdate<ApprovalRecord, [ResolveInput]>('resolve');
 export const replayUpdate = defineUpdate<CallOutcome, [ReplayInput]>('replay');
-export const cancelUpdate = defineUpdate<ApprovalRecord, [{ callerId: string; reason?: string }]>('cancel');
+export interface CancelInput {
+  callerId: string;
+  reason?: string;
+}
+
+export const cancelUpdate = defineUpdate<ApprovalRecord, [CancelInput]>('cancel');
 export const supersedeSignal = defineSignal<[{ byApprovalId: string }]>('supersede');
 
 export interface CallState {
