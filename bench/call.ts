@@ -20,7 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import pg from 'pg';
-import { freePort } from '../server/runtime/processes.ts';
+import { freePort } from '../server/embedded/processes.ts';
 import { upstreamServiceDoc } from '../test/support/upstream.ts';
 import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';

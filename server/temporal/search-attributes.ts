@@ -5,7 +5,7 @@
 // API when that is allowed, otherwise start-up stops with the command an operator must run.
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
-import { SEARCH_ATTRIBUTES } from '../runtime/temporal-dev-server.ts';
+import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
 
 type AttributeType = (typeof SEARCH_ATTRIBUTES)[keyof typeof SEARCH_ATTRIBUTES];
 
