@@ -2,7 +2,7 @@
 // chains (user_id is theirs), agents the rows whose identity chain contains them. Newest first,
 // paginated by an opaque cursor over the row id (stable under concurrent appends).
 import { sql, type DatabasePool } from 'slonik';
-import type { Principal } from '../auth/principal.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
 import { auditRow, type AuditRow } from './store.ts';
 
@@ -66,7 +66,7 @@ export function createAuditService(deps: { pool: DatabasePool }) {
       const visibility =
         p.type === 'agent'
           ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
-          : p.role === 'admin'
+          : isAdmin(p)
             ? sql.fragment`TRUE`
             : sql.fragment`user_id = ${p.userId}`;
       const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];

@@ -4,6 +4,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
+import { isAdmin } from '../auth/principal.ts';
 import { apiRouter } from '../http/api-router.ts';
 import type { UserEventHub } from './hub.ts';
 import type { EventScope, EventService, UserEvent } from './service.ts';
@@ -50,7 +51,7 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub }): 
     const header = req.get('last-event-id');
     const q = query.parse(req.query);
     const lastId = header !== undefined && header !== '' ? eventId.parse(header) : q.last_event_id;
-    const scope: EventScope = { orgId: p.orgId, userId: p.role === 'admin' ? null : p.userId };
+    const scope: EventScope = { orgId: p.orgId, userId: isAdmin(p) ? null : p.userId };
 
     // Subscribe before reading the backlog, and hold live events until it is out, so nothing
     // falls between the two; ids already sent are skipped.

@@ -94,7 +94,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
    */
   async function assertManages(p: Principal, target: store.IdentityRow, mode: 'under' | 'manage' = 'manage'): Promise<void> {
     if (p.type === 'user') {
-      if (p.role === 'admin' || target.user_id === p.userId) return;
+      if (isAdmin(p) || target.user_id === p.userId) return;
       throw forbidden('you may only manage identities in your own tree');
     }
     if (mode === 'under' && target.id === p.identityId) return;
