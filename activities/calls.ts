@@ -5,13 +5,11 @@ import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
-import { injectedSecrets } from '../core/permissions/keys.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
-import { presentExecution } from '../server/approvals/present.ts';
 import { appendAudit } from '../server/audit/store.ts';
-import { publishApprovalEvent } from '../server/events/publish.ts';
 import { publishUserEvent } from '../server/events/store.ts';
+import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
@@ -91,36 +89,9 @@ export function createCallActivities(deps: CallActivityDeps) {
   // Every row of a call that injects a vault secret names it (never its value).
   const audit = (spec: CallSpec, e: CallEvent) => appendAudit(pool, entryFor(spec, e));
 
-  /** Event ids are stable per approval and transition, so an activity retry never delivers twice. */
-  const emit = async (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => {
-    const id = `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
-    await publishApprovalEvent(pool, { orgId: spec.orgId, userId: spec.userId, requesterId: spec.requesterId, type, data, dedupeKey: id }, logger);
-    try {
-      await deps.emitEvent({ orgId: spec.orgId, type, data, id });
-    } catch (err) {
-      logger.warn({ err: (err as Error).message, type }, 'could not emit webhook event');
-    }
-  };
-
-  async function approvalEventData(approvalId: string) {
-    const a = await calls.getApproval(pool, approvalId);
-    if (!a) return { approval_id: approvalId };
-    const exec = await calls.getExecutionByApproval(pool, approvalId);
-    return {
-      approval_id: a.id,
-      status: a.status,
-      risk: a.risk,
-      permission_keys: a.permission_keys,
-      action_description: a.action_description,
-      ...(injectedSecrets(a.permission_keys).length > 0 ? { secrets: injectedSecrets(a.permission_keys) } : {}),
-      requester_id: a.requester_id,
-      resolver_id: a.resolver_id,
-      decision: a.decision,
-      reason: a.reason,
-      expires_at: a.expires_at.toISOString(),
-      ...(exec ? { execution: presentExecution(exec) } : {}),
-    };
-  }
+  const eventDeps = { db: pool, logger, emitWebhook: deps.emitEvent };
+  const emit = (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => publishApprovalEvent(eventDeps, spec, type, data);
+  const approvalEventData = (approvalId: string) => approvalData(pool, approvalId);
 
   const acts = {
     async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {

@@ -86,6 +86,7 @@ export function createServices(deps: ServiceDeps) {
     executor,
     ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
     connections,
+    logger: deps.logger,
   });
   const orgs = createOrgService({ pool: deps.pool });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });

@@ -27,6 +27,16 @@ function readStat(pid: number): Stat | null {
   return { pid, ppid: n(4), own: (n(14) + n(15)) * TICK_MS, children: (n(16) + n(17)) * TICK_MS };
 }
 
+/** The process exists and is not a zombie waiting to be reaped. */
+export function isRunning(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(text.slice(text.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
 /** CPU ms of one process (all of its threads), or NaN when it is gone. */
 export function processCpuMs(pid: number): number {
   const s = readStat(pid);

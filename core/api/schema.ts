@@ -1000,9 +1000,8 @@ export interface components {
             action: {
                 action: string;
                 description: string;
-                disclosed: unknown;
-                /** @description The resolved request with redacted fields replaced. */
-                request: unknown;
+                disclosed: components["schemas"]["DisclosedValue"][];
+                request: components["schemas"]["RedactedRequest"];
                 service: string;
                 template: string;
             } | null;
@@ -1040,7 +1039,7 @@ export interface components {
         };
         ApprovalRecord: {
             derived_keys: string[];
-            disclosed?: unknown;
+            disclosed?: components["schemas"]["DisclosedValue"][];
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
@@ -1096,8 +1095,10 @@ export interface components {
                 id: string;
                 permission_keys: string[];
                 requester: components["schemas"]["BlastRadiusIdentity"];
-                risk: string;
-                status: string;
+                /** @enum {string} */
+                risk: "low" | "med" | "high";
+                /** @enum {string} */
+                status: "pending" | "allowed" | "denied" | "bubbled" | "expired" | "superseded" | "cancelled";
             }[];
             rule_targets: components["schemas"]["BlastRadiusIdentity"][];
             tier: {
@@ -1169,6 +1170,17 @@ export interface components {
             token_expires_at: string | null;
             /** Format: date-time */
             updated_at: string;
+        };
+        DisclosedValue: {
+            /** @constant */
+            error?: true;
+            label: string;
+            /**
+             * @description The value was longer than the bound and was cut (it is then a string).
+             * @constant
+             */
+            truncated?: true;
+            value: unknown;
         };
         /** @description Every /v1 error: `{"error": {"code", "message", "details"?}, "request_id"}`. */
         ErrorEnvelope: {
@@ -1319,6 +1331,21 @@ export interface components {
             id: string;
             max_pending_per_agent: number;
             name: string;
+        };
+        RedactedRequest: {
+            body: unknown;
+            headers?: string[];
+            method: string;
+            params: {
+                [key: string]: unknown;
+            } | string;
+            secret?: {
+                /** @enum {string} */
+                in: "header" | "query";
+                name: string;
+                param: string;
+            };
+            url: string;
         };
         Rule: {
             approval_id: string | null;

@@ -14,8 +14,8 @@ export const BlastRadius = z
     pending_covered: z.array(
       z.strictObject({
         id: uuid,
-        status: z.string(),
-        risk: z.string(),
+        status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']),
+        risk: z.enum(['low', 'med', 'high']),
         action_description: z.string(),
         permission_keys: z.array(z.string()),
         requester: Who,

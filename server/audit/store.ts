@@ -13,6 +13,7 @@ export type AuditEvent =
   | 'approval.bubbled'
   | 'approval.expired'
   | 'approval.superseded'
+  | 'approval.cancelled'
   | 'execution.started'
   | 'execution.executed'
   | 'execution.failed'

@@ -65,6 +65,32 @@ export const Execution = z
   })
   .meta({ id: 'Execution' });
 
+/** One `disclose` field as an approver sees it (a failed filter: `value: null, error: true`). */
+export const DisclosedValue = z
+  .strictObject({
+    label: z.string(),
+    value: z.unknown(),
+    error: z.literal(true).optional(),
+    truncated: z.literal(true).describe('The value was longer than the bound and was cut (it is then a string).').optional(),
+  })
+  .meta({ id: 'DisclosedValue' });
+
+/**
+ * The call's request as persisted, `redact` paths replaced by `[REDACTED]` (which may replace a
+ * whole member, hence the string alternatives). Raw `http` calls add the header names and the
+ * injected secret's name, never values.
+ */
+export const RedactedRequest = z
+  .strictObject({
+    method: z.string(),
+    url: z.string(),
+    params: z.union([z.record(z.string(), z.unknown()), z.string()]),
+    body: z.unknown(),
+    headers: z.array(z.string()).optional(),
+    secret: z.strictObject({ name: z.string(), in: z.enum(['header', 'query']), param: z.string() }).optional(),
+  })
+  .meta({ id: 'RedactedRequest' });
+
 const approvalRecordFields = {
   id: uuid,
   status: approvalStatus,
@@ -79,7 +105,7 @@ const approvalRecordFields = {
 
 /** What resolve answers: the spec's approval record, plus the disclosed values. */
 export const ApprovalRecord = z
-  .strictObject({ ...approvalRecordFields, disclosed: z.unknown().optional() })
+  .strictObject({ ...approvalRecordFields, disclosed: z.array(DisclosedValue).optional() })
   .meta({ id: 'ApprovalRecord' });
 
 /** What GET answers: the record, the gated action, the requester and the decision. */
@@ -92,8 +118,8 @@ export const Approval = z
         template: z.string(),
         action: z.string(),
         description: z.string(),
-        request: z.unknown().describe('The resolved request with redacted fields replaced.'),
-        disclosed: z.unknown(),
+        request: RedactedRequest,
+        disclosed: z.array(DisclosedValue),
       })
       .nullable(),
     requester: z.strictObject({ id: uuid, kind: z.enum(['user', 'agent', 'subagent']).optional(), name: z.string().optional() }),

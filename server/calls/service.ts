@@ -3,7 +3,6 @@
 // caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id (the
 // approvals themselves live in server/approvals/).
 import { createHmac, randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError } from '@temporalio/common';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
@@ -27,10 +26,11 @@ import {
 import type { Principal } from '../auth/principal.ts';
 import { requestChainOf, type RequestChain } from '../auth/request-chain.ts';
 import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { readVisibleApproval } from '../approvals/service.ts';
 import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { AppError, forbidden, invalidRequest } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
@@ -43,6 +43,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
+import { createWorkflowGoneSettler } from './workflow-gone.ts';
 
 export interface ActionCallInput {
   service: string;
@@ -75,6 +76,7 @@ export interface CallServiceDeps {
   temporalHealth?: TemporalHealth;
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
   connections: Pick<ConnectionService, 'credentialError'>;
+  logger: Logger;
 }
 
 const SA = CALL_SEARCH_ATTRIBUTES;
@@ -89,6 +91,7 @@ function canonical(value: unknown): string {
 
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
+  const settleWithoutWorkflow = createWorkflowGoneSettler(deps);
   /** A Temporal operation, refused or released with 503 `unavailable` while Temporal is down. */
   const viaTemporal = guardedBy(temporal, deps.temporalHealth);
   const assertTemporalUp = (what: string) => {
@@ -359,34 +362,6 @@ export function createCallService(deps: CallServiceDeps) {
       await store.finishCall(pool, callId, 'failed', null);
       throw err;
     }
-  }
-
-  /**
-   * An update found no running workflow. If the database still shows the approval or its execution
-   * open, the workflow is gone (deleted, terminated, lost with Temporal's data): the open state is
-   * closed with the reason, so `GET` says what this error says, and the caller gets `workflow_gone`.
-   */
-  async function settleWithoutWorkflow(approvalId: string): Promise<never> {
-    const a = await store.getApproval(pool, approvalId);
-    const exec = a ? await store.getExecutionByApproval(pool, a.id) : null;
-    if (!a) throw notFound('approval');
-    const approvalOpen = a.status === 'pending' || a.status === 'bubbled';
-    const executionOpen = a.status === 'allowed' && exec !== null && (exec.status === 'pending' || exec.status === 'executing');
-    if (!approvalOpen && !executionOpen) {
-      throw new AppError('conflict', `the approval is ${a.status}${exec ? ` and its execution ${exec.status}` : ''}`, { status: a.status, ...(exec ? { execution_status: exec.status } : {}) });
-    }
-    try {
-      const d = await temporal.workflow.getHandle(callWorkflowId(a.call_id)).describe();
-      if (d.status.name === 'RUNNING') throw new AppError('conflict', 'the approval is being updated; retry shortly', { status: a.status });
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
-    const reason = 'the workflow that ran this approval no longer exists';
-    await store.closeWithoutWorkflow(pool, { approvalId: a.id, callId: a.call_id, executionId: executionOpen ? exec.id : null, reason });
-    throw new AppError('workflow_gone', `${reason}; the approval was closed (${executionOpen ? 'execution failed' : 'cancelled'}): raise the call again`, {
-      status: executionOpen ? 'allowed' : 'cancelled',
-      ...(executionOpen ? { execution_status: 'failed' } : {}),
-    });
   }
 
   /**

@@ -267,21 +267,22 @@ export const listApprovals = (db: Db, f: ApprovalFilter) =>
 
 /**
  * Closes an approval whose workflow is gone, so the read model never shows it open: a pending one
- * is cancelled; an allowed one's open execution fails with `workflow_gone`.
+ * is cancelled; an allowed one's open execution fails with `workflow_gone`. True when this call closed it.
  */
-export async function closeWithoutWorkflow(pool: DatabasePool, c: { approvalId: string; callId: string; executionId: string | null; reason: string }): Promise<void> {
-  await pool.transaction(async (tx) => {
+export async function closeWithoutWorkflow(pool: DatabasePool, c: { approvalId: string; callId: string; executionId: string | null; reason: string }): Promise<boolean> {
+  return pool.transaction(async (tx) => {
     if (c.executionId) {
       const error = { code: 'workflow_gone', message: c.reason };
-      await tx.query(sql.unsafe`
+      const r = await tx.query(sql.unsafe`
         UPDATE executions SET status = 'failed', error = ${sql.jsonb(error)}, finished_at = now()
         WHERE id = ${c.executionId} AND status IN ('pending', 'executing')`);
       await finishCall(tx, c.callId, 'execution_failed', null);
-    } else {
-      await tx.query(sql.unsafe`
-        UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
-        WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
-      await finishCall(tx, c.callId, 'cancelled', null);
+      return r.rowCount > 0;
     }
+    const r = await tx.query(sql.unsafe`
+      UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
+      WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
+    await finishCall(tx, c.callId, 'cancelled', null);
+    return r.rowCount > 0;
   });
 }

@@ -219,6 +219,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       GATEWAY_ADMIN_EMAIL: admin.email,
       GATEWAY_ADMIN_PASSWORD: admin.password,
       LOG_LEVEL: 'info',
+      // The Docker image's young-generation cap (Dockerfile; docs/decisions.md → Performance).
+      NODE_OPTIONS: '--max-semi-space-size=16',
       ...opts.gatewayEnv,
     });
 

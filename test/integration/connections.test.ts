@@ -5,8 +5,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,156 +13,11 @@ import { AppError } from '../../server/errors.ts';
 import { createVaultKeyring } from '../../server/vault/keyring.ts';
 import { createVaultService } from '../../server/vault/service.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { authorizeAtProvider, count, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { seedUser } from '../support/seed.ts';
 
-// --- the provider ------------------------------------------------------------------------------
-
-/** The few parts of oidc-provider used here (the package ships no types). */
-interface OidcProvider {
-  callback(): http.RequestListener;
-  on(event: 'grant.success', fn: (ctx: ProviderContext) => void): void;
-  on(event: 'grant.error', fn: (ctx: ProviderContext, err: Error) => void): void;
-  Grant: { find(id: string): Promise<{ destroy(): Promise<void> } | undefined> };
-}
-interface ProviderContext {
-  oidc: { params: Record<string, unknown>; entities: Record<string, { jti?: string; grantId?: string } | undefined> };
-  body: any;
-}
-const OIDC_PROVIDER_MODULE: string = 'oidc-provider';
-
 const ACCESS_TOKEN_TTL_S = 6;
-const CLIENT_SECRET = 'provider-client-secret-' + randomBytes(8).toString('hex');
-
-interface Issued {
-  grantType: string;
-  accessToken: string;
-  refreshToken: string | undefined;
-  grantId: string | undefined;
-}
-
-interface TestProvider {
-  issuer: string;
-  provider: OidcProvider;
-  /** Every HTTP request the provider received, by `METHOD path`. */
-  hits: Map<string, number>;
-  /** Token-endpoint outcomes per grant type, counted by the provider itself. */
-  grants: { success: Map<string, number>; error: Map<string, number> };
-  issued: Issued[];
-  stop(): Promise<void>;
-}
-
-const count = (m: Map<string, number>, k: string) => m.get(k) ?? 0;
 const REFRESH_CHILD = path.resolve(import.meta.dirname, '..', 'support', 'refresh-child.ts');
-
-async function startProvider(redirectUri: string): Promise<TestProvider> {
-  const { default: Provider } = (await import(/* @vite-ignore */ OIDC_PROVIDER_MODULE)) as {
-    default: new (issuer: string, config: Record<string, unknown>) => OidcProvider;
-  };
-  const hits = new Map<string, number>();
-  let handler: http.RequestListener = (_req, res) => res.end();
-  const server = http.createServer((req, res) => {
-    const key = `${req.method} ${(req.url ?? '').split('?')[0]}`;
-    hits.set(key, count(hits, key) + 1);
-    handler(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = (id: string, method: string) => ({
-    client_id: id,
-    client_secret: CLIENT_SECRET,
-    redirect_uris: [redirectUri],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: method,
-  });
-  const provider = new Provider(issuer, {
-    clients: [client('gw-basic', 'client_secret_basic'), client('gw-post', 'client_secret_post')],
-    findAccount: (_ctx: unknown, id: string) => ({
-      accountId: id,
-      claims: () => ({ sub: id, email: `${id}@example.test`, name: `${id[0]!.toUpperCase()}${id.slice(1)} Example` }),
-    }),
-    claims: { openid: ['sub'], email: ['email'], profile: ['name'] },
-    scopes: ['openid', 'offline_access', 'profile', 'email'],
-    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
-    // A confidential client needs no PKCE by default; require it (but for the app configured
-    // without PKCE), so the gateway's S256 challenge is checked.
-    pkce: { required: (_ctx: unknown, c: { clientId: string }) => c.clientId !== 'gw-post' },
-    // Refresh tokens without the OIDC offline_access/prompt=consent dance: a plain OAuth client.
-    issueRefreshToken: (_ctx: unknown, c: { grantTypeAllowed(t: string): boolean }) => c.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken: true,
-    ttl: { AccessToken: ACCESS_TOKEN_TTL_S, AuthorizationCode: 60, IdToken: 60, RefreshToken: 3600, Grant: 3600, Interaction: 600, Session: 3600 },
-    cookies: { keys: [randomBytes(16).toString('hex')] },
-  });
-  const grants = { success: new Map<string, number>(), error: new Map<string, number>() };
-  const issued: Issued[] = [];
-  provider.on('grant.success', (ctx) => {
-    const type = String(ctx.oidc.params.grant_type);
-    grants.success.set(type, count(grants.success, type) + 1);
-    issued.push({
-      grantType: type,
-      accessToken: ctx.body.access_token,
-      refreshToken: ctx.body.refresh_token,
-      grantId: ctx.oidc.entities.Grant?.jti ?? ctx.oidc.entities.AuthorizationCode?.grantId ?? ctx.oidc.entities.RefreshToken?.grantId,
-    });
-  });
-  provider.on('grant.error', (ctx) => {
-    const type = String(ctx.oidc.params.grant_type);
-    grants.error.set(type, count(grants.error, type) + 1);
-  });
-  handler = provider.callback();
-  return {
-    issuer,
-    provider,
-    hits,
-    grants,
-    issued,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-/**
- * A headless browser for the authorize step: follows redirects by hand, carries the provider's
- * cookies, signs in as `account` and grants consent on the provider's (development) pages, and
- * stops at the redirect to the gateway's callback. `abort` refuses instead of granting.
- */
-async function authorizeAs(authUrl: string, account: string, opts: { abort?: boolean; callbackPrefix: string }): Promise<string> {
-  const jar = new Map<string, string>();
-  let url = authUrl;
-  let form: string | undefined;
-  for (let step = 0; step < 20; step++) {
-    if (url.startsWith(opts.callbackPrefix)) return url;
-    const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-    if (form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(url, { method: form === undefined ? 'GET' : 'POST', headers, redirect: 'manual', ...(form !== undefined ? { body: form } : {}) });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(c)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    form = undefined;
-    const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
-      url = new URL(location, url).toString();
-      continue;
-    }
-    const html = await res.text();
-    const prompt = /name="prompt" value="(login|consent)"/.exec(html)?.[1];
-    if (res.status !== 200 || !prompt) throw new Error(`unexpected provider answer ${res.status} at ${url}: ${html.slice(0, 300)}`);
-    if (opts.abort) {
-      url = `${url.replace(/\/$/, '')}/abort`;
-      continue;
-    }
-    form = prompt === 'login' ? new URLSearchParams({ prompt, login: account, password: 'any' }).toString() : 'prompt=consent';
-  }
-  throw new Error('the authorization did not reach the callback');
-}
 
 // --- the tests -----------------------------------------------------------------------------------
 
@@ -201,7 +54,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
   async function connect(body: Record<string, unknown>, account = 'alice') {
     const created = await admin('POST', '/v1/connections', body);
     expect(created.status).toBe(201);
-    const callback = await authorizeAs(created.body.auth_url, account, { callbackPrefix });
+    const callback = await authorizeAtProvider(created.body.auth_url, account, callbackPrefix);
     const done = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length), { headers: { accept: 'text/html' } });
     return { created, callback, done, id: created.body.connection.id as string };
   }
@@ -224,7 +77,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
     gw = await startTestGateway({ env });
     gwB = await startTestGateway({ env, databaseUrl: gw.databaseUrl });
     callbackPrefix = `${gw.config.publicUrl}/v1/connections/callback`;
-    op = await startProvider(callbackPrefix);
+    op = await startOAuthProvider(callbackPrefix, ACCESS_TOKEN_TTL_S);
     admin = gw.as(gw.adminToken);
     orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     svcA = serviceFor(gw);
@@ -237,8 +90,8 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
   });
 
   const appBody = () => ({
-    client_id: 'gw-basic',
-    client_secret: CLIENT_SECRET,
+    client_id: op.clientId,
+    client_secret: op.clientSecret,
     authorization_url: `${op.issuer}/auth`,
     token_url: `${op.issuer}/token`,
     revocation_url: `${op.issuer}/token/revocation`,
@@ -262,12 +115,12 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
     it('are configured by org admins only, and never show the secret', async () => {
       const created = await admin('PUT', '/v1/oauth-apps/acme', appBody());
       expect(created.status).toBe(201);
-      expect(created.body.oauth_app).toMatchObject({ provider: 'acme', client_id: 'gw-basic', token_endpoint_auth_method: 'client_secret_basic', use_pkce: true });
+      expect(created.body.oauth_app).toMatchObject({ provider: 'acme', client_id: op.clientId, token_endpoint_auth_method: 'client_secret_basic', use_pkce: true });
       const updated = await admin('PUT', '/v1/oauth-apps/acme', appBody());
       expect(updated.status).toBe(200);
       const post = await admin('PUT', '/v1/oauth-apps/acme-post', {
         ...appBody(),
-        client_id: 'gw-post',
+        client_id: op.postClientId,
         token_endpoint_auth_method: 'client_secret_post',
         use_pkce: false,
       });
@@ -276,8 +129,8 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       const list = await admin('GET', '/v1/oauth-apps');
       expect(list.status).toBe(200);
       expect(list.body.oauth_apps.map((a: any) => a.provider)).toEqual(['acme', 'acme-post']);
-      expect(list.text).not.toContain(CLIENT_SECRET);
-      expect(gw.logs.join('\n')).not.toContain(CLIENT_SECRET);
+      expect(list.text).not.toContain(op.clientSecret);
+      expect(gw.logs.join('\n')).not.toContain(op.clientSecret);
 
       const member = await seedUser(gw.databaseUrl, { orgId, email: 'apps-member@example.test' });
       const memberToken = await gw.login(member.email, member.password);
@@ -298,7 +151,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(url.origin + url.pathname).toBe(`${op.issuer}/auth`);
       expect(Object.fromEntries(url.searchParams)).toMatchObject({
         response_type: 'code',
-        client_id: 'gw-basic',
+        client_id: op.clientId,
         redirect_uri: callbackPrefix,
         scope: 'openid profile email offline_access',
         code_challenge_method: 'S256',
@@ -309,7 +162,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(await rowText(started.body.connection.id)).not.toContain(url.searchParams.get('state'));
       id = started.body.connection.id;
 
-      callback = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      callback = await authorizeAtProvider(started.body.auth_url, 'alice', callbackPrefix);
       const done = await gw.request('GET', viaGateway(gw, callback).slice(gw.url.length), { headers: { accept: 'text/html' } });
       expect(done.status).toBe(200);
       expect(done.headers.get('content-type')).toMatch(/text\/html/);
@@ -352,17 +205,17 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
     });
 
     it('hands the fresh token out as is, then refreshes it once it nears expiry', async () => {
-      const refreshesBefore = count(op.grants.success, 'refresh_token');
+      const refreshesBefore = count(op.success, 'refresh_token');
       const fresh = await svcA.getFreshAccessToken(id);
       expect(fresh).toMatchObject({ connectionId: id, accessToken: op.issued.at(-1)!.accessToken });
       expect(fresh.grantedScopes.sort()).toEqual(['email', 'openid', 'profile']);
-      expect(count(op.grants.success, 'refresh_token')).toBe(refreshesBefore);
+      expect(count(op.success, 'refresh_token')).toBe(refreshesBefore);
 
       // Lifetime 6 s → refreshed within the last 3 s (half the lifetime caps the 60 s margin).
       await new Promise((r) => setTimeout(r, (ACCESS_TOKEN_TTL_S / 2) * 1000 + 300));
       const renewed = await svcA.getFreshAccessToken({ orgId, name: 'acme-main' });
       expect(renewed.accessToken).not.toBe(fresh.accessToken);
-      expect(count(op.grants.success, 'refresh_token')).toBe(refreshesBefore + 1);
+      expect(count(op.success, 'refresh_token')).toBe(refreshesBefore + 1);
       expect(renewed.accessToken).toBe(op.issued.at(-1)!.accessToken);
       // The new token works at the provider.
       const me = await fetch(`${op.issuer}/me`, { headers: { authorization: `Bearer ${renewed.accessToken}` } });
@@ -375,12 +228,12 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
 
     it('20 concurrent callers on an expiring token cause exactly one refresh at the provider', async () => {
       await expireNow(id);
-      const before = { ok: count(op.grants.success, 'refresh_token'), err: count(op.grants.error, 'refresh_token'), hits: count(op.hits, 'POST /token') };
+      const before = { ok: count(op.success, 'refresh_token'), err: count(op.errors, 'refresh_token'), hits: count(op.hits, 'POST /token') };
       const countBefore = (await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count;
       const results = await Promise.all(Array.from({ length: 20 }, () => svcA.getFreshAccessToken(id)));
       expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
-      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
-      expect(count(op.grants.error, 'refresh_token')).toBe(before.err);
+      expect(count(op.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(count(op.errors, 'refresh_token')).toBe(before.err);
       expect(new Set(results.map((r) => r.accessToken)).size).toBe(1);
       expect(results[0]!.accessToken).toBe(op.issued.at(-1)!.accessToken);
       expect((await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count).toBe(countBefore + 1);
@@ -388,19 +241,19 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
 
     it('… and so do 10 callers on gateway A plus 10 on gateway B sharing the database', async () => {
       await expireNow(id);
-      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.grants.success, 'refresh_token'), err: count(op.grants.error, 'refresh_token') };
+      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.success, 'refresh_token'), err: count(op.errors, 'refresh_token') };
       const calls = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? svcA : svcB).getFreshAccessToken(id));
       const results = await Promise.all(calls);
       expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
-      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
-      expect(count(op.grants.error, 'refresh_token')).toBe(before.err);
+      expect(count(op.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(count(op.errors, 'refresh_token')).toBe(before.err);
       expect(new Set(results.map((r) => r.accessToken)).size).toBe(1);
       // Gateway B serves the same connection over REST, and a forced refresh there rotates again.
       const adminB = gwB.as(gwB.adminToken);
       const forced = await adminB('POST', `/v1/connections/${id}/refresh`);
       expect(forced.status).toBe(200);
       expect(forced.body.connection.refresh_count).toBe((await admin('GET', `/v1/connections/${id}`)).body.connection.refresh_count);
-      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 2);
+      expect(count(op.success, 'refresh_token')).toBe(before.ok + 2);
       expect((await svcA.getFreshAccessToken(id)).accessToken).toBe(op.issued.at(-1)!.accessToken);
     });
 
@@ -431,7 +284,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       const upgrade = new URL(String(missing.details!.auth_url));
       expect(upgrade.searchParams.get('scope')!.split(' ').sort()).toEqual(['email', 'openid', 'profile']);
       expect((await admin('GET', `/v1/connections/${postId}`)).body.connection.status).toBe('active');
-      const upgradeCallback = await authorizeAs(upgrade.toString(), 'bob', { callbackPrefix });
+      const upgradeCallback = await authorizeAtProvider(upgrade.toString(), 'bob', callbackPrefix);
       const upgradeDone = await gw.request('GET', viaGateway(gw, upgradeCallback).slice(gw.url.length), { headers: { accept: 'text/html' } });
       expect(upgradeDone.status).toBe(200);
       const upgraded = await svcA.getFreshAccessToken(postId, { requiredScopes: ['profile'] });
@@ -440,7 +293,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
 
     it('… and so do 10 callers here plus 10 in a second OS process sharing the database', async () => {
       await expireNow(id);
-      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.grants.success, 'refresh_token') };
+      const before = { hits: count(op.hits, 'POST /token'), ok: count(op.success, 'refresh_token') };
       const child = spawn(process.execPath, [REFRESH_CHILD, gw.databaseUrl, masterKey.toString('base64'), id, gw.config.publicUrl, '10'], {
         stdio: ['pipe', 'pipe', 'inherit'],
       });
@@ -467,7 +320,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       ]);
       expect(there).toHaveLength(10);
       expect(count(op.hits, 'POST /token')).toBe(before.hits + 1);
-      expect(count(op.grants.success, 'refresh_token')).toBe(before.ok + 1);
+      expect(count(op.success, 'refresh_token')).toBe(before.ok + 1);
       expect(new Set([...here.map((r) => r.accessToken), ...there]).size).toBe(1);
     });
 
@@ -497,7 +350,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(forced.status).toBe(401);
       expect(forced.body.error.code).toBe('reauth_required');
 
-      const cb = await authorizeAs(authUrl, 'alice', { callbackPrefix });
+      const cb = await authorizeAtProvider(authUrl, 'alice', callbackPrefix);
       expect((await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length))).status).toBe(200);
       const back = (await admin('GET', `/v1/connections/${id}`)).body.connection;
       expect(back).toMatchObject({ status: 'active', last_error: null });
@@ -518,7 +371,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`gw-basic:${CLIENT_SECRET}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${op.clientId}:${op.clientSecret}`).toString('base64')}`,
         },
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
       });
@@ -538,7 +391,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
     it('a provider error is recorded and shown; a pending connection needs authentication', async () => {
       const started = await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-refused', scopes: ['openid'] });
       expect(started.status).toBe(201);
-      const cb = await authorizeAs(started.body.auth_url, 'alice', { abort: true, callbackPrefix });
+      const cb = await authorizeAtProvider(started.body.auth_url, 'alice', callbackPrefix, { abort: true });
       expect(new URL(cb).searchParams.get('error')).toBe('access_denied');
       const page = await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length), { headers: { accept: 'text/html' } });
       expect(page.status).toBe(400);
@@ -559,7 +412,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       expect(viaRest.status).toBe(200);
       expect(viaRest.body.auth_url).toBe(url);
       // Completing it activates the connection.
-      const done = await authorizeAs(url, 'alice', { callbackPrefix });
+      const done = await authorizeAtProvider(url, 'alice', callbackPrefix);
       expect((await gw.request('GET', viaGateway(gw, done).slice(gw.url.length))).status).toBe(200);
       expect((await admin('GET', `/v1/connections/${id}`)).body.connection.status).toBe('active');
     });
@@ -567,7 +420,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
     it('refuses an expired state', async () => {
       const started = await admin('POST', '/v1/connections', { provider: 'acme', name: 'acme-late', scopes: ['openid'] });
       const id = started.body.connection.id;
-      const cb = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      const cb = await authorizeAtProvider(started.body.auth_url, 'alice', callbackPrefix);
       await gw.pool.query(sql.unsafe`UPDATE connections SET state_expires_at = now() - interval '1 second' WHERE id = ${id}`);
       const late = await gw.request('GET', viaGateway(gw, cb).slice(gw.url.length));
       expect(late.status).toBe(400);
@@ -585,7 +438,7 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       // A default name is picked: the provider key, then the next free suffix.
       expect(started.body.connection.name).toBe('acme');
       expect((await admin('POST', '/v1/connections', { provider: 'acme' })).body.connection.name).toBe('acme-2');
-      const cb = await authorizeAs(started.body.auth_url, 'alice', { callbackPrefix });
+      const cb = await authorizeAtProvider(started.body.auth_url, 'alice', callbackPrefix);
       const res = await fetch(viaGateway(gw, cb), { redirect: 'manual' });
       expect(res.status, await res.clone().text()).toBe(303);
       const to = new URL(res.headers.get('location')!);

@@ -198,5 +198,21 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
     const again = await api(t.manual, 'POST', '/v1/actions/call', { approval_id: allowed.approval_id });
     expect(again.body.error.code).toBe('workflow_gone');
     expect(hits(named('gone-allowed'))).toHaveLength(0);
+
+    // Each closure is a final state like any other: one audit row and one event for the people's
+    // stream, written once although the closed approval was asked about again.
+    const finalsOf = (approvalId: string) =>
+      withPool(databaseUrl, async (pool) => ({
+        audit: await pool.any(sql.type(z.object({ event: z.string(), decision: z.string().nullable(), details: z.unknown() }))`
+          SELECT event, decision, details FROM audit_log WHERE approval_id = ${approvalId} AND event IN ('execution.failed', 'approval.cancelled')`),
+        events: await pool.anyFirst(sql.type(z.object({ e: z.string() }))`
+          SELECT type || ':' || coalesce(data->>'status', '') AS e FROM user_events WHERE approval_id = ${approvalId} ORDER BY id`),
+      }));
+    const allowedFinals = await finalsOf(allowed.approval_id);
+    expect(allowedFinals.audit).toEqual([{ event: 'execution.failed', decision: 'failed', details: { error: { code: 'workflow_gone', message: expect.any(String) } } }]);
+    expect(allowedFinals.events.filter((e) => e.startsWith('approval.execution_failed'))).toEqual(['approval.execution_failed:allowed']);
+    const pendingFinals = await finalsOf(pending.approval_id);
+    expect(pendingFinals.audit).toEqual([{ event: 'approval.cancelled', decision: 'cancelled', details: { error: { code: 'workflow_gone', message: expect.any(String) } } }]);
+    expect(pendingFinals.events.filter((e) => e.startsWith('approval.resolved'))).toEqual(['approval.resolved:cancelled']);
   });
 });

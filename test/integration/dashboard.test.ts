@@ -20,6 +20,29 @@ import { ensureDashboardBuilt } from '../support/web-build.ts';
 const pageWidth = () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth;
 /** Runs in the page: the id of the focused element. */
 const activeId = () => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? null;
+interface ShownNotification {
+  title: string;
+  body: string | undefined;
+  tag: string | undefined;
+}
+/**
+ * Init script: wraps the browser's own Notification constructor so the page's notifications are
+ * recorded (in `shownNotifications`) and then shown by the browser as usual. The permission and
+ * requestPermission stay the browser's (inherited statics).
+ */
+type NotificationInit = { body?: string; tag?: string };
+const recordNotifications = () => {
+  const g = globalThis as unknown as { Notification: new (title: string, options?: NotificationInit) => object; shownNotifications: ShownNotification[] };
+  const Browser = g.Notification;
+  const shown: ShownNotification[] = [];
+  g.shownNotifications = shown;
+  g.Notification = class extends Browser {
+    constructor(title: string, options?: NotificationInit) {
+      shown.push({ title, body: options?.body, tag: options?.tag });
+      super(title, options);
+    }
+  };
+};
 // Screenshots are always taken; SCREENSHOTS=1 writes them into docs/screenshots (the README's),
 // otherwise into a temporary folder so a test run leaves the work tree clean.
 const SHOTS = process.env.SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots') : path.join(os.tmpdir(), 'gateway-dashboard-screenshots');
@@ -347,6 +370,37 @@ describe('the approver\'s dashboard', () => {
     await confirm.getByRole('button', { name: 'Disconnect' }).click();
     await section.getByText('No MCP client is connected').waitFor(WAIT);
     expect((await gw.as(mcp.access_token)('GET', '/v1/identities/me')).status).toBe(401);
+  });
+
+  it('shows a browser notification for a new approval only after the person opts in', async () => {
+    // The browser grants the permission (as a person clicking "Allow" would); what the page hands
+    // to the browser's own Notification constructor is recorded in the page.
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 }, storageState: await context.storageState() });
+    await ctx.grantPermissions(['notifications'], { origin: gw.url });
+    await ctx.addInitScript(recordNotifications);
+    const p = await ctx.newPage();
+    const shown = () => p.evaluate(() => (globalThis as unknown as { shownNotifications: ShownNotification[] }).shownNotifications);
+    await p.goto(`${gw.url}/approvals`);
+    await p.getByText('Live', { exact: true }).waitFor(WAIT);
+    const optIn = p.getByRole('button', { name: 'Notify me of new approvals' });
+    expect(await optIn.getAttribute('aria-pressed')).toBe('false');
+
+    // Not opted in: the approval arrives live, and no notification is shown.
+    const quiet = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'n-quiet' } });
+    expect(quiet.status).toBe(202);
+    await p.getByRole('listitem').filter({ hasText: 'Delete item n-quiet' }).waitFor(WAIT);
+    expect(await shown()).toEqual([]);
+
+    await optIn.click();
+    await p.getByRole('button', { name: 'Notifications on' }).and(p.locator('[aria-pressed="true"]')).waitFor(WAIT);
+    const loud = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'n-loud' } });
+    expect(loud.status).toBe(202);
+    await p.getByRole('listitem').filter({ hasText: 'Delete item n-loud' }).waitFor(WAIT);
+    const list = await until(shown, (n) => n.length > 0, 30_000);
+    expect(list).toEqual([{ title: 'Approval needed', body: 'Delete item n-loud', tag: `/approvals/${loud.body.approval_id}` }]);
+
+    for (const a of [quiet, loud]) expect((await human('POST', `/v1/approvals/${a.body.approval_id}/resolve`, { decision: 'deny', reason: 'cleanup' })).status).toBe(200);
+    await ctx.close();
   });
 
   it('falls back to polling while the event stream is down, and says so', async () => {

@@ -2,7 +2,7 @@
 // PostgreSQL child is SIGKILLed answers calls with 503 `unavailable` + Retry-After instead of
 // hanging, keeps PostgreSQL-only reads working, says in /readyz which dependency is down,
 // restarts the child on the same data, and then finishes what was in flight.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,38 +19,59 @@ async function tempDataDir(): Promise<string> {
   return dir;
 }
 
-describe('a gateway whose embedded Temporal dies', () => {
-  let up: Upstream;
+interface ServedGateway {
+  up: Upstream;
+  dataDir: string;
+  base: string;
+  t: Tenant;
+  stop(): Promise<void>;
+}
+
+/**
+ * One `gateway serve` child in a data directory of its own, a loopback upstream and a tenant.
+ * `env` picks its Temporal and PostgreSQL; without a DATABASE_URL it runs the embedded PostgreSQL,
+ * and the tenant is seeded through that database's own URL (read from its password file).
+ */
+async function serveGateway(env: Record<string, string>): Promise<ServedGateway> {
+  const up = await startUpstream();
+  const dataDir = await tempDataDir();
   let proc: CliProcess | undefined;
-  let dataDir: string;
-  let base: string;
-  let env: Record<string, string>;
-  let t: Tenant;
-  const api = () => apiClient(base);
+  const stop = async () => {
+    await stopGently(proc);
+    await up.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const full = gatewayEnv(port, { DATA_DIR: dataDir, ...env });
+    proc = await startServe(full);
+    const t = await setUpTenant(base, full, env.DATABASE_URL ?? (await embeddedDatabaseUrl(dataDir)), up.url);
+    return { up, dataDir, base, t, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+describe('a gateway whose embedded Temporal dies', () => {
+  let g: ServedGateway | undefined;
+  const api = () => apiClient(g!.base);
 
   beforeAll(async () => {
-    up = await startUpstream();
-    dataDir = await tempDataDir();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const databaseUrl = await createTestDatabase();
-    env = gatewayEnv(port, {
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
+    g = await serveGateway({
+      DATABASE_URL: await createTestDatabase(),
       TEMPORAL_PORT: String(await freePort()),
       TEMPORAL_UI_PORT: String(await freePort()),
       TEMPORAL_CLI_PATH: inject('temporalCliPath'),
     });
-    proc = await startServe(env);
-    t = await setUpTenant(base, env, databaseUrl, up.url);
   });
   afterAll(async () => {
-    await stopGently(proc);
-    await up?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await g?.stop();
   });
 
   it('answers calls 503 with Retry-After while it is down, keeps reads, and recovers on its own', async () => {
+    const { up, dataDir, base, t } = g!;
     const me = (await api()(t.auto, 'GET', '/v1/identities/me')).body;
     expect((await api()(t.ownerToken, 'POST', `/v1/identities/${me.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:get_item:*' })).status).toBe(201);
     expect((await api()(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'before' } })).body.status).toBe('called');
@@ -117,34 +138,18 @@ describe('a gateway whose embedded Temporal dies', () => {
 });
 
 describe('a gateway whose embedded PostgreSQL dies during a replay', () => {
-  let up: Upstream;
-  let proc: CliProcess | undefined;
-  let dataDir: string;
-  let base: string;
-  let env: Record<string, string>;
-  let t: Tenant;
-  const api = () => apiClient(base);
+  let g: ServedGateway | undefined;
+  const api = () => apiClient(g!.base);
 
   beforeAll(async () => {
-    up = await startUpstream();
-    dataDir = await tempDataDir();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = gatewayEnv(port, { DATA_DIR: dataDir, TEMPORAL_ADDRESS: inject('temporalAddress') });
-    proc = await startServe(env);
-    // The tenant is seeded through the embedded database's own URL (read from its password file).
-    const { readFile } = await import('node:fs/promises');
-    const password = (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
-    const pgPort = await pgPortOf(dataDir);
-    t = await setUpTenant(base, env, `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/gateway`, up.url);
+    g = await serveGateway({ TEMPORAL_ADDRESS: inject('temporalAddress') });
   });
   afterAll(async () => {
-    await stopGently(proc);
-    await up?.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await g?.stop();
   });
 
   it('finishes the approved call exactly once after PostgreSQL is restarted under it', async () => {
+    const { up, dataDir, base, t } = g!;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     up.handle((req, res) => {
@@ -190,9 +195,10 @@ describe('a gateway whose embedded PostgreSQL dies during a replay', () => {
   });
 });
 
-async function pgPortOf(dataDir: string): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  // postmaster.pid line 4 is the port.
+/** The embedded PostgreSQL's URL: its password file, and its port from postmaster.pid (line 4). */
+async function embeddedDatabaseUrl(dataDir: string): Promise<string> {
+  const password = (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
   const lines = (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n');
-  return Number.parseInt(lines[3]!.trim(), 10);
+  const port = Number.parseInt(lines[3]!.trim(), 10);
+  return `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/gateway`;
 }

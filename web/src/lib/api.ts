@@ -1,199 +1,77 @@
 // Every call the dashboard makes to the gateway goes through this module: the public REST API
-// under /v1, same origin, the session cookie. When the generated OpenAPI client lands, only this
-// file changes (its functions keep their names and types).
+// under /v1 through the typed client generated from the OpenAPI document (./client.ts). Paths,
+// parameters, bodies and answers are checked against core/api/schema.ts; the types below are
+// names for the document's schemas, never hand-written copies.
 
-import { ApiError, type ApiErrorBody } from './client.ts';
+import { api, ApiError, unwrap, type ApiErrorBody, type components, type paths } from './client.ts';
 
 export { ApiError, type ApiErrorBody };
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`/v1${path}`, {
-    method,
-    credentials: 'same-origin',
-    headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (res.status === 204) return undefined as T;
-  const text = await res.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON: reported below */
-  }
-  if (!res.ok) {
-    const err = (parsed as { error?: ApiErrorBody } | null)?.error;
-    throw new ApiError(res.status, err ?? { code: 'internal', message: `HTTP ${res.status}` });
-  }
-  return parsed as T;
-}
+type Schemas = components['schemas'];
+/** The JSON body of a route's successful answer (200 or 201). */
+type Answer<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
+  ? R extends { 200: { content: { 'application/json': infer B } } }
+    ? B
+    : R extends { 201: { content: { 'application/json': infer B } } }
+      ? B
+      : never
+  : never;
+/** The JSON request body of a route. */
+type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
-const q = (params: Record<string, string | number | undefined>) => {
-  const s = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) s.set(k, String(v));
-  const str = s.toString();
-  return str ? `?${str}` : '';
-};
+const byId = (id: string) => ({ params: { path: { id } } });
 
 // ---- identities -------------------------------------------------------------------------------
 
-export type IdentityKind = 'user' | 'agent' | 'subagent';
-export interface Identity {
-  id: string;
-  kind: IdentityKind;
-  name: string;
-  org_id: string;
-  parent_id: string | null;
-  user_id: string;
-  email?: string | null;
-  role?: 'admin' | 'member' | null;
-  inherit_permissions?: boolean;
-  auto_call_on_approve?: boolean;
-  status: 'active' | 'archived' | 'revoked';
-  created_at: string;
-}
-export interface Me {
-  identity: Identity;
-  chain: Identity[];
-  org: { id: string; name: string };
-  authenticated_via: string;
-}
-export interface AgentKey {
-  id: string;
-  identity_id: string;
-  prefix: string;
-  name: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-export interface Rule {
-  id: string;
-  identity_id: string;
-  effect: 'allow' | 'deny';
-  pattern: string;
-  expires_at: string | null;
-  source: 'manual' | 'approval';
-  approval_id: string | null;
-  created_by: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-export interface Binding {
-  id: string;
-  client_id: string;
-  client_name?: string | null;
-  user_id: string;
-  agent_id: string;
-  agent?: { id: string; name: string; status?: string };
-  self_approve_enabled: boolean;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
+export type Identity = Schemas['Identity'];
+export type IdentityKind = Identity['kind'];
+export type Me = Answer<'/v1/identities/me', 'get'>;
+export type AgentKey = Schemas['AgentKey'];
+export type NewAgentKey = Schemas['NewAgentKey'];
+export type Rule = Schemas['Rule'];
+export type Binding = Schemas['OAuthBinding'];
 
-export const signIn = (email: string, password: string) =>
-  request<{ user: Identity; expires_at: string }>('POST', '/auth/login', { email, password });
-export const signOut = () => request<void>('POST', '/auth/logout');
-export const me = () => request<Me>('GET', '/identities/me');
+export const signIn = (email: string, password: string) => unwrap(api.POST('/v1/auth/login', { body: { email, password } }));
+export const signOut = () => unwrap(api.POST('/v1/auth/logout')).then(() => undefined);
+export const me = () => unwrap(api.GET('/v1/identities/me'));
 export const listIdentities = (status?: Identity['status']) =>
-  request<{ identities: Identity[] }>('GET', `/identities${q({ status })}`).then((r) => r.identities);
-export const createAgent = (body: { name: string; parent_id?: string; inherit_permissions?: boolean }) =>
-  request<{ identity: Identity; key: AgentKey & { token: string } }>('POST', '/identities/agents', body);
-export const updateIdentity = (id: string, body: { inherit_permissions?: boolean; auto_call_on_approve?: boolean }) =>
-  request<Identity>('PATCH', `/identities/${id}`, body);
-export const archiveIdentity = (id: string) => request<Identity>('POST', `/identities/${id}/archive`);
-export const revokeIdentity = (id: string) => request<Identity>('POST', `/identities/${id}/revoke`);
-export const listKeys = (id: string) => request<{ keys: AgentKey[] }>('GET', `/identities/${id}/keys`).then((r) => r.keys);
-export const createKey = (id: string, name?: string) =>
-  request<AgentKey & { token: string }>('POST', `/identities/${id}/keys`, name ? { name } : {});
-export const revokeKey = (id: string, keyId: string) => request<void>('POST', `/identities/${id}/keys/${keyId}/revoke`);
-export const listRules = (id: string) => request<{ rules: Rule[] }>('GET', `/identities/${id}/rules`).then((r) => r.rules);
-export const createRule = (id: string, body: { effect: 'allow' | 'deny'; pattern: string; ttl?: string }) =>
-  request<Rule>('POST', `/identities/${id}/rules`, body);
-export const revokeRule = (id: string, ruleId: string) => request<void>('POST', `/identities/${id}/rules/${ruleId}/revoke`);
-export const listBindings = () => request<{ bindings: Binding[] }>('GET', '/oauth/bindings').then((r) => r.bindings);
+  unwrap(api.GET('/v1/identities', { params: { query: status ? { status } : {} } })).then((r) => r.identities);
+export const createAgent = (body: Body<'/v1/identities/agents', 'post'>) => unwrap(api.POST('/v1/identities/agents', { body }));
+export const updateIdentity = (id: string, body: Body<'/v1/identities/{id}', 'patch'>) =>
+  unwrap(api.PATCH('/v1/identities/{id}', { ...byId(id), body }));
+export const archiveIdentity = (id: string) => unwrap(api.POST('/v1/identities/{id}/archive', byId(id)));
+export const revokeIdentity = (id: string) => unwrap(api.POST('/v1/identities/{id}/revoke', byId(id)));
+export const listKeys = (id: string) => unwrap(api.GET('/v1/identities/{id}/keys', byId(id))).then((r) => r.keys);
+export const createKey = (id: string, name?: string) => unwrap(api.POST('/v1/identities/{id}/keys', { ...byId(id), body: name ? { name } : {} }));
+export const revokeKey = (id: string, keyId: string) =>
+  unwrap(api.POST('/v1/identities/{id}/keys/{keyId}/revoke', { params: { path: { id, keyId } } })).then(() => undefined);
+export const listRules = (id: string) => unwrap(api.GET('/v1/identities/{id}/rules', byId(id))).then((r) => r.rules);
+export const createRule = (id: string, body: Body<'/v1/identities/{id}/rules', 'post'>) => unwrap(api.POST('/v1/identities/{id}/rules', { ...byId(id), body }));
+export const revokeRule = (id: string, ruleId: string) =>
+  unwrap(api.POST('/v1/identities/{id}/rules/{ruleId}/revoke', { params: { path: { id, ruleId } } })).then(() => undefined);
+export const listBindings = () => unwrap(api.GET('/v1/oauth/bindings')).then((r) => r.bindings);
 export const setSelfApprove = (id: string, enabled: boolean) =>
-  request<Binding>('PATCH', `/oauth/bindings/${id}`, { self_approve_enabled: enabled });
-export const revokeBinding = (id: string) => request<Binding>('POST', `/oauth/bindings/${id}/revoke`);
+  unwrap(api.PATCH('/v1/oauth/bindings/{id}', { ...byId(id), body: { self_approve_enabled: enabled } }));
+export const revokeBinding = (id: string) => unwrap(api.POST('/v1/oauth/bindings/{id}/revoke', byId(id)));
 
 // ---- approvals --------------------------------------------------------------------------------
 
-export type Risk = 'low' | 'med' | 'high';
-export type ApprovalStatus = 'pending' | 'allowed' | 'denied' | 'bubbled' | 'expired' | 'superseded' | 'cancelled';
-export type ExecutionStatus = 'pending' | 'executing' | 'executed' | 'failed' | 'cancelled' | 'expired';
-export interface Tier {
-  keys: string[];
-  description: string;
-}
-export interface Disclosed {
-  label: string;
-  value: unknown;
-  error?: true;
-  truncated?: true;
-}
-export interface Approval {
-  id: string;
-  status: ApprovalStatus;
-  relationship: 'self' | 'downstream' | 'not_in_your_chain';
-  risk: Risk;
-  permission_keys: string[];
-  suggested_tiers: Tier[];
-  derived_keys: string[];
-  expires_at: string;
-  execution?: {
-    id: string;
-    status: ExecutionStatus;
-    runtime: string;
-    triggered_by?: string;
-    http_status_code?: number;
-    result?: unknown;
-  };
-  action: {
-    service: string;
-    template: string;
-    action: string;
-    description: string;
-    request: { method?: string; url?: string; params?: Record<string, unknown>; body?: unknown; headers?: string[] } | null;
-    disclosed: Disclosed[];
-  } | null;
-  requester: { id: string; kind?: IdentityKind; name?: string };
-  resolver_id: string;
-  auto_call_on_approve: boolean;
-  decision: string | null;
-  reason: string | null;
-  resolved_by: string | null;
-  resolved_at: string | null;
-  created_at: string;
-  approval_url: string;
-}
-export type Decision = 'allow_once' | 'allow_always' | 'deny' | 'bubble';
-export interface BlastRadius {
-  approval_id: string;
-  tier: { index: number; keys: string[]; description: string };
-  rule_targets: { id: string; kind: IdentityKind | null; name: string | null }[];
-  pending_covered: {
-    id: string;
-    status: ApprovalStatus;
-    risk: Risk;
-    action_description: string;
-    permission_keys: string[];
-    requester: { id: string; kind: IdentityKind | null; name: string | null };
-    created_at: string;
-    expires_at: string;
-  }[];
-  audit: { window_days: number; calls_scanned: number; calls_covered: number; truncated: boolean };
-}
+export type Approval = Schemas['Approval'];
+export type ApprovalRecord = Schemas['ApprovalRecord'];
+export type ApprovalStatus = Approval['status'];
+export type Risk = Approval['risk'];
+export type Tier = Schemas['Tier'];
+export type Disclosed = Schemas['DisclosedValue'];
+export type Execution = Schemas['Execution'];
+export type ExecutionStatus = Execution['status'];
+export type BlastRadius = Schemas['BlastRadius'];
+export type ResolveBody = Body<'/v1/approvals/{id}/resolve', 'post'>;
+type ApprovalQuery = NonNullable<paths['/v1/approvals']['get']['parameters']['query']>;
 
-export const listApprovals = (params: { scope?: 'mine' | 'assigned' | 'actionable'; status?: ApprovalStatus; limit?: number }) =>
-  request<{ approvals: Approval[]; next_cursor: string | null }>('GET', `/approvals${q({ limit: 100, ...params })}`).then((r) => r.approvals);
-export const getApproval = (id: string) => request<Approval>('GET', `/approvals/${id}`);
+export const listApprovals = (query: ApprovalQuery) =>
+  unwrap(api.GET('/v1/approvals', { params: { query: { limit: 100, ...query } } })).then((r) => r.approvals);
+export const getApproval = (id: string) => unwrap(api.GET('/v1/approvals/{id}', byId(id)));
 /** The answer is the approval record (status, decision, execution), not the full view. */
-export interface ApprovalRecord {
-  id: string;
-  status: ApprovalStatus;
-  execution?: Approval['execution'];
-}
-export const resolveApproval = (id: string, body: { decision: Decision; remember_keys?: string[]; ttl?: string; reason?: string }) =>
-  request<ApprovalRecord>('POST', `/approvals/${id}/resolve`, body);
-export const blastRadius = (id: string, tier: number) => request<BlastRadius>('GET', `/approvals/${id}/blast-radius${q({ tier })}`);
+export const resolveApproval = (id: string, body: ResolveBody) => unwrap(api.POST('/v1/approvals/{id}/resolve', { ...byId(id), body }));
+export const blastRadius = (id: string, tier: number) =>
+  unwrap(api.GET('/v1/approvals/{id}/blast-radius', { params: { path: { id }, query: { tier: String(tier) } } }));

@@ -1,0 +1,73 @@
+// The benchmark's arithmetic, kept apart from its I/O: percentiles, and CPU / memory figures
+// split by process and summed by group (gateway processes, Temporal server, PostgreSQL).
+
+export interface Latency {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Nearest-rank percentiles of `samples` (ms), rounded to 0.01. */
+export function latency(samples: readonly number[]): Latency {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+  return { n: s.length, p50: round(at(50)), p95: round(at(95)), p99: round(at(99)) };
+}
+
+export type ProcessGroup = 'gateway' | 'temporal' | 'postgres';
+
+/** A process the benchmark accounts for, by name (`gateway`, `api-1`, `worker-2`, `temporal`…). */
+export interface MeasuredProcess {
+  name: string;
+  group: ProcessGroup;
+  pid: number;
+  /** Count its descendants too (a PostgreSQL postmaster and its backends). */
+  tree: boolean;
+}
+
+/** CPU ms (or MB) by process name. */
+export type Sample = Record<string, number>;
+
+export interface ByGroup {
+  gateway: number;
+  temporal: number;
+  postgres: number;
+  total: number;
+  /** Only when a group has more than one process (the cluster); else the groups say it all. */
+  by_process?: Record<string, number>;
+}
+
+/** `after - before` per process, divided by `calls`, summed by group. */
+export function cpuPerCall(processes: readonly Pick<MeasuredProcess, 'name' | 'group'>[], before: Sample, after: Sample, calls: number): ByGroup {
+  const spent: Sample = {};
+  for (const p of processes) spent[p.name] = ((after[p.name] ?? Number.NaN) - (before[p.name] ?? Number.NaN)) / calls;
+  return byGroup(processes, spent);
+}
+
+/** Per-process values (e.g. RSS in MB) summed by group, rounded to `digits`. */
+export function byGroup(processes: readonly Pick<MeasuredProcess, 'name' | 'group'>[], values: Sample, digits = 2): ByGroup {
+  const sum = { gateway: 0, temporal: 0, postgres: 0 };
+  for (const p of processes) sum[p.group] += values[p.name] ?? Number.NaN;
+  const out: ByGroup = {
+    gateway: round(sum.gateway, digits),
+    temporal: round(sum.temporal, digits),
+    postgres: round(sum.postgres, digits),
+    total: round(sum.gateway + sum.temporal + sum.postgres, digits),
+  };
+  const counts = new Map<ProcessGroup, number>();
+  for (const p of processes) counts.set(p.group, (counts.get(p.group) ?? 0) + 1);
+  if ([...counts.values()].some((n) => n > 1)) {
+    out.by_process = Object.fromEntries(processes.map((p) => [p.name, round(values[p.name] ?? Number.NaN, digits)]));
+  }
+  return out;
+}
+
+/** Hands out the items in turn, as a round-robin load balancer does. */
+export function roundRobin<T>(items: readonly T[]): () => T {
+  if (items.length === 0) throw new Error('roundRobin needs at least one item');
+  let turn = 0;
+  return () => items[turn++ % items.length]!;
+}

@@ -1,0 +1,86 @@
+// An update found no running workflow behind an approval that the database still shows open: the
+// workflow is gone (terminated, deleted, lost with Temporal's data). The open state is closed here
+// with the reason, written like any other final state (the row, an audit row, the events and
+// webhooks), so `GET` says what the caller's `workflow_gone` error says and nothing waits forever.
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { injectedSecrets } from '../../core/permissions/keys.ts';
+import { callWorkflowId } from '../../workflows/definitions.ts';
+import { appendAudit } from '../audit/store.ts';
+import { AppError, notFound } from '../errors.ts';
+import { approvalEventData, publishApprovalEvent } from '../events/approval-events.ts';
+import * as identities from '../identities/store.ts';
+import type { Logger } from '../logger.ts';
+import { emitWebhookEvent } from '../webhooks/emit.ts';
+import * as store from './store.ts';
+
+export const WORKFLOW_GONE_REASON = 'the workflow that ran this approval no longer exists';
+
+export interface WorkflowGoneDeps {
+  pool: DatabasePool;
+  temporal: Client;
+  taskQueue: string;
+  logger: Logger;
+}
+
+export function createWorkflowGoneSettler(deps: WorkflowGoneDeps) {
+  const { pool, temporal } = deps;
+  const events = {
+    db: pool,
+    logger: deps.logger,
+    emitWebhook: async (e: Parameters<typeof emitWebhookEvent>[1]) => {
+      await emitWebhookEvent({ pool, temporal, taskQueue: deps.taskQueue }, e);
+    },
+  };
+
+  /** Closes what is open and throws `workflow_gone`; a closed approval gets `conflict` with its state. */
+  return async function settleWithoutWorkflow(approvalId: string): Promise<never> {
+    const a = await store.getApproval(pool, approvalId);
+    if (!a) throw notFound('approval');
+    const exec = await store.getExecutionByApproval(pool, a.id);
+    const approvalOpen = a.status === 'pending' || a.status === 'bubbled';
+    const executionOpen = a.status === 'allowed' && exec !== null && (exec.status === 'pending' || exec.status === 'executing');
+    if (!approvalOpen && !executionOpen) {
+      throw new AppError('conflict', `the approval is ${a.status}${exec ? ` and its execution ${exec.status}` : ''}`, { status: a.status, ...(exec ? { execution_status: exec.status } : {}) });
+    }
+    try {
+      const d = await temporal.workflow.getHandle(callWorkflowId(a.call_id)).describe();
+      if (d.status.name === 'RUNNING') throw new AppError('conflict', 'the approval is being updated; retry shortly', { status: a.status });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    const reason = WORKFLOW_GONE_REASON;
+    const closed = await store.closeWithoutWorkflow(pool, { approvalId: a.id, callId: a.call_id, executionId: executionOpen ? exec.id : null, reason });
+    // Only the request that closed it records it: a concurrent one finds it closed and says the same.
+    if (closed) await recordClosure(a, executionOpen ? exec.id : null);
+    throw new AppError('workflow_gone', `${reason}; the approval was closed (${executionOpen ? 'execution failed' : 'cancelled'}): raise the call again`, {
+      status: executionOpen ? 'allowed' : 'cancelled',
+      ...(executionOpen ? { execution_status: 'failed' } : {}),
+    });
+  };
+
+  async function recordClosure(a: store.ApprovalRow, executionId: string | null): Promise<void> {
+    const call = await store.getCall(pool, a.call_id);
+    const chain = await identities.getChain(pool, a.requester_id);
+    const secrets = injectedSecrets(a.permission_keys);
+    const error = { code: 'workflow_gone', message: WORKFLOW_GONE_REASON };
+    await appendAudit(pool, {
+      orgId: a.org_id,
+      event: executionId ? 'execution.failed' : 'approval.cancelled',
+      userId: a.user_id,
+      actorId: null,
+      identityChain: chain.map((c) => c.id),
+      service: call?.service ?? null,
+      action: call?.action ?? null,
+      permissionKeys: a.permission_keys,
+      decision: executionId ? 'failed' : 'cancelled',
+      callId: a.call_id,
+      approvalId: a.id,
+      executionId,
+      details: { error, ...(secrets.length > 0 ? { secrets } : {}) },
+    });
+    const type = executionId ? 'approval.execution_failed' : 'approval.resolved';
+    await publishApprovalEvent(events, { orgId: a.org_id, userId: a.user_id, requesterId: a.requester_id }, type, await approvalEventData(pool, a.id));
+  }
+}
