@@ -17,6 +17,7 @@ import type { TemporalHealth } from './temporal/health.ts';
 import { createRegistryService } from './registry/service.ts';
 import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
+import { createManualDeliveries } from './webhooks/manual.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import { createAuditService } from './audit/service.ts';
 import { createOAuthServer } from './oauth/server.ts';
@@ -51,7 +52,11 @@ export function createServices(deps: ServiceDeps) {
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
-  const webhooks = createWebhookService({ pool: deps.pool, keyring });
+  const webhooks = createWebhookService({
+    pool: deps.pool,
+    keyring,
+    manual: createManualDeliveries({ temporal: deps.temporal, taskQueue: deps.taskQueue }),
+  });
   const audit = createAuditService({ pool: deps.pool });
   // What every upstream call needs; secrets are resolved only inside the executor.
   const executor: ExecutorDeps = {
@@ -88,7 +93,7 @@ export function createServices(deps: ServiceDeps) {
     connections,
     logger: deps.logger,
   });
-  const orgs = createOrgService({ pool: deps.pool });
+  const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
   const blastRadius = createBlastRadiusService({ pool: deps.pool });

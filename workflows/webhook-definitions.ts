@@ -4,11 +4,15 @@
 export const WEBHOOK_EVENT_TYPES = ['approval.raised', 'approval.resolved', 'approval.executed', 'approval.execution_failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
+/** Sent on request to one subscription (the dashboard's "Send test event"), whatever it subscribes to. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+export type DeliveredEventType = WebhookEventType | typeof WEBHOOK_TEST_EVENT;
+
 /** One delivery of one event to one subscription. Carries no secret: the activity decrypts it. */
 export interface DeliverWebhookInput {
   webhookId: string;
   eventId: string;
-  eventType: WebhookEventType;
+  eventType: DeliveredEventType;
   /** The exact JSON text that is signed and sent: `{id, type, created_at, data}`. */
   body: string;
 }

@@ -92,6 +92,9 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /webhooks', agent: 'deny' },
   { route: 'DELETE /webhooks/:id', agent: 'deny' },
   { route: 'GET /webhooks/:id/deliveries', agent: 'deny' },
+  { route: 'GET /webhooks/:id/events', agent: 'deny' },
+  { route: 'POST /webhooks/:id/test', agent: 'deny' },
+  { route: 'POST /webhooks/:id/events/:eventId/redeliver', agent: 'deny' },
   // The audit log: the rows whose identity chain contains the agent.
   { route: 'GET /audit', agent: 'allow' },
   { route: 'POST /diagnostics/ping', agent: 'deny' },

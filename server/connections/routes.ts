@@ -36,6 +36,11 @@ const createBody = z.strictObject({
   redirect_after: z.string().min(1).max(2048).optional(),
 });
 
+const authorizeBody = z.strictObject({
+  scopes: z.array(scope).min(1).max(100).optional(),
+  redirect_after: z.string().min(1).max(2048).optional(),
+});
+
 // Not strict: providers add their own parameters (iss, session_state, scope, …).
 const callbackQuery = z.object({
   state: z.string().max(512).optional(),
@@ -108,12 +113,15 @@ export function connectionRoutes(connections: ConnectionService): Router {
     method: 'post',
     path: '/connections/{id}/authorize',
     operationId: 'authorizeConnection',
-    summary: 'A fresh auth_url for an existing connection',
+    summary: 'A fresh auth_url for an existing connection, or the upgrade auth_url that adds scopes',
     params,
+    body: authorizeBody,
+    bodyOptional: true,
     responses: { 200: ConnectionWithAuthUrl },
     errors: [...OAUTH_ERRORS],
   }, async (req, res) => {
-    res.json(await connections.authorize(principalOf(req), params.parse(req.params).id));
+    const body = authorizeBody.parse(req.body ?? {});
+    res.json(await connections.authorize(principalOf(req), params.parse(req.params).id, body));
   });
   r.route({
     method: 'post',

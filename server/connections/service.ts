@@ -518,12 +518,19 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
       });
     },
 
-    /** A new authorization URL for a pending or reauth_required connection. */
-    async authorize(p: Principal, id: string) {
+    /**
+     * A new authorization URL for a pending or reauth_required connection, or, with `scopes` it
+     * does not hold yet, the upgrade URL of an active one (the provider is asked for the union).
+     */
+    async authorize(p: Principal, id: string, opts: { scopes?: readonly string[] | undefined; redirect_after?: string | undefined } = {}) {
       requirePerson(p, 'authorize connections');
+      const redirectAfter = opts.redirect_after === undefined ? null : validateRedirectAfter(opts.redirect_after);
       const row = await loadVisible(p, id);
-      if (row.status === 'active' || row.status === 'revoked') throw conflict(`the connection is ${row.status}`);
-      const url = await ensureAuthorization(row.id);
+      const widens = opts.scopes !== undefined && opts.scopes.some((s) => !row.granted_scopes.includes(s));
+      if (row.status === 'revoked') throw conflict('the connection is revoked');
+      if (row.status === 'active' && !widens) throw conflict('the connection is active; give scopes it does not hold yet to ask for more');
+      if (redirectAfter !== null) await store.setRedirectAfter(pool, row.id, redirectAfter);
+      const url = await ensureAuthorization(row.id, widens ? opts.scopes : undefined);
       if (!url) throw new AppError('credential_missing', `no OAuth app is configured for provider "${row.provider}"`, { provider: row.provider });
       return { connection: publicConnection((await store.getConnection(pool, id)) ?? row), auth_url: url };
     },

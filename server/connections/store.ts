@@ -198,6 +198,11 @@ export async function setRequestedScopes(db: Db, id: string, scopes: readonly st
   await db.query(sql.unsafe`UPDATE connections SET requested_scopes = ${sql.array(scopes, 'text')}, updated_at = now() WHERE id = ${id}`);
 }
 
+/** Where the callback sends the browser after the next authorization (a same-origin URL). */
+export async function setRedirectAfter(db: Db, id: string, redirectAfter: string): Promise<void> {
+  await db.query(sql.unsafe`UPDATE connections SET redirect_after = ${redirectAfter}, updated_at = now() WHERE id = ${id}`);
+}
+
 export interface StoreTokens {
   accessToken: Envelope;
   /** Undefined keeps the stored refresh token (the provider did not rotate it). */

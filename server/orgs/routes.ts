@@ -21,6 +21,8 @@ const OrgSettings = z
     approval_ttl_seconds: z.int(),
     approval_auto_bubble_seconds: z.int().nullable(),
     max_pending_per_agent: z.int(),
+    rate_limit_per_minute: z.int().describe('Calls per minute per identity, for the whole deployment (GATEWAY_RATE_LIMIT_PER_MINUTE; 0 = off). Read-only.'),
+    pending_deduplication: z.boolean().describe('Identical pending requests of one agent share one approval. Always on; read-only.'),
   })
   .meta({ id: 'OrgSettings' });
 

@@ -33,3 +33,22 @@ export const WebhookDelivery = z
 
 export const WebhookList = z.strictObject({ webhooks: z.array(Webhook) });
 export const DeliveryList = z.strictObject({ deliveries: z.array(WebhookDelivery) });
+
+export const WebhookEventSummary = z
+  .strictObject({
+    event_id: z.string(),
+    event_type: z.string(),
+    state: z.enum(['delivered', 'retrying', 'failed']).describe('`retrying`: attempts go on with backoff; `failed`: they stopped without a 2xx.'),
+    attempts: z.int().describe('Attempts of every run (redeliveries included).'),
+    last_status_code: z.int().nullable(),
+    last_error: z.string().nullable(),
+    first_attempt_at: timestamp,
+    last_attempt_at: timestamp,
+    next_retry_at: timestamp.nullable().describe('When the next attempt is due, while retrying.'),
+  })
+  .meta({ id: 'WebhookEventSummary' });
+
+export const WebhookEventList = z.strictObject({ events: z.array(WebhookEventSummary) });
+export const WebhookDeliveryStarted = z
+  .strictObject({ event_id: z.string().describe('Delivery started; its attempts appear in the delivery log.') })
+  .meta({ id: 'WebhookDeliveryStarted' });

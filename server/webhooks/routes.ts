@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { DeliveryList, NewWebhook, WebhookList } from './responses.ts';
+import { DeliveryList, NewWebhook, WebhookDeliveryStarted, WebhookEventList, WebhookList } from './responses.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../workflows/webhook-definitions.ts';
 import { assertOrgAdmin, type WebhookService } from './service.ts';
 
@@ -25,6 +25,11 @@ const createBody = z.strictObject({
   url,
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1, 'subscribe to at least one event'),
   description: z.string().trim().max(1000).optional(),
+});
+
+const eventParams = z.object({
+  id: z.uuid({ error: 'must be a UUID' }),
+  eventId: z.string().regex(/^evt_[A-Za-z0-9_.:-]{1,200}$/, 'must be an event id (evt_…)'),
 });
 
 const deliveriesQuery = z.strictObject({
@@ -72,6 +77,42 @@ export function webhookRoutes(webhooks: WebhookService): Router {
   }, async (req, res) => {
     const q = deliveriesQuery.parse(req.query);
     res.json({ deliveries: await webhooks.deliveries(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
+  });
+  r.route({
+    method: 'get',
+    path: '/webhooks/{id}/events',
+    operationId: 'listWebhookEvents',
+    summary: 'The delivery log per event: state, attempts, last response, next retry',
+    params,
+    query: deliveriesQuery,
+    responses: { 200: WebhookEventList },
+    errors: ['not_found'],
+  }, async (req, res) => {
+    const q = deliveriesQuery.parse(req.query);
+    res.json({ events: await webhooks.events(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
+  });
+  r.route({
+    method: 'post',
+    path: '/webhooks/{id}/test',
+    operationId: 'sendWebhookTest',
+    summary: 'Send a signed `webhook.test` event to this endpoint',
+    params,
+    responses: { 202: WebhookDeliveryStarted },
+    errors: ['not_found'],
+  }, async (req, res) => {
+    res.status(202).json(await webhooks.sendTest(principalOf(req), params.parse(req.params).id));
+  });
+  r.route({
+    method: 'post',
+    path: '/webhooks/{id}/events/{eventId}/redeliver',
+    operationId: 'redeliverWebhookEvent',
+    summary: 'Deliver an event again (same body and event id, signed afresh); replaces a delivery still retrying',
+    params: eventParams,
+    responses: { 202: WebhookDeliveryStarted },
+    errors: ['not_found', 'conflict'],
+  }, async (req, res) => {
+    const p = eventParams.parse(req.params);
+    res.status(202).json(await webhooks.redeliver(principalOf(req), p.id, p.eventId));
   });
   r.route({
     method: 'delete',

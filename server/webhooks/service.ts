@@ -3,11 +3,13 @@
 // vault format (AAD webhook:<id>) and returned exactly once, by `create`.
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
+import { groupAttempts, needsWorkflowState, summarize } from '../../core/webhooks/delivery-log.ts';
 import { generateWebhookSecret } from '../../core/webhooks/signing.ts';
 import type { WebhookEventType } from '../../workflows/webhook-definitions.ts';
 import type { Principal, UserPrincipal } from '../auth/principal.ts';
 import { forbidden, notFound } from '../errors.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
+import type { ManualDeliveries } from './manual.ts';
 import * as store from './store.ts';
 
 export const webhookSecretAad = (webhookId: string) => `webhook:${webhookId}`;
@@ -47,8 +49,8 @@ export function assertOrgAdmin(p: Principal): asserts p is UserPrincipal {
   if (p.role !== 'admin') throw forbidden('webhooks are managed by org admins');
 }
 
-export function createWebhookService(deps: { pool: DatabasePool; keyring: VaultKeyring }) {
-  const { pool, keyring } = deps;
+export function createWebhookService(deps: { pool: DatabasePool; keyring: VaultKeyring; manual: ManualDeliveries }) {
+  const { pool, keyring, manual } = deps;
 
   async function load(p: UserPrincipal, id: string): Promise<store.WebhookRow> {
     const row = await store.getWebhook(pool, p.orgId, id);
@@ -83,6 +85,29 @@ export function createWebhookService(deps: { pool: DatabasePool; keyring: VaultK
       assertOrgAdmin(p);
       const row = await load(p, id);
       return (await store.listDeliveries(pool, row.id, limit)).map(publicDelivery);
+    },
+
+    /** The delivery log per event: state, attempts, last answer, next retry (from the event's workflow). */
+    async events(p: Principal, id: string, limit: number) {
+      assertOrgAdmin(p);
+      const row = await load(p, id);
+      const groups = groupAttempts(await store.listRecentEventAttempts(pool, row.id, limit));
+      return Promise.all(
+        groups.map(async (g) => summarize(g, needsWorkflowState(g) ? await manual.workflowState(row.id, g[0]!.event_id) : null)),
+      );
+    },
+
+    async sendTest(p: Principal, id: string) {
+      assertOrgAdmin(p);
+      const row = await load(p, id);
+      return manual.sendTest(row.id, p.identityId);
+    },
+
+    async redeliver(p: Principal, id: string, eventId: string) {
+      assertOrgAdmin(p);
+      const row = await load(p, id);
+      if ((await store.eventTypeOf(pool, row.id, eventId)) === null) throw notFound('delivery of this event');
+      return manual.redeliver(row.id, eventId);
     },
 
     /** Soft delete: history stays, pending retries stop at their next attempt. */

@@ -82,3 +82,17 @@ export const recordDelivery = (
 export const listDeliveries = (db: Db, webhookId: string, limit: number) =>
   db.any(sql.type(deliveryRow)`
     SELECT * FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY attempted_at DESC, id DESC LIMIT ${limit}`);
+
+/** Every attempt of the webhook's `limit` most recent events (by their latest attempt). */
+export const listRecentEventAttempts = (db: Db, webhookId: string, limit: number) =>
+  db.any(sql.type(deliveryRow)`
+    SELECT * FROM webhook_deliveries
+    WHERE webhook_id = ${webhookId}
+      AND event_id IN (SELECT event_id FROM webhook_deliveries WHERE webhook_id = ${webhookId}
+                       GROUP BY event_id ORDER BY max(attempted_at) DESC LIMIT ${limit})
+    ORDER BY attempted_at, id`);
+
+/** Whether the webhook has ever attempted this event (redelivery is of known events only). */
+export const eventTypeOf = (db: Db, webhookId: string, eventId: string) =>
+  db.maybeOneFirst(sql.type(z.object({ event_type: z.string() }))`
+    SELECT event_type FROM webhook_deliveries WHERE webhook_id = ${webhookId} AND event_id = ${eventId} LIMIT 1`);

@@ -1,6 +1,5 @@
-// The shell's navigation. Admin pages (secrets, connections, services, audit, webhooks,
-// settings) get their entries here when their routes exist; until then they are not listed,
-// so no link leads to a page that is not there.
+// The shell's navigation. Admin pages get their entries here when their routes exist; until then
+// they are not listed, so no link leads to a page that is not there.
 export interface NavItem {
   href: string;
   label: string;
@@ -13,4 +12,8 @@ export interface NavItem {
 export const NAV: NavItem[] = [
   { href: '/approvals', label: 'Approvals', badge: 'pending' },
   { href: '/agents', label: 'Agents' },
+  { href: '/secrets', label: 'Secrets' },
+  { href: '/connections', label: 'Connections' },
+  { href: '/webhooks', label: 'Webhooks', admin: true },
+  { href: '/settings', label: 'Settings', admin: true },
 ];
