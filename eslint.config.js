@@ -30,6 +30,30 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // Routes, MCP tools and the CLI are thin: they reach the database only through the domain
+    // services (server/*/service.ts), never a store module or slonik itself.
+    files: ['server/**/routes.ts', 'server/mcp/tools*.ts', 'cli/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'slonik', message: 'Go through a domain service (server/*/service.ts): no SQL in routes, tools or the CLI.' }],
+          patterns: [{ group: ['**/store', '**/store.ts', '**/*-store.ts'], message: 'Go through a domain service (server/*/service.ts), not a store module.' }],
+        },
+      ],
+    },
+  },
+  {
+    // The pure core depends on nothing of the gateway's I/O or its workflow contract.
+    files: ['core/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/server/*', '**/workflows/*', '**/activities/*', '**/cli/*'], message: 'core/ is pure: the others import it, never the reverse.' }] },
+      ],
+    },
+  },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -3,7 +3,8 @@
 // idempotent under retry (ids come from the workflow; inserts tolerate replays).
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { checkPermission as checkChain, closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
+import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
+import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
@@ -29,8 +30,8 @@ import {
   type ExecutionStatus,
   type Tier,
 } from '../workflows/definitions.ts';
+import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 
-export type WebhookEventType = 'approval.raised' | 'approval.resolved' | 'approval.executed' | 'approval.execution_failed';
 
 export interface CallActivityDeps {
   pool: DatabasePool;
@@ -92,24 +93,15 @@ export function createCallActivities(deps: CallActivityDeps) {
   const emit = (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => publishApprovalEvent(eventDeps, spec, type, data);
   const approvalEventData = (approvalId: string) => approvalData(pool, approvalId);
 
-  /** The live chain from the database (statuses may have changed since the call started). */
-  async function liveChain(spec: CallSpec) {
-    const chain = await identities.getChain(pool, spec.requesterId);
-    const inactive = chain.find((c) => c.status !== 'active');
-    return { chain, inactive };
-  }
-
   const acts = {
     async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
       // The chain and its rules in one read (the live statuses: they may have changed since the API).
-      const { chain, rules } = await identities.getChainWithRules(pool, spec.requesterId);
-      const inactive = chain.find((c) => c.status !== 'active');
-      if (inactive) {
-        await calls.finishCall(pool, spec.callId, 'failed', null);
-        return { outcome: 'error', error: { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } };
-      }
       try {
-        const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
+        const { inactive, decision } = await checkLiveChain(pool, spec.requesterId, spec.permissionKeys);
+        if (inactive) {
+          await calls.finishCall(pool, spec.callId, 'failed', null);
+          return { outcome: 'error', error: { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } };
+        }
         if (decision.outcome === 'denied') {
           const reason = `denied by rule "${decision.rule.pattern}" for ${decision.key}`;
           await calls.finishCall(pool, spec.callId, 'denied', null);
@@ -246,13 +238,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       try {
         if (input.recheck) {
           // Rules may have changed while the call waited: a new deny, or a revoked identity, wins.
-          const { chain, inactive } = await liveChain(spec);
-          if (inactive) return await fail({ code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` }, 'cancelled');
-          const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
-          const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
-          if (decision.outcome === 'denied') {
-            return await fail({ code: 'forbidden', message: `denied by rule "${decision.rule.pattern}" since the approval` }, 'cancelled');
-          }
+          const refusal = recheckRefusal(await checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
+          if (refusal) return await fail(refusal, 'cancelled');
         }
         // The covered path's "about to send" mark rides on the read of the call (issue 11): a
         // re-run after a crash (the local activity runs again) sees it and never repeats a

@@ -6,7 +6,6 @@
 // request leaves; a retry of `send` (dead worker, lost completion) reads it to decide.
 import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { checkPermission as checkChain } from '../core/permissions/chain.ts';
 import { injectedSecrets } from '../core/permissions/keys.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
 import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
@@ -14,12 +13,13 @@ import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
 import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
-import * as identities from '../server/identities/store.ts';
+import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { CallResult, CallSpec, ErrorBody, ExecutionStatus } from '../workflows/definitions.ts';
-import type { ExecuteCallResult, WebhookEventType } from './calls.ts';
+import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
+import type { ExecuteCallResult } from './calls.ts';
 
 /** What the send step knows: the upstream answered, a typed error, or it cannot know. */
 export type SendOutcome =
@@ -68,14 +68,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       if (!exec) throw new Error(`execution ${executionId} not found`);
       // A retry after the row went final (a crash after the write): the recorded verdict stands.
       if (exec.status === 'cancelled') return { proceed: false, result: { outcome: { status: 'error', error: exec.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
-      const chain = await identities.getChain(pool, spec.requesterId);
-      const inactive = chain.find((c) => c.status !== 'active');
-      let refusal: ErrorBody | null = inactive ? { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } : null;
-      if (!refusal) {
-        const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
-        const decision = checkChain({ chain: chain.map(identities.toChainIdentity), rules, keys: spec.permissionKeys, now: new Date() });
-        if (decision.outcome === 'denied') refusal = { code: 'forbidden', message: `denied by rule "${decision.rule.pattern}" since the approval` };
-      }
+      const refusal = recheckRefusal(await checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
       if (refusal) return { proceed: false, result: await recordFinal(input, { kind: 'error', error: refusal }, 'cancelled') };
       if (exec.status === 'pending') {
         await pool.transaction(async (tx) => {

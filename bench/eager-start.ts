@@ -14,8 +14,8 @@ import { parseArgs } from 'node:util';
 import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createLogger } from '../server/logger.ts';
-import { resolveTemporalCli } from '../server/runtime/temporal-cli.ts';
-import { startTemporalDevServer } from '../server/runtime/temporal-dev-server.ts';
+import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
+import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
 import { workflowBundle } from '../server/temporal/worker.ts';
 import { benchmarkFloorUpdate } from '../workflows/definitions.ts';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { startCluster, type Cluster } from '../server/cluster/cluster.ts';
 import { HISTORY_SHARDS } from '../server/cluster/temporal-server.ts';
 import { createLogger } from '../server/logger.ts';
-import { freePort } from '../server/runtime/processes.ts';
+import { freePort } from '../server/embedded/processes.ts';
 import { round, roundRobin, type MeasuredProcess } from './support/figures.ts';
 import { isRunning } from './support/proc.ts';
 

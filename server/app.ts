@@ -30,7 +30,7 @@ import { oauthRoutes } from './oauth/routes.ts';
 import { mcpRoutes } from './mcp/endpoint.ts';
 import { eventRoutes } from './events/routes.ts';
 import { createUserEventHub } from './events/hub.ts';
-import { blastRadiusRoutes } from './approvals/routes.ts';
+import { approvalRoutes, blastRadiusRoutes } from './approvals/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): Express {
     // at the root, before /v1 and the dashboard's fallback.
     app.use(services.oauthServer.routes());
     // MCP (Streamable HTTP) at /mcp: its own bearer authentication and 401 challenge.
-    app.use(mcpRoutes({ services, pool: sd.pool, config: sd.config, logger: deps.logger }));
+    app.use(mcpRoutes({ services, connectionUri: sd.pool.configuration.connectionUri, config: sd.config, logger: deps.logger }));
     const api = v1Api(services, sd, sd.config.publicUrl);
     app.use(referencePageRoutes());
     app.use('/v1', api.router);
@@ -99,11 +99,12 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(auditRoutes(services.audit)));
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
-  v1.use(add(downloadRoutes(sd.pool)));
-  v1.use(add(eventRoutes({ pool: sd.pool, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
+  v1.use(add(downloadRoutes(services.downloads)));
+  v1.use(add(eventRoutes({ events: services.events, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
   );
+  v1.use(add(approvalRoutes(services.approvals)));
   v1.use(add(blastRadiusRoutes(services.blastRadius)));
   v1.use(add(diagnosticsRoutes(services.diagnostics)));
   v1.use(notFoundHandler());

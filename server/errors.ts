@@ -1,5 +1,6 @@
 // Typed errors and the one REST error envelope (DESIGN.md §5):
 // {"error": {"code", "message", "details"?}, "request_id"}.
+import type { ZodError } from 'zod';
 
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -63,4 +64,14 @@ export function toEnvelope(err: AppError, requestId?: string): ErrorEnvelope {
     error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
     ...(requestId ? { request_id: requestId } : {}),
   };
+}
+
+/**
+ * Zod's issues as `invalid_request`, listed in `details.issues`; with `about`, the message names
+ * them too (`<about>: <path>: <message>; …`), for clients that show only the message.
+ */
+export function zodToAppError(err: ZodError, about?: string): AppError {
+  const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
+  const message = about ? `${about}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}` : 'the request is not valid';
+  return new AppError('invalid_request', message, { issues });
 }

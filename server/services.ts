@@ -24,6 +24,9 @@ import { createOAuthServer } from './oauth/server.ts';
 import { createOAuthService } from './oauth/service.ts';
 import { createAccessTokenVerifier } from './oauth/verify.ts';
 import { createBlastRadiusService } from './approvals/blast-radius.ts';
+import { createApprovalService } from './approvals/service.ts';
+import { createDownloadService } from './downloads/service.ts';
+import { createEventService } from './events/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -92,8 +95,11 @@ export function createServices(deps: ServiceDeps) {
   });
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
-  const blastRadius = createBlastRadiusService({ pool: deps.pool, calls });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
+  const blastRadius = createBlastRadiusService({ pool: deps.pool });
+  const downloads = createDownloadService({ pool: deps.pool });
+  const events = createEventService({ pool: deps.pool });
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,7 +1,6 @@
 // The call workflow (DESIGN.md §4). Deterministic: all I/O is in activities; time comes from the
 // workflow clock; the only waits are `condition(fn, timeout)`. The first answer to the caller
 // is the `outcome` update, which returns as soon as the workflow knows it.
-import { defineSearchAttributeKey } from '@temporalio/common';
 import {
   ActivityFailure,
   allHandlersFinished,
@@ -14,10 +13,11 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { createCallActivities, ExecuteCallResult } from '../activities/calls.ts';
-import { isAncestor } from '../core/permissions/chain.ts';
+import type { CheckResult, createCallActivities, ExecuteCallResult } from '../activities/calls.ts';
+import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
+  CALL_SEARCH_ATTRIBUTES,
   cancelUpdate,
   outcomeUpdate,
   replayUpdate,
@@ -25,6 +25,7 @@ import {
   stateQuery,
   supersedeSignal,
   UPDATE_ERRORS,
+  type UpdateErrorType,
   type ApprovalRecord,
   type ApprovalStatus,
   type CallOutcome,
@@ -34,10 +35,44 @@ import {
   type CallSpec,
   type ExecutionRecord,
   type PendingApprovalOutcome,
+  type CancelInput,
+  type ReplayInput,
   type ResolveInput,
+  type Tier,
 } from './definitions.ts';
 
 type CallActivities = ReturnType<typeof createCallActivities>;
+
+/**
+ * The call, as it reads: authenticate and check (a covered call executes at once); otherwise raise
+ * an approval and wait on a decision or its timer; after an allow, wait for the replay, re-check,
+ * execute, audit; remember the rule only once the call ran. Each step is a function below.
+ */
+export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> {
+  const s = newCallState(spec);
+  installHandlers(s);
+  const first = await runCall(s);
+  // Never complete under a running update handler: its caller must get its answer.
+  await condition(allHandlersFinished);
+  // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
+  // not the first answer; histories from before this change keep their old result.
+  return patched(PATCHES.finalResult) ? finalState(s, first) : first;
+}
+
+/** The steps in order; returns the first answer (what the `outcome` update gave the caller). */
+async function runCall(s: CallRun): Promise<CallOutcome> {
+  const checked = await checkAndRunCovered(s);
+  if (checked) return checked;
+  const pending = await raiseApproval(s);
+  if (!pending) return s.outcome!;
+  const allowed = await awaitDecision(s);
+  if (!allowed) return s.outcome!;
+  const executed = await awaitReplayThenExecute(s);
+  if (executed) await rememberIfAsked(s, executed);
+  return s.outcome!;
+}
+
+// --- how activities run -------------------------------------------------------------------------
 
 /**
  * Error types an activity throws that no retry can fix: the names the SDK records for our typed
@@ -89,231 +124,255 @@ const PATCHES = {
   finalResult: 'final-result-v1',
 } as const;
 
-const statusKey = defineSearchAttributeKey('GatewayStatus', 'KEYWORD');
 
-function reject(type: string, message: string): never {
-  throw ApplicationFailure.nonRetryable(message, type);
+/** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */
+function reject(type: UpdateErrorType, message: string, details: Record<string, unknown> = {}): never {
+  throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [details] });
 }
 
-export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> {
-  const { outcome, final } = await runCall(spec);
-  // Never complete under a running update handler: its caller must get its answer.
-  await condition(allHandlersFinished);
-  // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
-  // not the first answer; histories from before this change keep their old result.
-  return patched(PATCHES.finalResult) ? final() : outcome;
+// --- the state ---------------------------------------------------------------------------------
+
+/** Everything the workflow knows, in one place; the handlers and the steps read and change it. */
+interface CallRun {
+  spec: CallSpec;
+  tiers: Tier[];
+  /** The first answer, once known (the `outcome` update waits for it). */
+  outcome?: CallOutcome;
+  /** Where the chain's rules fell short (the check's answer when an approval is needed). */
+  gap?: Extract<CheckResult, { outcome: 'gap' }>;
+  approval: {
+    id: string | null;
+    status: ApprovalStatus | null;
+    resolverId: string | null;
+    expiresAt: number;
+    /** When the next automatic bubble is due (null: none). */
+    bubbleAt: number | null;
+    supersededBy?: string;
+  };
+  execution?: ExecutionRecord;
+  executionDeadline: number;
+  replay?: { triggeredBy: 'user' | 'agent' | 'auto' };
+  executionOutcome?: CallOutcome;
+  remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string };
+  /** A decision is being persisted: a second one must not pass its validator meanwhile. */
+  resolving: boolean;
 }
 
-interface RunResult {
-  /** The first answer (the `outcome` update): the old workflow result. */
-  outcome: CallOutcome;
-  /** The final state, read once the workflow is done. */
-  final: () => CallWorkflowResult;
+function newCallState(spec: CallSpec): CallRun {
+  return {
+    spec,
+    tiers: suggestedTiers(spec.permissionKeys),
+    approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null },
+    executionDeadline: 0,
+    resolving: false,
+  };
 }
 
-async function runCall(spec: CallSpec): Promise<RunResult> {
-  let outcome: CallOutcome | undefined;
-  let approvalId: string | null = null;
-  let approvalStatus: ApprovalStatus | null = null;
-  let resolverId: string | null = null;
-  let expiresAt = 0;
-  let bubbleAt: number | null;
-  let execution: ExecutionRecord | undefined;
-  let executionDeadline = 0;
-  let replay: { triggeredBy: 'user' | 'agent' | 'auto' } | undefined;
-  let executionOutcome: CallOutcome | undefined;
-  let remember: { keys: string[]; ttlMs: number; ttl: string; resolverId: string } | undefined;
-  let supersededBy: string | undefined;
-  /** A resolve is being persisted: a second one must not pass its validator meanwhile. */
-  let resolving = false;
-  const tiers = suggestedTiers(spec.permissionKeys);
-  const chainIdentities = spec.chain;
+const setStatus = (status: string) => upsertSearchAttributes([{ key: CALL_SEARCH_ATTRIBUTES.status, value: status }]);
 
-  const setStatus = (status: string) => upsertSearchAttributes([{ key: statusKey, value: status }]);
+/** Awaiting a decision: raised, or escalated upward and still undecided. */
+const isOpen = (s: CallRun) => s.approval.status === 'pending' || s.approval.status === 'bubbled';
 
-  const approvalRecord = (viewerId: string): ApprovalRecord => ({
-    id: approvalId!,
-    status: approvalStatus!,
-    relationship: viewerId === spec.requesterId ? 'self' : isAncestor(chainIdentities, viewerId, spec.requesterId) ? 'downstream' : 'not_in_your_chain',
+/** The next identity above `id` on the chain (the user stays the user). */
+function nextResolverAbove(s: CallRun, id: string): string {
+  const chain = s.spec.chain;
+  const i = chain.findIndex((c) => c.id === id);
+  const next = chain[Math.min(i + 1, chain.length - 1)];
+  return next ? next.id : id;
+}
+
+/** What a refusal tells about the approval's state (`status`, and its execution's). */
+function statusDetails(s: CallRun): Record<string, unknown> {
+  return { status: s.approval.status ?? 'not_raised', ...(s.execution ? { execution_status: s.execution.status } : {}) };
+}
+
+function approvalRecord(s: CallRun, viewerId: string): ApprovalRecord {
+  const { spec } = s;
+  return {
+    id: s.approval.id!,
+    status: s.approval.status!,
+    relationship: authorityOver({ identityId: viewerId, admin: false }, spec.chain).relationship,
     risk: spec.approvalRisk,
     permission_keys: spec.permissionKeys,
-    suggested_tiers: tiers,
+    suggested_tiers: s.tiers,
     derived_keys: derivedKeys(spec.permissionKeys),
-    expires_at: new Date(execution ? executionDeadline : expiresAt).toISOString(),
-    ...(execution ? { execution: { ...execution } } : {}),
-  });
+    expires_at: new Date(s.execution ? s.executionDeadline : s.approval.expiresAt).toISOString(),
+    ...(s.execution ? { execution: { ...s.execution } } : {}),
+  };
+}
 
-  setHandler(stateQuery, () => ({ approvalId, approvalStatus, resolverId, executionStatus: execution?.status ?? null }));
+/** The final state: the approval record with its execution summary, or the call's own outcome. */
+function finalState(s: CallRun, first: CallOutcome): CallWorkflowResult {
+  if (!s.approval.status || first.status !== 'pending_approval') return first;
+  const record = approvalRecord(s, s.spec.requesterId);
+  if (!record.execution) return record;
+  const { result, ...rest } = record.execution;
+  // A summary, not the body: the upstream's answer may carry data the Temporal UI should not show.
+  const summary = result && typeof result === 'object' ? { status_code: (result as CallResult).status_code, duration_ms: (result as CallResult).duration_ms } : undefined;
+  return { ...record, execution: { ...rest, ...(summary ? { result: summary } : {}) } };
+}
+
+// --- the handlers: a query, three updates (each with its validator) and a signal ----------------
+
+function installHandlers(s: CallRun): void {
+  setHandler(stateQuery, () => ({
+    approvalId: s.approval.id,
+    approvalStatus: s.approval.status,
+    resolverId: s.approval.resolverId,
+    executionStatus: s.execution?.status ?? null,
+  }));
   setHandler(outcomeUpdate, async () => {
-    await condition(() => outcome !== undefined);
-    return outcome!;
+    await condition(() => s.outcome !== undefined);
+    return s.outcome!;
   });
-
-  setHandler(
-    resolveUpdate,
-    async (input: ResolveInput): Promise<ApprovalRecord> => {
-      // Persist first, then change state: the main loop reacts to state, and its next activity
-      // must see what this decision wrote.
-      resolving = true;
-      try {
-        const at = Date.now();
-        if (input.decision === 'bubble') {
-          const from = resolverId!;
-          const next = nextResolverAbove(from);
-          await acts.recordBubble({ spec, approvalId: approvalId!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
-          resolverId = next;
-          approvalStatus = 'bubbled';
-          bubbleAt = spec.clocks.autoBubbleMs && next !== spec.userId ? at + spec.clocks.autoBubbleMs : null;
-          return approvalRecord(input.resolverId);
-        }
-        if (input.decision === 'deny') {
-          await acts.recordDecision({ spec, approvalId: approvalId!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
-          approvalStatus = 'denied';
-          return approvalRecord(input.resolverId);
-        }
-        const deadline = at + spec.clocks.executionWindowMs;
-        const newExecution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
-        const remembered =
-          input.decision === 'allow_remember'
-            ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
-            : undefined;
-        await acts.recordDecision({
-          spec,
-          approvalId: approvalId!,
-          status: 'allowed',
-          decision: input.decision,
-          resolverId: input.resolverId,
-          reason: input.reason ?? null,
-          rememberKeys: remembered?.keys ?? null,
-          rememberTtl: remembered?.ttl ?? null,
-          execution: { id: newExecution.id, expiresAt: new Date(deadline).toISOString() },
-        });
-        executionDeadline = deadline;
-        execution = newExecution;
-        remember = remembered;
-        approvalStatus = 'allowed';
-        if (spec.autoCallOnApprove) replay = { triggeredBy: 'auto' };
-        return approvalRecord(input.resolverId);
-      } finally {
-        resolving = false;
-      }
-    },
-    {
-      validator: (input: ResolveInput) => {
-        if (!isOpen() || supersededBy) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (resolving) reject(UPDATE_ERRORS.notPending, 'another decision on this approval is being recorded');
-        if (input.resolverId === spec.requesterId) reject(UPDATE_ERRORS.selfResolve, 'the requester cannot resolve its own approval');
-        if (!input.resolverIsAdmin && !isAncestor(chainIdentities, input.resolverId, spec.requesterId)) {
-          reject(UPDATE_ERRORS.notInChain, 'only an ancestor of the requester (or an org admin) may resolve this approval');
-        }
-        if (input.decision === 'bubble' && nextResolverAbove(resolverId!) === resolverId) {
-          reject(UPDATE_ERRORS.cannotBubble, 'the approval already sits with the user: there is no one above to bubble to');
-        }
-        if (input.decision === 'allow_remember') {
-          if (!input.rememberKeys?.length || !isSubsetOfTiers(input.rememberKeys, tiers)) {
-            reject(UPDATE_ERRORS.invalidRemember, 'remember_keys must be a non-empty subset of the suggested tier keys');
-          }
-          if (!input.rememberTtlMs || !input.rememberTtl) reject(UPDATE_ERRORS.invalidRemember, 'allow_remember needs a ttl');
-        }
-      },
-    },
-  );
-
-  setHandler(
-    replayUpdate,
-    async (input): Promise<CallOutcome> => {
-      // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
-      await condition(() => !resolving);
-      if (executionOutcome) return executionOutcome;
-      if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
-      replay ??= { triggeredBy: input.triggeredBy };
-      await condition(() => executionOutcome !== undefined);
-      return executionOutcome!;
-    },
-    {
-      validator: (input) => {
-        if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
-        if (executionOutcome) return; // already executed: the stored outcome is returned
-        if (resolving) return; // the handler waits for the decision being recorded
-        if (approvalStatus !== 'allowed' || !execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (replay || execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed');
-      },
-    },
-  );
-
-  setHandler(
-    cancelUpdate,
-    async (input): Promise<ApprovalRecord> => {
-      resolving = true;
-      try {
-        await acts.recordDecision({ spec, approvalId: approvalId!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
-        approvalStatus = 'cancelled';
-        return approvalRecord(input.callerId);
-      } finally {
-        resolving = false;
-      }
-    },
-    {
-      validator: (input) => {
-        if (!isOpen() || resolving) reject(UPDATE_ERRORS.notPending, `the approval is ${approvalStatus ?? 'not raised'}`);
-        if (input.callerId !== spec.requesterId) reject(UPDATE_ERRORS.notRequester, 'only the requester can cancel its request');
-      },
-    },
-  );
-
+  setHandler(resolveUpdate, (input) => onResolve(s, input), { validator: (input) => validateResolve(s, input) });
+  setHandler(replayUpdate, (input) => onReplay(s, input), { validator: (input) => validateReplay(s, input) });
+  setHandler(cancelUpdate, (input) => onCancel(s, input), { validator: (input) => validateCancel(s, input) });
   setHandler(supersedeSignal, ({ byApprovalId }) => {
-    if (isOpen()) supersededBy = byApprovalId;
+    if (isOpen(s)) s.approval.supersededBy = byApprovalId;
   });
+}
 
-  /** Awaiting a decision: raised, or escalated upward and still undecided. */
-  function isOpen(): boolean {
-    return approvalStatus === 'pending' || approvalStatus === 'bubbled';
+/** Who may decide, and whether the decision holds together; the authority is core/permissions/authority.ts. */
+function validateResolve(s: CallRun, input: ResolveInput): void {
+  const { approval } = s;
+  if (!isOpen(s) || approval.supersededBy) reject(UPDATE_ERRORS.notPending, `the approval is ${approval.status ?? 'not raised'}`, statusDetails(s));
+  if (s.resolving) reject(UPDATE_ERRORS.notPending, 'another decision on this approval is being recorded', statusDetails(s));
+  const authority = authorityOver({ identityId: input.resolverId, admin: input.resolverIsAdmin }, s.spec.chain);
+  if (authority.refusal === 'self') reject(UPDATE_ERRORS.selfResolve, SELF_RESOLVE_MESSAGE);
+  if (authority.refusal) reject(UPDATE_ERRORS.notInChain, NOT_IN_CHAIN_MESSAGE);
+  if (input.decision === 'bubble' && nextResolverAbove(s, approval.resolverId!) === approval.resolverId) {
+    reject(UPDATE_ERRORS.cannotBubble, 'the approval already sits with the user: there is no one above to bubble to');
   }
-
-  /** The next identity above `id` on the chain (the user stays the user). */
-  function nextResolverAbove(id: string): string {
-    const i = chainIdentities.findIndex((c) => c.id === id);
-    const next = chainIdentities[Math.min(i + 1, chainIdentities.length - 1)];
-    return next ? next.id : id;
+  if (input.decision === 'allow_remember') {
+    if (!input.rememberKeys?.length || !isSubsetOfTiers(input.rememberKeys, s.tiers)) {
+      reject(UPDATE_ERRORS.invalidRemember, 'remember_keys must be a non-empty subset of the suggested tier keys', { field: 'remember_keys' });
+    }
+    if (!input.rememberTtlMs || !input.rememberTtl) reject(UPDATE_ERRORS.invalidRemember, 'allow_remember needs a ttl', { field: 'ttl' });
   }
+}
 
-  const done = (first: CallOutcome): RunResult => ({ outcome: first, final: () => finalState(first) });
-  /** The final state: the approval record with its execution summary, or the call's own outcome. */
-  function finalState(first: CallOutcome): CallWorkflowResult {
-    if (!approvalStatus || first.status !== 'pending_approval') return first;
-    const record = approvalRecord(spec.requesterId);
-    if (!record.execution) return record;
-    const { result, ...rest } = record.execution;
-    // A summary, not the body: the upstream's answer may carry data the Temporal UI should not show.
-    const summary = result && typeof result === 'object' ? { status_code: (result as CallResult).status_code, duration_ms: (result as CallResult).duration_ms } : undefined;
-    return { ...record, execution: { ...rest, ...(summary ? { result: summary } : {}) } };
+/**
+ * A decision: persisted first, then the state changes (the main loop reacts to state, and its
+ * next activity must see what this decision wrote).
+ */
+async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecord> {
+  const { spec, approval } = s;
+  s.resolving = true;
+  try {
+    const at = Date.now();
+    if (input.decision === 'bubble') {
+      const from = approval.resolverId!;
+      const next = nextResolverAbove(s, from);
+      await acts.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
+      approval.resolverId = next;
+      approval.status = 'bubbled';
+      approval.bubbleAt = spec.clocks.autoBubbleMs && next !== spec.userId ? at + spec.clocks.autoBubbleMs : null;
+      return approvalRecord(s, input.resolverId);
+    }
+    if (input.decision === 'deny') {
+      await acts.recordDecision({ spec, approvalId: approval.id!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
+      approval.status = 'denied';
+      return approvalRecord(s, input.resolverId);
+    }
+    const deadline = at + spec.clocks.executionWindowMs;
+    const execution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
+    const remembered =
+      input.decision === 'allow_remember'
+        ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
+        : undefined;
+    await acts.recordDecision({
+      spec,
+      approvalId: approval.id!,
+      status: 'allowed',
+      decision: input.decision,
+      resolverId: input.resolverId,
+      reason: input.reason ?? null,
+      rememberKeys: remembered?.keys ?? null,
+      rememberTtl: remembered?.ttl ?? null,
+      execution: { id: execution.id, expiresAt: new Date(deadline).toISOString() },
+    });
+    s.executionDeadline = deadline;
+    s.execution = execution;
+    s.remember = remembered;
+    approval.status = 'allowed';
+    if (spec.autoCallOnApprove) s.replay = { triggeredBy: 'auto' };
+    return approvalRecord(s, input.resolverId);
+  } finally {
+    s.resolving = false;
   }
+}
 
-  // 1. Check -------------------------------------------------------------------------------------
-  // Check and (when covered) execute in one local activity: a covered call needs no second round.
-  const { check, executed: coveredResult } = await firstExec.checkThenExecute({ spec });
+function validateReplay(s: CallRun, input: ReplayInput): void {
+  if (!authorityOver({ identityId: input.callerId, admin: false }, s.spec.chain).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
+  if (s.executionOutcome) return; // already executed: the stored outcome is returned
+  if (s.resolving) return; // the handler waits for the decision being recorded
+  if (s.approval.status !== 'allowed' || !s.execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
+  if (s.replay || s.execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed', statusDetails(s));
+}
+
+/** The requester resumes: the main loop runs the execution; this waits for its outcome. */
+async function onReplay(s: CallRun, input: ReplayInput): Promise<CallOutcome> {
+  // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
+  await condition(() => !s.resolving);
+  if (s.executionOutcome) return s.executionOutcome;
+  if (s.approval.status !== 'allowed' || !s.execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
+  s.replay ??= { triggeredBy: input.triggeredBy };
+  await condition(() => s.executionOutcome !== undefined);
+  return s.executionOutcome!;
+}
+
+function validateCancel(s: CallRun, input: CancelInput): void {
+  if (!isOpen(s) || s.resolving) reject(UPDATE_ERRORS.notPending, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
+  if (!authorityOver({ identityId: input.callerId, admin: false }, s.spec.chain).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can cancel its request');
+}
+
+async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord> {
+  s.resolving = true;
+  try {
+    await acts.recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
+    s.approval.status = 'cancelled';
+    return approvalRecord(s, input.callerId);
+  } finally {
+    s.resolving = false;
+  }
+}
+
+// --- the steps ----------------------------------------------------------------------------------
+
+/**
+ * 1. Authenticate and check against the live chain; a covered call executes in the same local
+ * activity (no second round). Returns the answer when the call ends here, else null (a gap).
+ */
+async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
+  const { check, executed } = await firstExec.checkThenExecute({ spec: s.spec });
   if (check.outcome === 'error') {
-    outcome = { status: 'error', error: check.error };
+    s.outcome = { status: 'error', error: check.error };
     setStatus('failed');
-    return done(outcome);
+    return s.outcome;
   }
   if (check.outcome === 'denied') {
-    outcome = { status: 'denied', reason: check.reason };
+    s.outcome = { status: 'denied', reason: check.reason };
     setStatus('denied');
-    return done(outcome);
+    return s.outcome;
   }
   if (check.outcome === 'covered') {
-    const executed = coveredResult!;
-    outcome = executed.outcome;
-    setStatus(executed.outcome.status === 'called' ? 'called' : 'failed');
-    return done(executed.outcome);
+    s.outcome = executed!.outcome;
+    setStatus(executed!.outcome.status === 'called' ? 'called' : 'failed');
+    return s.outcome;
   }
+  s.gap = check;
+  return null;
+}
 
-  // 2. Raise --------------------------------------------------------------------------------------
-  const raised = await firstActs.raiseApproval({ spec, gapIdentityId: check.gapIdentityId, firstResolverId: check.firstResolverId, tiers, approvalId: uuid4() });
-  approvalId = raised.approvalId;
-  expiresAt = Date.parse(raised.expiresAt);
-  resolverId = raised.resolverId;
+/** 2. Raise the approval (the caller's answer: pending_approval). False: joined an identical pending one. */
+async function raiseApproval(s: CallRun): Promise<boolean> {
+  const { spec, tiers } = s;
+  const gap = s.gap!;
+  const raised = await firstActs.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4() });
+  s.approval.id = raised.approvalId;
+  s.approval.expiresAt = Date.parse(raised.expiresAt);
+  s.approval.resolverId = raised.resolverId;
   const pending: PendingApprovalOutcome = {
     status: 'pending_approval',
     approval_id: raised.approvalId,
@@ -326,80 +385,96 @@ async function runCall(spec: CallSpec): Promise<RunResult> {
     risk: spec.approvalRisk,
     permission_keys: spec.permissionKeys,
   };
-  outcome = pending;
+  s.outcome = pending;
   if (raised.deduplicatedInto) {
     // An identical request of this agent is already pending: this call answers with that one.
     setStatus('deduplicated');
-    return done(outcome);
+    return false;
   }
-  approvalStatus = 'pending';
+  s.approval.status = 'pending';
   setStatus('pending_approval');
-  bubbleAt = spec.clocks.autoBubbleMs ? Date.now() + spec.clocks.autoBubbleMs : null;
+  s.approval.bubbleAt = spec.clocks.autoBubbleMs ? Date.now() + spec.clocks.autoBubbleMs : null;
+  return true;
+}
 
-  // 3. Wait for a decision, the expiry timer, auto-bubbles or being superseded ---------------------
-  while (isOpen() && !supersededBy) {
+/**
+ * 3. Wait on a decision (a signal-like update), the expiry timer, auto-bubbles or being superseded.
+ * True when allowed.
+ */
+async function awaitDecision(s: CallRun): Promise<boolean> {
+  const { spec, approval } = s;
+  const approvalId = approval.id!;
+  while (isOpen(s) && !approval.supersededBy) {
     const now = Date.now();
-    const wakeAt = bubbleAt !== null ? Math.min(bubbleAt, expiresAt) : expiresAt;
-    const decided = await condition(() => !isOpen() || supersededBy !== undefined, Math.max(1, wakeAt - now));
+    const wakeAt = approval.bubbleAt !== null ? Math.min(approval.bubbleAt, approval.expiresAt) : approval.expiresAt;
+    const decided = await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - now));
     if (decided) break;
-    if (Date.now() >= expiresAt) {
-      approvalStatus = 'expired';
+    if (Date.now() >= approval.expiresAt) {
+      approval.status = 'expired';
       await acts.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
       setStatus('expired');
-      return done(outcome);
+      return false;
     }
-    if (bubbleAt !== null && Date.now() >= bubbleAt) {
-      const next = nextResolverAbove(resolverId!);
-      if (next !== resolverId) {
-        await acts.recordBubble({ spec, approvalId, fromId: resolverId!, toId: next, actorId: null, automatic: true });
-        resolverId = next;
-        approvalStatus = 'bubbled';
+    if (approval.bubbleAt !== null && Date.now() >= approval.bubbleAt) {
+      const next = nextResolverAbove(s, approval.resolverId!);
+      if (next !== approval.resolverId) {
+        await acts.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
+        approval.resolverId = next;
+        approval.status = 'bubbled';
       }
-      bubbleAt = resolverId === spec.userId || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+      approval.bubbleAt = approval.resolverId === spec.userId || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
     }
   }
-  if (supersededBy && isOpen()) {
-    approvalStatus = 'superseded';
-    await acts.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${supersededBy}` });
+  if (approval.supersededBy && isOpen(s)) {
+    approval.status = 'superseded';
+    await acts.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${approval.supersededBy}` });
     setStatus('superseded');
-    return done(outcome);
+    return false;
   }
-  // Handlers changed it while we waited; TypeScript cannot see that.
-  const decided = approvalStatus as ApprovalStatus | null;
-  if (decided !== 'allowed') {
-    setStatus(decided ?? 'failed');
-    return done(outcome);
+  if (approval.status !== 'allowed') {
+    setStatus(approval.status ?? 'failed');
+    return false;
   }
+  return true;
+}
 
-  // 4. After allow: wait for the replay (auto, or the requester with approval_id) ------------------
+/**
+ * 4. After allow: wait for the replay (auto, or the requester with approval_id) within the
+ * execution window, then re-check, execute and audit (executeApproved). Null: the window passed.
+ */
+async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | null> {
+  const { spec } = s;
+  const approvalId = s.approval.id!;
+  const execution = s.execution!;
   setStatus('allowed');
-  const started = await condition(() => replay !== undefined, Math.max(1, executionDeadline - Date.now()));
+  const started = await condition(() => s.replay !== undefined, Math.max(1, s.executionDeadline - Date.now()));
   if (!started) {
-    execution!.status = 'expired';
+    execution.status = 'expired';
     // Retried until it lands: an execution must never stay open behind a finished workflow.
-    await recordStep.recordExecution({ spec, approvalId, executionId: execution!.id, status: 'expired', triggeredBy: null });
-    executionOutcome = { status: 'error', error: { code: 'conflict', message: 'the approved call was not resumed within its execution window' } };
+    await recordStep.recordExecution({ spec, approvalId, executionId: execution.id, status: 'expired', triggeredBy: null });
+    s.executionOutcome = { status: 'error', error: { code: 'conflict', message: 'the approved call was not resumed within its execution window' } };
     setStatus('expired');
-    return done(outcome);
+    return null;
   }
-  execution!.status = 'executing';
-  execution!.triggered_by = replay!.triggeredBy;
-  const step = { spec, approvalId, executionId: execution!.id };
+  const { triggeredBy } = s.replay!;
+  execution.status = 'executing';
+  execution.triggered_by = triggeredBy;
   const executed = patched(PATCHES.executionSteps)
-    ? await executeApproved(step, replay!.triggeredBy)
-    : await execActs.executeCall({ spec, executionId: execution!.id, triggeredBy: replay!.triggeredBy, recheck: true, approvalId });
-  execution!.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
-  if (executed.httpStatusCode !== null) execution!.http_status_code = executed.httpStatusCode;
-  if (executed.outcome.status === 'called') execution!.result = executed.outcome.result;
-  if (executed.outcome.status === 'error') execution!.error = executed.outcome.error;
-  executionOutcome = executed.outcome;
-  setStatus(execution!.status);
+    ? await executeApproved({ spec, approvalId, executionId: execution.id }, triggeredBy)
+    : await execActs.executeCall({ spec, executionId: execution.id, triggeredBy, recheck: true, approvalId });
+  execution.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
+  if (executed.httpStatusCode !== null) execution.http_status_code = executed.httpStatusCode;
+  if (executed.outcome.status === 'called') execution.result = executed.outcome.result;
+  if (executed.outcome.status === 'error') execution.error = executed.outcome.error;
+  s.executionOutcome = executed.outcome;
+  setStatus(execution.status);
+  return executed;
+}
 
-  // 5. Remember: only after the replay succeeded ---------------------------------------------------
-  if (remember && executed.outcome.status === 'called') {
-    await acts.plantRules({ spec, approvalId, patterns: remember.keys, ttlMs: remember.ttlMs, resolverId: remember.resolverId });
-  }
-  return done(outcome);
+/** 5. allow_remember: the rules are planted only after the replay succeeded. */
+async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise<void> {
+  if (!s.remember || executed.outcome.status !== 'called') return;
+  await acts.plantRules({ spec: s.spec, approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
 }
 
 /**

@@ -1,6 +1,8 @@
 // Everything shared between workflow code and the rest of the gateway: task queue, message
 // definitions and their types. The API, CLI and dashboard import this file, never workflow code.
+import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CallResult } from '../core/execution/result.ts';
 
 export const TASK_QUEUE = 'gateway-actions';
 
@@ -87,22 +89,8 @@ export interface DisclosedValue {
   truncated?: true;
 }
 
-export interface CompactResult {
-  status_code: number;
-  duration_ms: number;
-  body: unknown;
-  truncated?: boolean;
-}
-
-export interface VerboseResult {
-  status_code: number;
-  headers: Record<string, string>;
-  body: string;
-  duration_ms: number;
-  filtered_body?: unknown;
-}
-
-export type CallResult = CompactResult | VerboseResult;
+// The result shapes are the pure core's (core/execution/result.ts); the workflow contract carries them.
+export type { CallResult, CompactResult, VerboseResult } from '../core/execution/result.ts';
 
 export interface ErrorBody {
   code: string;
@@ -185,7 +173,12 @@ export interface ReplayInput {
 export const outcomeUpdate = defineUpdate<CallOutcome>('outcome');
 export const resolveUpdate = defineUpdate<ApprovalRecord, [ResolveInput]>('resolve');
 export const replayUpdate = defineUpdate<CallOutcome, [ReplayInput]>('replay');
-export const cancelUpdate = defineUpdate<ApprovalRecord, [{ callerId: string; reason?: string }]>('cancel');
+export interface CancelInput {
+  callerId: string;
+  reason?: string;
+}
+
+export const cancelUpdate = defineUpdate<ApprovalRecord, [CancelInput]>('cancel');
 export const supersedeSignal = defineSignal<[{ byApprovalId: string }]>('supersede');
 
 export interface CallState {
@@ -207,14 +200,35 @@ export const UPDATE_ERRORS = {
   cannotBubble: 'cannot_bubble',
   invalidRemember: 'invalid_remember_keys',
 } as const;
+export type UpdateErrorType = (typeof UPDATE_ERRORS)[keyof typeof UPDATE_ERRORS];
+
+/**
+ * The REST error code each refusal answers with. The workflow throws an `ApplicationFailure` whose
+ * type is the refusal and whose first detail is the error's details; the API maps it once
+ * (server/approvals/update-errors.ts), never by reading the message.
+ */
+export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden' | 'not_in_your_chain' | 'invalid_request'> = {
+  approval_not_pending: 'conflict',
+  not_in_your_chain: 'not_in_your_chain',
+  cannot_resolve_own_approval: 'forbidden',
+  not_replayable: 'conflict',
+  replay_in_flight: 'conflict',
+  not_requester: 'forbidden',
+  cannot_bubble: 'conflict',
+  invalid_remember_keys: 'invalid_request',
+};
 
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
 export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
 
-export const SEARCH_ATTRIBUTE_NAMES = {
-  org: 'GatewayOrg',
-  agent: 'GatewayAgent',
-  service: 'GatewayService',
-  action: 'GatewayAction',
-  status: 'GatewayStatus',
-} as const;
+/**
+ * The call workflow's search attributes, all Keyword: the API sets them at start, the workflow
+ * upserts the status. The embedded Temporal is started with them; another is checked for them.
+ */
+export const CALL_SEARCH_ATTRIBUTES = {
+  org: defineSearchAttributeKey('GatewayOrg', 'KEYWORD'),
+  agent: defineSearchAttributeKey('GatewayAgent', 'KEYWORD'),
+  service: defineSearchAttributeKey('GatewayService', 'KEYWORD'),
+  action: defineSearchAttributeKey('GatewayAction', 'KEYWORD'),
+  status: defineSearchAttributeKey('GatewayStatus', 'KEYWORD'),
+};

@@ -1,7 +1,7 @@
 import { migrate } from '../../server/db/migrate.ts';
 import { createLogger } from '../../server/logger.ts';
-import { acquireDataDirLock, ensureDataDir } from '../../server/runtime/data-dir.ts';
-import { startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
+import { acquireDataDirLock, ensureDataDir } from '../../server/embedded/data-dir.ts';
+import { startEmbeddedPostgres } from '../../server/embedded/embedded-postgres.ts';
 import { configOrExit } from '../shared.ts';
 
 export async function migrateCommand(_args: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 // Provisions what embedded mode needs that npm cannot install: the Temporal CLI binary.
-import { resolveTemporalCli } from '../../server/runtime/temporal-cli.ts';
+import { resolveTemporalCli } from '../../server/embedded/temporal-cli.ts';
 
 export async function setupCommand(_args: string[]): Promise<number> {
   const cli = await resolveTemporalCli({

@@ -7,16 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, chmod, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sql } from 'slonik';
-import { z } from 'zod';
 import { deriveKekId } from '../../core/vault/envelope.ts';
 import { decodeMasterKey } from '../../server/config.ts';
 import { createDatabasePool } from '../../server/db/pool.ts';
 import { createLogger } from '../../server/logger.ts';
-import { acquireDataDirLock, ensureDataDir } from '../../server/runtime/data-dir.ts';
-import { startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
+import { acquireDataDirLock, ensureDataDir } from '../../server/embedded/data-dir.ts';
+import { startEmbeddedPostgres } from '../../server/embedded/embedded-postgres.ts';
 import { createVaultKeyring } from '../../server/vault/keyring.ts';
-import { rotateMasterKey } from '../../server/vault/rotate.ts';
+import { hasVaultTables, rotateMasterKey } from '../../server/vault/rotate.ts';
 import { configOrExit, readTextIfExists } from '../shared.ts';
 
 const USAGE = `Usage:
@@ -80,10 +78,7 @@ async function rotateMasterKeyCommand(): Promise<number> {
     const pool = await createDatabasePool(url, { maxPoolSize: 2 });
     cleanups.unshift(() => pool.end());
 
-    const hasVault = await pool.oneFirst(
-      sql.type(z.object({ ok: z.boolean() }))`SELECT to_regclass('public.secret_versions') IS NOT NULL AS ok`,
-    );
-    if (!hasVault) return fail('the database has no vault tables yet; run `gateway migrate` first');
+    if (!(await hasVaultTables(pool))) return fail('the database has no vault tables yet; run `gateway migrate` first');
 
     // File mode: the new key is on disk before any row depends on it, so no crash can lose it.
     const nextFile = `${keyFile}.next`;

@@ -1,6 +1,24 @@
 // Shapes an upstream response into the spec's result forms. Compact: parsed JSON body capped
 // at 8 KiB (a marker says when it was cut). Verbose: headers and the raw body string.
-import type { CompactResult, VerboseResult } from '../../workflows/definitions.ts';
+
+/** The compact result: the parsed JSON body, capped (`truncated` when it was cut). */
+export interface CompactResult {
+  status_code: number;
+  duration_ms: number;
+  body: unknown;
+  truncated?: boolean;
+}
+
+/** The verbose result (`verbose: true`): every header and the raw body string. */
+export interface VerboseResult {
+  status_code: number;
+  headers: Record<string, string>;
+  body: string;
+  duration_ms: number;
+  filtered_body?: unknown;
+}
+
+export type CallResult = CompactResult | VerboseResult;
 
 export const COMPACT_BODY_LIMIT = 8 * 1024;
 export const TRUNCATION_MARKER = '…[truncated]';

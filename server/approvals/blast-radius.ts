@@ -5,9 +5,10 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { blastRadius } from '../../core/permissions/blast-radius.ts';
 import type { Rule } from '../../core/permissions/chain.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { CallService } from '../calls/service.ts';
+import { NOT_IN_CHAIN_MESSAGE } from '../../core/permissions/authority.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { AppError, invalidRequest } from '../errors.ts';
+import { readVisibleApproval } from './service.ts';
 import * as identities from '../identities/store.ts';
 
 export const AUDIT_WINDOW_DAYS = 30;
@@ -27,16 +28,14 @@ const pendingRow = z.object({
 });
 const callRow = z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) });
 
-export function createBlastRadiusService(deps: { pool: DatabasePool; calls: CallService }) {
+export function createBlastRadiusService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
   return {
     async forTier(p: Principal, approvalId: string, tierIndex: number) {
       // Same visibility as GET /v1/approvals/{id}; only someone who may resolve it asks this.
-      const view = await deps.calls.getApproval(p, approvalId);
-      const admin = p.type === 'user' && p.role === 'admin';
-      if (view.relationship !== 'downstream' && !admin) {
-        throw new AppError('not_in_your_chain', 'only an ancestor of the requester (or an org admin) may weigh remembering this approval');
-      }
+      const { row: view, authority } = await readVisibleApproval(pool, p, approvalId);
+      const admin = isAdmin(p);
+      if (!authority.resolve) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const tier = view.suggested_tiers[tierIndex];
       if (!tier) throw invalidRequest(`tier must be an index of suggested_tiers (0 to ${view.suggested_tiers.length - 1})`, { field: 'tier' });
 
@@ -61,7 +60,7 @@ export function createBlastRadiusService(deps: { pool: DatabasePool; calls: Call
       const result = blastRadius({
         identities: byId,
         rules,
-        approval: { id: view.id, requesterId: view.requester.id, keys: view.permission_keys },
+        approval: { id: view.id, requesterId: view.requester_id, keys: view.permission_keys },
         resolverId: p.identityId,
         tierKeys: tier.keys,
         pending: pending.map((a) => ({ id: a.id, requesterId: a.requester_id, keys: a.permission_keys })),

@@ -1,12 +1,66 @@
+// REST for approvals: the list (cursor pages), one approval, its resolve, and
 // GET /v1/approvals/{id}/blast-radius?tier=N: what remembering suggested tier N would also cover.
 import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { BlastRadius } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
+import { RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
+import type { ApprovalService } from './service.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
+const resolveBody = z.strictObject({
+  decision: z.enum(Object.keys(RESOLVE_DECISIONS) as [ResolveDecision, ...ResolveDecision[]]),
+  remember_keys: rememberKeysSchema.optional(),
+  ttl: ttlSchema.optional(),
+  reason: z.string().max(1000).optional(),
+});
+const listQuery = z.strictObject({
+  status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
+  scope: z.enum(['mine', 'assigned', 'actionable']).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
+
+export function approvalRoutes(approvals: ApprovalService): Router {
+  const r = apiRouter({ tags: ['Approvals'] });
+  r.route({
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    summary: 'Approvals the caller can see, newest first (cursor pagination)',
+    query: listQuery,
+    responses: { 200: ApprovalPage },
+  }, async (req, res) => {
+    res.json(await approvals.list(principalOf(req), listQuery.parse(req.query)));
+  });
+  r.route({
+    method: 'get',
+    path: '/approvals/{id}',
+    operationId: 'getApproval',
+    summary: 'One approval: its state, the gated action and the requester',
+    params,
+    responses: { 200: Approval },
+    errors: ['not_found'],
+  }, async (req, res) => {
+    res.json(await approvals.get(principalOf(req), params.parse(req.params).id));
+  });
+  r.route({
+    method: 'post',
+    path: '/approvals/{id}/resolve',
+    operationId: 'resolveApproval',
+    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
+    params,
+    body: resolveBody,
+    responses: { 200: ApprovalRecord },
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
+  }, async (req, res) => {
+    res.json(await approvals.resolve(principalOf(req), params.parse(req.params).id, resolveBody.parse(req.body)));
+  });
+  return r.router;
+}
 const query = z.strictObject({
   tier: z
     .string()

@@ -2,7 +2,7 @@
 // chains (user_id is theirs), agents the rows whose identity chain contains them. Newest first,
 // paginated by an opaque cursor over the row id (stable under concurrent appends).
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
-import type { Principal } from '../auth/principal.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
 import { csvHeader, csvLine, jsonLine, type ExportFormat } from '../../core/audit/export-format.ts';
 import { auditRow, type AuditRow } from './store.ts';
@@ -72,11 +72,11 @@ export function createAuditService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
 
   /** Visibility for the principal and the query's filters (not the cursor). */
-function filtersFor(p: Principal, q: AuditQuery) {
+  function filtersFor(p: Principal, q: AuditQuery) {
     const visibility =
       p.type === 'agent'
         ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
-        : p.role === 'admin'
+        : isAdmin(p)
           ? sql.fragment`TRUE`
           : sql.fragment`user_id = ${p.userId}`;
     const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];
@@ -87,7 +87,7 @@ function filtersFor(p: Principal, q: AuditQuery) {
     if (q.decision !== undefined) filters.push(sql.fragment`decision = ${q.decision}`);
     if (q.since !== undefined) filters.push(sql.fragment`at >= ${q.since}::timestamptz`);
     if (q.until !== undefined) filters.push(sql.fragment`at < ${q.until}::timestamptz`);
-      return filters;
+    return filters;
   }
 
   /**

@@ -1,11 +1,12 @@
-// REST: action calls (service action, raw HTTP, resume by approval_id) and approvals.
+// REST: action calls (service action, raw HTTP, resume by approval_id). Approvals: server/approvals/routes.ts.
 import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { principalOf } from '../auth/middleware.ts';
-import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { answerOf } from './outcome.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { Approval, ApprovalPage, ApprovalRecord, Called, Denied, PendingApproval } from './responses.ts';
+import { Called, Denied, PendingApproval } from './responses.ts';
 import type { CallService } from './service.ts';
 
 const uuid = z.uuid({ error: 'must be a UUID' });
@@ -43,20 +44,6 @@ const connectionHttpBody = z.strictObject({
   verbose: z.boolean().optional(),
 });
 
-const resolveBody = z.strictObject({
-  decision: z.enum(['allow_once', 'allow_always', 'deny', 'bubble', 'allow', 'allow_remember']),
-  remember_keys: z.array(z.string().min(1).max(2048)).max(20).optional(),
-  ttl: z.string().max(10).optional(),
-  reason: z.string().max(1000).optional(),
-});
-const listQuery = z.strictObject({
-  status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
-  scope: z.enum(['mine', 'assigned', 'actionable']).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(200).optional(),
-});
-
-const approvalParams = z.object({ id: uuid });
 /** A call's error outcome carries any typed code (the workflow's own included). */
 const CALL_ERRORS = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => c !== 'invalid_request' && c !== 'internal');
 const callAnswers = {
@@ -66,11 +53,8 @@ const callAnswers = {
 
 /** `called` 200, `pending_approval` 202, `denied` 200; an error outcome is the error envelope. */
 function sendOutcome(res: Response, outcome: CallOutcome): void {
-  if (outcome.status === 'error') {
-    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
-    throw new AppError(code, outcome.error.message, outcome.error.details);
-  }
-  res.status(outcome.status === 'pending_approval' ? 202 : 200).json(outcome);
+  const answer = answerOf(outcome);
+  res.status(answer.status === 'pending_approval' ? 202 : 200).json(answer);
 }
 
 export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {
@@ -115,38 +99,5 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, connectionId));
     },
   );
-  r.route({
-    method: 'get',
-    path: '/approvals',
-    operationId: 'listApprovals',
-    summary: 'Approvals the caller can see, newest first (cursor pagination)',
-    query: listQuery,
-    responses: { 200: ApprovalPage },
-  }, async (req, res) => {
-    res.json(await calls.listApprovals(principalOf(req), listQuery.parse(req.query)));
-  });
-  r.route({
-    method: 'get',
-    path: '/approvals/{id}',
-    operationId: 'getApproval',
-    summary: 'One approval: its state, the gated action and the requester',
-    params: approvalParams,
-    responses: { 200: Approval },
-    errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await calls.getApproval(principalOf(req), uuid.parse(req.params.id)));
-  });
-  r.route({
-    method: 'post',
-    path: '/approvals/{id}/resolve',
-    operationId: 'resolveApproval',
-    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
-    params: approvalParams,
-    body: resolveBody,
-    responses: { 200: ApprovalRecord },
-    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
-  }, async (req, res) => {
-    res.json(await calls.resolve(principalOf(req), uuid.parse(req.params.id), resolveBody.parse(req.body)));
-  });
   return r.router;
 }

@@ -1,29 +1,25 @@
 // The API side of an action call: resolve the instance and action, validate, derive permission
 // keys, persist the (encrypted) request, and start the call workflow with Update-with-Start so the
-// caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id,
-// resolve, and the approval views.
+// caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id (the
+// approvals themselves live in server/approvals/).
 import { createHmac, randomUUID } from 'node:crypto';
-import { ApplicationFailure, defineSearchAttributeKey, WorkflowNotFoundError } from '@temporalio/common';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
-import { checkPermission as checkChain, isAncestor, PermissionInputError } from '../../core/permissions/chain.ts';
+import { PermissionInputError } from '../../core/permissions/chain.ts';
+import { checkLiveChain } from '../identities/chain-check.ts';
 import { lookupAction } from '../../core/registry/lookup-action.ts';
 import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
-import { parseTtl } from '../../core/permissions/ttl.ts';
 import { credentialGap } from '../../core/registry/instances.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
+  CALL_SEARCH_ATTRIBUTES,
   callWorkflowId,
   outcomeUpdate,
   replayUpdate,
-  resolveUpdate,
-  UPDATE_ERRORS,
-  type ApprovalRecord,
   type CallOutcome,
   type CallSpec,
   type ChainMember,
-  type Decision,
   type DisclosedValue,
   type Risk,
 } from '../../workflows/definitions.ts';
@@ -32,7 +28,9 @@ import { requestChainOf, type RequestChain } from '../auth/request-chain.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { readVisibleApproval } from '../approvals/service.ts';
+import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
+import { AppError, forbidden, invalidRequest } from '../errors.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
@@ -40,7 +38,7 @@ import { requestAad, storedRequestSchema, type StoredRequest } from '../executio
 import type { Envelope } from '../../core/vault/envelope.ts';
 import * as identities from '../identities/store.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
-import { unavailable, type TemporalHealth } from '../temporal/health.ts';
+import { unavailable, viaTemporal as guardedBy, type TemporalHealth } from '../temporal/health.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
@@ -64,15 +62,6 @@ export interface RawHttpInput {
   verbose?: boolean | undefined;
 }
 
-export type ResolveDecision = 'allow_once' | 'allow_always' | 'allow' | 'allow_remember' | 'deny' | 'bubble';
-
-export interface ResolveBody {
-  decision: ResolveDecision;
-  remember_keys?: string[] | undefined;
-  ttl?: string | undefined;
-  reason?: string | undefined;
-}
-
 export interface CallServiceDeps {
   pool: DatabasePool;
   temporal: Client;
@@ -90,51 +79,7 @@ export interface CallServiceDeps {
   logger: Logger;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const DECISIONS: Record<ResolveDecision, Decision> = {
-  allow_once: 'allow',
-  allow: 'allow',
-  allow_always: 'allow_remember',
-  allow_remember: 'allow_remember',
-  deny: 'deny',
-  bubble: 'bubble',
-};
-
-const SA = {
-  org: defineSearchAttributeKey('GatewayOrg', 'KEYWORD'),
-  agent: defineSearchAttributeKey('GatewayAgent', 'KEYWORD'),
-  service: defineSearchAttributeKey('GatewayService', 'KEYWORD'),
-  action: defineSearchAttributeKey('GatewayAction', 'KEYWORD'),
-  status: defineSearchAttributeKey('GatewayStatus', 'KEYWORD'),
-};
-
-/** Validator rejections from the workflow, as REST errors. */
-function mapUpdateError(err: unknown): never {
-  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
-    const { type, message } = err.cause;
-    switch (type) {
-      case UPDATE_ERRORS.notInChain:
-        throw new AppError('not_in_your_chain', message);
-      case UPDATE_ERRORS.selfResolve:
-      case UPDATE_ERRORS.notRequester:
-        throw new AppError('forbidden', message);
-      case UPDATE_ERRORS.invalidRemember:
-        throw new AppError('invalid_request', message);
-      default:
-        throw new AppError('conflict', message, { reason: type });
-    }
-  }
-  if (err instanceof WorkflowNotFoundError || (err instanceof Error && /already completed|not found/i.test(err.message))) {
-    throw new AppError('conflict', 'this approval is no longer open');
-  }
-  throw err;
-}
-
-/** The update could not reach a running workflow: it finished, or it is gone. */
-function workflowNotRunning(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError || (err instanceof Error && /already completed|not found/i.test(err.message));
-}
+const SA = CALL_SEARCH_ATTRIBUTES;
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -148,8 +93,7 @@ export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
   const settleWithoutWorkflow = createWorkflowGoneSettler(deps);
   /** A Temporal operation, refused or released with 503 `unavailable` while Temporal is down. */
-  const viaTemporal = <T>(what: string, op: () => Promise<T>): Promise<T> =>
-    deps.temporalHealth ? deps.temporalHealth.guard((signal) => temporal.connection.withAbortSignal(signal, op), what) : op();
+  const viaTemporal = guardedBy(temporal, deps.temporalHealth);
   const assertTemporalUp = (what: string) => {
     if (deps.temporalHealth && !deps.temporalHealth.up()) throw unavailable('temporal', `Temporal is unreachable: ${what} cannot run now; retry shortly`);
   };
@@ -165,10 +109,9 @@ export function createCallService(deps: CallServiceDeps) {
   /** Whether every key is covered for `identityId`'s chain right now (people are never checked). */
   async function covers(p: Principal, identityId: string, keys: readonly string[]): Promise<boolean> {
     if (p.type === 'user') return true;
-    const { chain: rows, rules } = await identities.getChainWithRules(pool, identityId);
-    if (rows.length === 0 || rows.some((r) => r.status !== 'active')) return false;
     try {
-      return checkChain({ chain: rows.map(identities.toChainIdentity), rules, keys: [...keys], now: new Date() }).outcome === 'covered';
+      const { decision } = await checkLiveChain(pool, identityId, keys);
+      return decision?.outcome === 'covered';
     } catch (err) {
       if (err instanceof PermissionInputError) return false;
       throw err;
@@ -421,26 +364,15 @@ export function createCallService(deps: CallServiceDeps) {
     }
   }
 
-  /** Who may see an approval: its requester's chain upward, the owning user, org admins. */
-  async function loadVisibleApproval(p: Principal, id: string) {
-    const a = await store.getApproval(pool, id);
-    if (!a || a.org_id !== p.orgId) throw notFound('approval');
-    const chainRows = await identities.getChain(pool, a.requester_id);
-    const chain = chainRows.map(identities.toChainIdentity);
-    const admin = p.type === 'user' && p.role === 'admin';
-    const self = a.requester_id === p.identityId;
-    const ancestor = isAncestor(chain, p.identityId, a.requester_id);
-    if (!admin && !self && !ancestor) throw notFound('approval');
-    return { a, chainRows, relationship: self ? 'self' : ancestor ? 'downstream' : 'not_in_your_chain' } as const;
-  }
-
   /**
    * The call's description with `resolve` names looked up with the viewer's own authority (what
    * the viewer could read itself); the stored description keeps raw ids where the requester could
-   * not. Best effort: any failure gives the stored description.
+   * not. Best effort: any failure gives the stored description; undefined: nothing to look up.
    */
-  async function describeFor(p: Principal, call: store.CallRow): Promise<string> {
-    if (!deps.executor) return call.description;
+  async function describeFor(p: Principal, callId: string): Promise<string | undefined> {
+    if (!deps.executor) return undefined;
+    const call = await store.getCall(pool, callId);
+    if (!call) return undefined;
     try {
       const instance = await registry.resolveInstance({ orgId: call.org_id, userId: call.user_id }, call.service);
       const action = instance.service.actions.get(call.action);
@@ -458,49 +390,6 @@ export function createCallService(deps: CallServiceDeps) {
     } catch {
       return call.description;
     }
-  }
-
-  async function approvalView(p: Principal, id: string, resolveForViewer = false) {
-    const { a, chainRows, relationship } = await loadVisibleApproval(p, id);
-    const [exec, call] = await Promise.all([store.getExecutionByApproval(pool, a.id), store.getCall(pool, a.call_id)]);
-    const description = call && resolveForViewer ? await describeFor(p, call) : call?.description;
-    const requester = chainRows[0];
-    return {
-      id: a.id,
-      status: a.status,
-      relationship,
-      risk: a.risk,
-      permission_keys: a.permission_keys,
-      suggested_tiers: a.suggested_tiers,
-      derived_keys: a.derived_keys,
-      expires_at: (exec ? exec.expires_at : a.expires_at).toISOString(),
-      ...(exec && a.status === 'allowed'
-        ? {
-            execution: {
-              id: exec.id,
-              status: exec.status,
-              runtime: exec.runtime,
-              ...(exec.triggered_by ? { triggered_by: exec.triggered_by } : {}),
-              ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
-              ...(exec.result !== null ? { result: exec.result } : {}),
-              // Why it did not run (e.g. `outcome_unknown`): the approver sees it too.
-              ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
-            },
-          }
-        : {}),
-      action: call
-        ? { service: call.service, template: call.template, action: call.action, description, request: call.request_redacted, disclosed: call.disclosed }
-        : null,
-      requester: requester ? { id: requester.id, kind: requester.kind, name: requester.name } : { id: a.requester_id },
-      resolver_id: a.resolver_id,
-      auto_call_on_approve: a.auto_call_on_approve,
-      decision: a.decision,
-      reason: a.reason,
-      resolved_by: a.resolved_by,
-      resolved_at: a.resolved_at?.toISOString() ?? null,
-      created_at: a.created_at.toISOString(),
-      approval_url: `${deps.config.publicUrl}/approvals/${a.id}`,
-    };
   }
 
   /** Every call, fresh or resumed, from any transport, first takes a token from its identity's bucket. */
@@ -521,15 +410,14 @@ export function createCallService(deps: CallServiceDeps) {
     /** The requester resumes its approved call (or reads the stored result once executed). */
     async resume(p: Principal, approvalId: string): Promise<CallOutcome> {
       await admit(p);
-      const { a } = await loadVisibleApproval(p, approvalId);
-      if (a.requester_id !== p.identityId) throw forbidden('only the identity that made the call can resume it');
+      const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
+      if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied' };
       if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
-      const exec = await store.getExecutionByApproval(pool, a.id);
+      const exec = a.execution;
       if (exec && (exec.status === 'executed' || exec.status === 'failed')) {
-        const call = await store.getCall(pool, a.call_id);
         return exec.status === 'executed'
-          ? { status: 'called', result: exec.result as never, action_description: call?.description ?? a.action_description }
+          ? { status: 'called', result: exec.result as never, action_description: a.call?.description ?? a.action_description }
           : { status: 'error', error: exec.error as never };
       }
       if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status });
@@ -541,106 +429,12 @@ export function createCallService(deps: CallServiceDeps) {
         );
       } catch (err) {
         if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
-        mapUpdateError(err);
+        throw updateError(err);
       }
     },
 
-    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
-      const a = await store.getApproval(pool, approvalId);
-      if (!a || a.org_id !== p.orgId) throw notFound('approval');
-      const admin = p.type === 'user' && p.role === 'admin';
-      if (a.requester_id === p.identityId) throw forbidden('the requester cannot resolve its own approval');
-      if (!admin) {
-        const chain = (await identities.getChain(pool, a.requester_id)).map(identities.toChainIdentity);
-        if (!isAncestor(chain, p.identityId, a.requester_id)) throw new AppError('not_in_your_chain', 'only an ancestor of the requester (or an org admin) may resolve this approval');
-      }
-      const decision = DECISIONS[body.decision];
-      let rememberTtlMs: number | undefined;
-      if (decision === 'allow_remember') {
-        if (!body.remember_keys?.length) throw invalidRequest('allow_remember needs remember_keys (a subset of the suggested tier keys)', { field: 'remember_keys' });
-        if (!body.ttl) throw invalidRequest('allow_remember needs a ttl such as "24h" or "7d"', { field: 'ttl' });
-        const ttl = parseTtl(body.ttl);
-        if (!ttl.ok) throw invalidRequest(ttl.message, { field: 'ttl' });
-        rememberTtlMs = ttl.ms;
-      } else if (body.remember_keys || body.ttl) {
-        throw invalidRequest('remember_keys and ttl go with allow_remember / allow_always only');
-      }
-      try {
-        const [record, call] = await Promise.all([
-          viaTemporal('the decision', () => temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(resolveUpdate, {
-            args: [
-              {
-                decision,
-                resolverId: p.identityId,
-                resolverIsAdmin: admin,
-                ...(body.remember_keys ? { rememberKeys: body.remember_keys } : {}),
-                ...(rememberTtlMs ? { rememberTtlMs, rememberTtl: body.ttl! } : {}),
-                ...(body.reason ? { reason: body.reason } : {}),
-              },
-            ],
-          })),
-          store.getCall(pool, a.call_id).catch(() => null),
-        ]);
-        // What the resolver saw: the `disclose` values recorded with the call.
-        return { ...record, disclosed: call?.disclosed ?? [] };
-      } catch (err) {
-        if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
-        mapUpdateError(err);
-      }
-    },
-
-    /**
-     * `gateway_approve_self`: an agent resolves its OWN approval, acting for the human who enabled
-     * `self_approve_enabled` on its MCP binding (the MCP tool checks the flag on every call). The
-     * decision runs exactly like the human's: resolver = the user, never as an admin.
-     */
-    async resolveSelf(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
-      if (p.type !== 'agent' || p.via !== 'oauth') throw forbidden('only an MCP connection whose owner enabled self-approval may approve its own requests');
-      const a = await store.getApproval(pool, approvalId);
-      if (!a || a.org_id !== p.orgId) throw notFound('approval');
-      if (a.requester_id !== p.identityId) {
-        const chain = (await identities.getChain(pool, a.requester_id)).map(identities.toChainIdentity);
-        if (!isAncestor(chain, p.identityId, a.requester_id)) throw notFound('approval');
-        throw forbidden("gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant's");
-      }
-      const asUser: Principal = { ...p, identityId: p.userId };
-      const record = await this.resolve(asUser, approvalId, {
-        ...body,
-        reason: body.reason ?? 'resolved by the requesting agent with gateway_approve_self (self-approval enabled by its user)',
-      });
-      return { ...record, relationship: 'self' };
-    },
-
-    getApproval: (p: Principal, id: string) => approvalView(p, id, true),
-
-    async listApprovals(p: Principal, q: { status?: string | undefined; scope?: 'mine' | 'assigned' | 'actionable' | undefined; limit: number; cursor?: string | undefined }) {
-      const admin = p.type === 'user' && p.role === 'admin';
-      let requesterIds: string[] | undefined;
-      let resolverId: string | undefined;
-      const subtree = (await identities.getSubtree(pool, p.identityId)).map((r) => r.id);
-      if (q.scope === 'mine') requesterIds = subtree;
-      else if (q.scope === 'assigned') resolverId = p.identityId;
-      else if (!admin) requesterIds = subtree;
-      let before: { at: Date; id: string } | undefined;
-      if (q.cursor) {
-        const [at, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
-        if (!at || !id || Number.isNaN(Date.parse(at)) || !UUID.test(id)) throw invalidRequest('cursor is not valid', { field: 'cursor' });
-        before = { at: new Date(at), id };
-      }
-      const statusFilter = q.scope === 'actionable' ? undefined : q.status;
-      let rows = await store.listApprovals(pool, { orgId: p.orgId, status: statusFilter, requesterIds, resolverId, beforeCreatedAt: before, limit: q.limit + 1 });
-      if (q.scope === 'actionable') {
-        rows = rows.filter((r) => (r.status === 'pending' || r.status === 'bubbled') && r.requester_id !== p.identityId);
-        if (!admin) rows = rows.filter((r) => subtree.includes(r.requester_id));
-      }
-      const page = rows.slice(0, q.limit);
-      const last = page.at(-1);
-      const views = await Promise.all(page.map((r) => approvalView(p, r.id)));
-      return {
-        approvals: views,
-        next_cursor: rows.length > q.limit && last ? Buffer.from(`${last.created_at.toISOString()}|${last.id}`).toString('base64url') : null,
-      };
-    },
+    describeFor,
+    settleWithoutWorkflow,
   };
 }
 

@@ -8,10 +8,10 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../logger.ts';
-import { acquireDataDirLock, ensureDataDir } from '../runtime/data-dir.ts';
-import { ensureDatabase, startEmbeddedPostgres } from '../runtime/embedded-postgres.ts';
-import { freePort } from '../runtime/processes.ts';
-import { resolveTemporalCli } from '../runtime/temporal-cli.ts';
+import { acquireDataDirLock, ensureDataDir } from '../embedded/data-dir.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-postgres.ts';
+import { freePort } from '../embedded/processes.ts';
+import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
 import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised, type TemporalPorts } from './temporal-server.ts';
 

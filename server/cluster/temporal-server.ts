@@ -9,9 +9,9 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
-import { forgetChild, reapOrphan, recordChild } from '../runtime/data-dir.ts';
-import { releaseChild, superviseChild, terminate, waitForPort } from '../runtime/processes.ts';
-import { SEARCH_ATTRIBUTES } from '../runtime/temporal-dev-server.ts';
+import { forgetChild, reapOrphan, recordChild } from '../embedded/data-dir.ts';
+import { releaseChild, superviseChild, terminate, waitForPort } from '../embedded/processes.ts';
+import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
 import { compareSearchAttributes, registerCommand } from '../temporal/search-attributes.ts';
 
 const run = promisify(execFile);

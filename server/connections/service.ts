@@ -14,7 +14,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import type { Envelope } from '../../core/vault/envelope.ts';
-import type { Principal, UserPrincipal } from '../auth/principal.ts';
+import { isAdmin, type Principal, type UserPrincipal } from '../auth/principal.ts';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -225,7 +225,7 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
   async function loadVisible(p: Principal, id: string): Promise<store.ConnectionRow> {
     const row = await store.getConnection(pool, id);
     if (!row || row.org_id !== p.orgId) throw notFound('connection');
-    if ((p.type === 'user' && p.role === 'admin') || row.owner_id === p.userId) return row;
+    if (isAdmin(p) || row.owner_id === p.userId) return row;
     throw notFound('connection');
   }
 
@@ -609,13 +609,13 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     },
 
     async list(p: Principal) {
-      const all = p.type === 'user' && p.role === 'admin';
+      const all = isAdmin(p);
       return (await store.listConnections(pool, p.orgId, all ? null : p.userId)).map(publicConnection);
     },
 
     /** The id of a connection the principal may see, named by id or name (POST /v1/actions/http). */
     async idOf(p: Principal, ref: string): Promise<string> {
-      const all = p.type === 'user' && p.role === 'admin';
+      const all = isAdmin(p);
       const found = (await store.listConnections(pool, p.orgId, all ? null : p.userId)).find((c) => c.id === ref || c.name === ref);
       if (!found) throw notFound(`connection "${ref}"`);
       return found.id;

@@ -7,7 +7,8 @@ import { injectedSecrets } from '../../core/permissions/keys.ts';
 import type { WebhookEventType } from '../../workflows/webhook-definitions.ts';
 import * as calls from '../calls/store.ts';
 import type { Logger } from '../logger.ts';
-import { notifyAgentEvent } from '../mcp/events.ts';
+import { presentExecution } from '../approvals/present.ts';
+import { notifyAgentEvent } from './agent-events.ts';
 import { publishUserEvent } from './store.ts';
 
 export interface ApprovalEventTarget {
@@ -41,19 +42,7 @@ export async function approvalEventData(db: CommonQueryMethods, approvalId: stri
     decision: a.decision,
     reason: a.reason,
     expires_at: a.expires_at.toISOString(),
-    ...(exec
-      ? {
-          execution: {
-            id: exec.id,
-            status: exec.status,
-            runtime: exec.runtime,
-            triggered_by: exec.triggered_by,
-            ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
-            ...(exec.result !== null ? { result: exec.result } : {}),
-            ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
-          },
-        }
-      : {}),
+    ...(exec ? { execution: presentExecution(exec) } : {}),
   };
 }
 

@@ -4,10 +4,10 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
+import { isAdmin } from '../auth/principal.ts';
 import { apiRouter } from '../http/api-router.ts';
-import type { DatabasePool } from 'slonik';
 import type { UserEventHub } from './hub.ts';
-import { eventsAfter, storedBounds, type EventScope, type UserEvent } from './store.ts';
+import type { EventScope, EventService, UserEvent } from './service.ts';
 
 /** Backlog sent on resume; a client further behind gets a `gap` instead. */
 export const MAX_BACKLOG = 500;
@@ -20,7 +20,7 @@ function frame(e: UserEvent): string {
   return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, ...e.data })}\n\n`;
 }
 
-export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Router {
+export function eventRoutes(deps: { events: EventService; hub: UserEventHub }): Router {
   const r = apiRouter({ tags: ['Events'] });
   r.route({
     method: 'get',
@@ -51,7 +51,7 @@ export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Ro
     const header = req.get('last-event-id');
     const q = query.parse(req.query);
     const lastId = header !== undefined && header !== '' ? eventId.parse(header) : q.last_event_id;
-    const scope: EventScope = { orgId: p.orgId, userId: p.role === 'admin' ? null : p.userId };
+    const scope: EventScope = { orgId: p.orgId, userId: isAdmin(p) ? null : p.userId };
 
     // Subscribe before reading the backlog, and hold live events until it is out, so nothing
     // falls between the two; ids already sent are skipped.
@@ -86,14 +86,14 @@ export function eventRoutes(deps: { pool: DatabasePool; hub: UserEventHub }): Ro
       'X-Accel-Buffering': 'no',
     });
     res.write('retry: 3000\n\n');
-    const bounds = await storedBounds(deps.pool);
+    const bounds = await deps.events.bounds();
     if (lastId === undefined) {
       // A fresh stream starts "now": its first id is where a later resume continues from.
       sent = bounds.max ?? 0n;
       res.write(`id: ${sent}\nevent: ready\ndata: {}\n\n`);
     } else {
       const pruned = bounds.min === null ? lastId > 0n : lastId < bounds.min - 1n;
-      const backlog = pruned || (bounds.max !== null && lastId > bounds.max) ? null : await eventsAfter(deps.pool, scope, lastId, MAX_BACKLOG + 1);
+      const backlog = pruned || (bounds.max !== null && lastId > bounds.max) ? null : await deps.events.after(scope, lastId, MAX_BACKLOG + 1);
       if (backlog === null || backlog.length > MAX_BACKLOG) {
         // Too far behind (or an id from another database): resume from now and let the client refetch.
         sent = bounds.max ?? 0n;

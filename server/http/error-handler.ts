@@ -6,13 +6,8 @@ import { ZodError } from 'zod';
 import { isDatabaseUnavailable, isUniqueViolation } from '../db/errors.ts';
 import { isTemporalUnavailable } from '../temporal/errors.ts';
 import { unavailable } from '../temporal/health.ts';
-import { AppError, toEnvelope } from '../errors.ts';
+import { AppError, toEnvelope, zodToAppError } from '../errors.ts';
 
-export function zodToAppError(err: ZodError, message = 'the request is not valid'): AppError {
-  return new AppError('invalid_request', message, {
-    issues: err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code })),
-  });
-}
 
 export function errorHandler() {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {

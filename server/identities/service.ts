@@ -4,7 +4,7 @@ import type { DatabasePool } from 'slonik';
 import { isAncestor } from '../../core/permissions/chain.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
-import type { Principal } from '../auth/principal.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -76,7 +76,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
   async function loadVisible(p: Principal, id: string): Promise<store.IdentityRow> {
     const row = await store.getIdentity(pool, id);
     if (!row || row.org_id !== p.orgId) throw notFound('identity');
-    if (p.type === 'user' && p.role === 'admin') return row;
+    if (isAdmin(p)) return row;
     if (p.type === 'user') {
       if (row.user_id === p.userId) return row;
       throw notFound('identity');
@@ -94,7 +94,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
    */
   async function assertManages(p: Principal, target: store.IdentityRow, mode: 'under' | 'manage' = 'manage'): Promise<void> {
     if (p.type === 'user') {
-      if (p.role === 'admin' || target.user_id === p.userId) return;
+      if (isAdmin(p) || target.user_id === p.userId) return;
       throw forbidden('you may only manage identities in your own tree');
     }
     if (mode === 'under' && target.id === p.identityId) return;
@@ -124,7 +124,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
 
     async list(p: Principal, filter: { kind?: string | undefined; status?: string | undefined }) {
       let rows: readonly store.IdentityRow[];
-      if (p.type === 'user' && p.role === 'admin') rows = await store.listOrgIdentities(pool, p.orgId);
+      if (isAdmin(p)) rows = await store.listOrgIdentities(pool, p.orgId);
       else rows = await store.getSubtree(pool, p.type === 'user' ? p.userId : p.identityId);
       return rows
         .filter((r) => r.org_id === p.orgId)
@@ -186,7 +186,7 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
     async setStatus(p: Principal, id: string, status: 'revoked' | 'archived') {
       const target = await loadVisible(p, id);
       if (target.id === p.identityId) throw forbidden(`you cannot ${status === 'revoked' ? 'revoke' : 'archive'} yourself`);
-      if (target.kind === 'user' && !(p.type === 'user' && p.role === 'admin')) throw forbidden('only admins may revoke users');
+      if (target.kind === 'user' && !isAdmin(p)) throw forbidden('only admins may revoke users');
       await assertManages(p, target);
       const subtree = await store.getSubtree(pool, target.id);
       // Total: the subtree's keys, the keys they minted, and the OAuth grants bound to any of them.

@@ -9,7 +9,6 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { DatabasePool } from 'slonik';
 import { hostAllowed, originAllowed } from '../../core/http/host-policy.ts';
 import pkg from '../../package.json' with { type: 'json' };
 import type { AgentPrincipal } from '../auth/principal.ts';
@@ -18,8 +17,8 @@ import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { guardJsonRpc } from './jsonrpc-guard.ts';
-import { createAgentEventHub, type AgentEvent, type AgentEventHub } from './events.ts';
-import { invokeTool, registerGatewayTools, selfApproveEnabled, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
+import { createAgentEventHub, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
+import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
 export const MCP_BODY_LIMIT = '1mb';
@@ -34,11 +33,12 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 export interface McpEndpointDeps {
-  services: Pick<Services, 'auth' | 'calls' | 'registry' | 'identities' | 'connections'>;
-  pool: DatabasePool;
+  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
+  /** The database the agent event hub LISTENs on (one dedicated connection). */
+  connectionUri: string;
   config: Pick<Config, 'publicUrl' | 'hostPolicy'>;
   logger: Logger;
-  /** Defaults to one LISTEN connection on the pool's database. */
+  /** Defaults to one LISTEN connection on `connectionUri`. */
   events?: AgentEventHub;
 }
 
@@ -69,8 +69,8 @@ export function createGatewayMcpServer(ctx: ToolContext, opts: { selfApprove: bo
 }
 
 export function mcpRoutes(deps: McpEndpointDeps): Router {
-  const { services, pool, config, logger } = deps;
-  const events = deps.events ?? createAgentEventHub({ connectionUri: pool.configuration.connectionUri, logger });
+  const { services, config, logger } = deps;
+  const events = deps.events ?? createAgentEventHub({ connectionUri: deps.connectionUri, logger });
   const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
   const router = Router();
 
@@ -131,8 +131,8 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     const p = req.principal as AgentPrincipal;
-    const ctx: ToolContext = { services, pool, config, logger: req.log, requestId: req.id };
-    const server = createGatewayMcpServer(ctx, { selfApprove: await selfApproveEnabled(pool, p) });
+    const ctx: ToolContext = { services, config, logger: req.log, requestId: req.id };
+    const server = createGatewayMcpServer(ctx, { selfApprove: await services.oauth.selfApproveEnabled(p) });
     // Stateless: no session id, one transport per request, plain JSON replies.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -5,21 +5,20 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { DatabasePool } from 'slonik';
 import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
-import { AppError, ERROR_STATUS, forbidden, invalidRequest, unauthenticated, type ErrorCode } from '../errors.ts';
+import { AppError, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { isSelfApproveEnabled } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
+import { answerOf } from '../calls/outcome.ts';
+import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export interface ToolContext {
-  services: Pick<Services, 'calls' | 'registry' | 'identities' | 'connections'>;
-  pool: DatabasePool;
+  services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
   config: Pick<Config, 'publicUrl'>;
   logger: Logger;
   requestId: string;
@@ -97,30 +96,14 @@ const approvalOutput = z.looseObject({
   error: errorEnvelope.optional(),
 });
 
-const resolveInput = z
-  .strictObject({
-    approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
-    resolution: z.enum(['allow', 'deny', 'allow_remember']),
-    remember_keys: z
-      .array(z.string().min(1).max(2048))
-      .min(1)
-      .max(20)
-      .optional()
-      .describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
-    ttl: z
-      .string()
-      .regex(/^\d+[hd]$/, 'must look like 12h or 7d')
-      .optional()
-      .describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
-  })
-  .superRefine((v, ctx) => {
-    if (v.resolution === 'allow_remember') {
-      if (!v.remember_keys) ctx.addIssue({ code: 'custom', path: ['remember_keys'], message: 'allow_remember needs remember_keys' });
-      if (!v.ttl) ctx.addIssue({ code: 'custom', path: ['ttl'], message: 'allow_remember needs a ttl such as 24h or 7d' });
-    } else if (v.remember_keys || v.ttl) {
-      ctx.addIssue({ code: 'custom', path: [v.remember_keys ? 'remember_keys' : 'ttl'], message: 'remember_keys and ttl go with allow_remember only' });
-    }
-  });
+// The combination rules (remember_keys and ttl with allow_remember only) are the service's
+// (server/approvals/resolve-input.ts), the same for REST and MCP.
+const resolveInput = z.strictObject({
+  approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
+  resolution: z.enum(['allow', 'deny', 'allow_remember']),
+  remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
+  ttl: ttlSchema.optional().describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
+});
 
 // --- tool definitions ------------------------------------------------------------------------------
 
@@ -149,11 +132,7 @@ function rawHttpRejected(tool: string, args: Record<string, unknown>): AppError 
 
 /** A workflow outcome as a tool result; the `error` outcome becomes the error envelope. */
 function outcomeResult(outcome: CallOutcome): Record<string, unknown> {
-  if (outcome.status === 'error') {
-    const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
-    throw new AppError(code, outcome.error.message, outcome.error.details);
-  }
-  return { ...outcome };
+  return { ...answerOf(outcome) };
 }
 
 
@@ -300,7 +279,7 @@ const gatewayApprove = defineTool({
   annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     return {
-      ...(await ctx.services.calls.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
     };
   },
 });
@@ -319,9 +298,9 @@ const gatewayApproveSelf = defineTool({
   annotations: { title: 'Resolve your own approval', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     // Re-read on every call: turning the flag off takes effect at once.
-    if (!(await selfApproveEnabled(ctx.pool, p))) throw forbidden(SELF_APPROVE_OFF);
+    if (!(await ctx.services.oauth.selfApproveEnabled(p))) throw forbidden(SELF_APPROVE_OFF);
     return {
-      ...(await ctx.services.calls.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
     };
   },
 });
@@ -375,7 +354,7 @@ const gatewayAuth = defineTool({
   async run(p, args, ctx) {
     switch (args.operation) {
       case 'whoami':
-        return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await selfApproveEnabled(ctx.pool, p) };
+        return { ...(await ctx.services.identities.me(p)), self_approve_enabled: await ctx.services.oauth.selfApproveEnabled(p) };
       case 'connections':
         return { connections: await ctx.services.connections.list(p) };
       case 'connect': {
@@ -393,12 +372,6 @@ const gatewayAuth = defineTool({
 
 export const GATEWAY_TOOLS: readonly GatewayTool[] = [gatewayCall, gatewayRead, gatewaySearch, gatewayApprove, gatewayApproveSelf, gatewayAuth];
 
-/** Self-approval exists only for an OAuth principal whose (user, client) binding has the flag on. */
-export async function selfApproveEnabled(pool: DatabasePool, p: Principal): Promise<boolean> {
-  if (p.type !== 'agent' || p.via !== 'oauth') return false;
-  return isSelfApproveEnabled(pool, { userId: p.userId, clientId: p.credentialId, agentId: p.identityId });
-}
-
 // --- invocation ------------------------------------------------------------------------------------
 
 export function toolResult(value: Record<string, unknown>): CallToolResult {
@@ -410,11 +383,7 @@ export function toolError(err: AppError): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope, isError: true };
 }
 
-function issuesError(tool: string, err: ZodError): AppError {
-  const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
-  const text = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-  return invalidRequest(`invalid arguments for ${tool}: ${text}`, { issues });
-}
+const issuesError = (tool: string, err: ZodError): AppError => zodToAppError(err, `invalid arguments for ${tool}`);
 
 function principalOf(extra: ToolExtra): AgentPrincipal {
   const p = extra.authInfo?.extra?.principal as Principal | undefined;

@@ -36,16 +36,22 @@ function publicBinding(b: store.BindingRow & { agent_name?: string; agent_status
   };
 }
 
-/**
- * Whether the human behind an MCP connection let its agent approve its own requests. Read on
- * every call (never cached), so turning it off or revoking the binding takes effect at once.
- */
+/** The binding's flag for (user, client[, agent]); see `selfApproveEnabled` below. */
 export async function isSelfApproveEnabled(pool: DatabasePool, q: { userId: string; clientId: string; agentId?: string }): Promise<boolean> {
   return (await store.selfApproveEnabled(pool, q)) === true;
 }
 
 export function createOAuthService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
+
+  /**
+   * Whether the human behind an MCP connection let its agent approve its own requests. Read on
+   * every call (never cached), so turning it off or revoking the binding takes effect at once.
+   */
+  async function selfApproveEnabled(p: Principal): Promise<boolean> {
+    if (p.type !== 'agent' || p.via !== 'oauth') return false;
+    return isSelfApproveEnabled(pool, { userId: p.userId, clientId: p.credentialId, agentId: p.identityId });
+  }
 
   /** The binding if the principal may see it: its user, or the agent it binds; 404 otherwise. */
   async function loadVisibleBinding(p: Principal, id: string): Promise<store.BindingRow> {
@@ -57,6 +63,7 @@ export function createOAuthService(deps: { pool: DatabasePool }) {
   }
 
   return {
+    selfApproveEnabled,
     async listClients(p: Principal) {
       if (!isAdmin(p)) throw forbidden('only org admins may list OAuth clients');
       const rows = await store.listOrgClients(pool, p.orgId);

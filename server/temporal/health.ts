@@ -22,6 +22,12 @@ export function unavailable(dependency: 'temporal' | 'database', message: string
   return new AppError('unavailable', message, { dependency, retry_after_seconds: RETRY_AFTER_SECONDS, ...details });
 }
 
+/** Runs Temporal operations through `health` (refused or released with 503 while it is down). */
+export function viaTemporal(temporal: Client, health: TemporalHealth | undefined) {
+  return <T>(what: string, op: () => Promise<T>): Promise<T> =>
+    health ? health.guard((signal) => temporal.connection.withAbortSignal(signal, op), what) : op();
+}
+
 export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000): TemporalHealth {
   let healthy = true;
   let waiters = new Set<() => void>();

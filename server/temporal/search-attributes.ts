@@ -5,7 +5,7 @@
 // API when that is allowed, otherwise start-up stops with the command an operator must run.
 import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
-import { SEARCH_ATTRIBUTES } from '../runtime/temporal-dev-server.ts';
+import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
 
 type AttributeType = (typeof SEARCH_ATTRIBUTES)[keyof typeof SEARCH_ATTRIBUTES];
 
@@ -88,7 +88,7 @@ export async function ensureSearchAttributes(opts: EnsureOptions): Promise<void>
   if (!check.missing.length) return;
   if (!opts.register) throw new MissingSearchAttributesError(namespace, check.missing, 'TEMPORAL_REGISTER_SEARCH_ATTRIBUTES=false');
 
-  const searchAttributes = Object.fromEntries(check.missing.map((n) => [n, INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[n as keyof typeof SEARCH_ATTRIBUTES]]]));
+  const searchAttributes = Object.fromEntries(check.missing.map((n) => [n, INDEXED_VALUE_TYPE[SEARCH_ATTRIBUTES[n] ?? 'Keyword']]));
   try {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
     logger.info({ namespace, registered: check.missing }, 'registered the gateway search attributes in Temporal');

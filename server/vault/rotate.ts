@@ -122,3 +122,8 @@ export async function rotateMasterKey(
     return { kekId: newKek.id, secretVersions, connectionEnvelopes, otherEnvelopes, skipped };
   });
 }
+
+/** Whether the database has the vault's tables yet (`gateway migrate` creates them). */
+export async function hasVaultTables(pool: DatabasePool): Promise<boolean> {
+  return pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`SELECT to_regclass('public.secret_versions') IS NOT NULL AS ok`);
+}

@@ -11,7 +11,7 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { secretAad } from '../../core/vault/envelope.ts';
 import { checkHostPattern } from '../../core/vault/hosts.ts';
-import type { Principal, UserPrincipal } from '../auth/principal.ts';
+import { isAdmin, type Principal, type UserPrincipal } from '../auth/principal.ts';
 import { conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
 import type { VaultKeyring } from './keyring.ts';
 import * as store from './store.ts';
@@ -100,7 +100,7 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
   }
 
   /** Admins see every secret of the org; members the org's and their own (others' answer 404). */
-  const visibleTo = (p: UserPrincipal, s: store.SecretRow) => p.role === 'admin' || usableBy(s, p.userId);
+  const visibleTo = (p: UserPrincipal, s: store.SecretRow) => isAdmin(p) || usableBy(s, p.userId);
 
   async function loadSecret(p: UserPrincipal, id: string): Promise<store.SecretRow> {
     const row = await store.getSecret(pool, p.orgId, id);

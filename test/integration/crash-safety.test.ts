@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import type http from 'node:http';
-import { freePort } from '../../server/runtime/processes.ts';
+import { freePort } from '../../server/embedded/processes.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { createTestDatabase } from '../support/gateway.ts';
 import { apiClient, gatewayEnv, killHard, setUpTenant, startServe, stopGently, type Tenant } from '../support/gateway-process.ts';

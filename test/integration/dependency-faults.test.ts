@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort, isAlive } from '../../server/runtime/processes.ts';
+import { freePort, isAlive } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
 import { apiClient, childPid, gatewayEnv, setUpTenant, startServe, stopGently, type Tenant } from '../support/gateway-process.ts';
 import type { CliProcess } from '../support/processes.ts';

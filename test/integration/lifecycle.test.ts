@@ -4,7 +4,7 @@ import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../server/runtime/processes.ts';
+import { freePort } from '../../server/embedded/processes.ts';
 import { processesMentioning, runCli, waitForReady, type CliProcess } from '../support/processes.ts';
 
 describe('gateway serve lifecycle', () => {

@@ -4,8 +4,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
-import { ensureDatabase } from '../../server/runtime/embedded-postgres.ts';
-import { freePort } from '../../server/runtime/processes.ts';
+import { ensureDatabase } from '../../server/embedded/embedded-postgres.ts';
+import { freePort } from '../../server/embedded/processes.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
 import { contractChecker, type ContractChecker, type OpenApiDoc } from './contract.ts';
 

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../server/logger.ts';
-import { ensureDatabase, startEmbeddedPostgres } from '../../server/runtime/embedded-postgres.ts';
-import { resolveTemporalCli } from '../../server/runtime/temporal-cli.ts';
-import { startTemporalDevServer } from '../../server/runtime/temporal-dev-server.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../../server/embedded/embedded-postgres.ts';
+import { resolveTemporalCli } from '../../server/embedded/temporal-cli.ts';
+import { startTemporalDevServer } from '../../server/embedded/temporal-dev-server.ts';
 import { WORKFLOWS_PATH } from '../../server/temporal/worker.ts';
 
 declare module 'vitest' {

@@ -17,7 +17,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../server/runtime/processes.ts';
+import { freePort } from '../../server/embedded/processes.ts';
 
 const { values: args } = parseArgs({
   options: {

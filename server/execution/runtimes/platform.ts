@@ -14,7 +14,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { buildActionRequest } from '../../../core/execution/request.ts';
 import type { Principal } from '../../auth/principal.ts';
-import type { CallService } from '../../calls/service.ts';
+import type { ApprovalService } from '../../approvals/service.ts';
 import { AppError, forbidden, invalidRequest } from '../../errors.ts';
 import type { IdentityService } from '../../identities/service.ts';
 import * as identityStore from '../../identities/store.ts';
@@ -24,7 +24,7 @@ import { jsonOutput } from './result.ts';
 export interface PlatformDeps {
   pool: DatabasePool;
   identities: Pick<IdentityService, 'createAgent' | 'revokeKey'>;
-  calls: Pick<CallService, 'listApprovals'>;
+  approvals: Pick<ApprovalService, 'list'>;
 }
 
 interface Answer {
@@ -56,7 +56,7 @@ function gatewayActions(deps: PlatformDeps): Map<string, PlatformAction> {
       'list_pending_approvals',
       async (p, params) => {
         const q = parse(listPendingParams, params);
-        const page = await deps.calls.listApprovals(p, { status: 'pending', limit: q.limit, cursor: q.cursor });
+        const page = await deps.approvals.list(p, { status: 'pending', limit: q.limit, cursor: q.cursor });
         // A compact view: the result body is capped at 8 KiB, so leave out the request payloads.
         const approvals = page.approvals.map((a) => ({
           id: a.id,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstBlockedFolder } from '../../../server/runtime/embedded-postgres.ts';
+import { firstBlockedFolder } from '../../../server/embedded/embedded-postgres.ts';
 
 const pg = { uid: 999, gid: 999 };
 const dir = (path: string, mode: number, uid = 0, gid = 0) => ({ path, mode, uid, gid });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../../server/cluster/binaries.ts';
 import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig } from '../../../server/cluster/temporal-server.ts';
-import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/runtime/temporal-dev-server.ts';
+import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/embedded/temporal-dev-server.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, any> };

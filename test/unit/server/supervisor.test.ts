@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../server/logger.ts';
-import { isAlive, terminate } from '../../../server/runtime/processes.ts';
-import { superviseRestarts, type RunningChild } from '../../../server/runtime/supervisor.ts';
+import { isAlive, terminate } from '../../../server/embedded/processes.ts';
+import { superviseRestarts, type RunningChild } from '../../../server/embedded/supervisor.ts';
 
 function launch(): Promise<RunningChild> {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });

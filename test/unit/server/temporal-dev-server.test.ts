@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { devServerArgs, sdkExtraArgs, SEARCH_ATTRIBUTES } from '../../../server/runtime/temporal-dev-server.ts';
+import { devServerArgs, sdkExtraArgs, SEARCH_ATTRIBUTES } from '../../../server/embedded/temporal-dev-server.ts';
 
 describe('Temporal dev server arguments', () => {
   it('persists to SQLite in WAL mode, registers the search attributes and enables updates', () => {

@@ -3,19 +3,16 @@
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { CALL_SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
 import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
 import { superviseRestarts, type RunningChild } from './supervisor.ts';
 
 /** Search attributes the Temporal UI filters calls by (DESIGN.md §4). */
-export const SEARCH_ATTRIBUTES = {
-  GatewayOrg: 'Keyword',
-  GatewayAgent: 'Keyword',
-  GatewayService: 'Keyword',
-  GatewayAction: 'Keyword',
-  GatewayStatus: 'Keyword',
-} as const;
+export const SEARCH_ATTRIBUTES: Readonly<Record<string, 'Keyword'>> = Object.fromEntries(
+  Object.values(CALL_SEARCH_ATTRIBUTES).map((key) => [key.name, 'Keyword' as const]),
+);
 
 export const DYNAMIC_CONFIG = [
   'frontend.enableUpdateWorkflowExecution=true',

@@ -2,9 +2,9 @@
 // records a transition (a Temporal worker) sends `pg_notify('gateway_events', …)`; every API
 // process LISTENs on one dedicated connection and fans the events out to the `GET /mcp` streams
 // of that agent. Nothing is kept in memory beyond who is listening right now.
-import pg from 'pg';
 import { sql, type CommonQueryMethods } from 'slonik';
 import type { Logger } from '../logger.ts';
+import { createChannelListener } from './listener.ts';
 
 export const AGENT_EVENTS_CHANNEL = 'gateway_events';
 
@@ -68,19 +68,14 @@ export interface AgentEventHub {
 }
 
 interface Subscriber {
+  agentId: string;
   onEvent: (e: AgentEvent) => void;
   onLost: () => void;
 }
 
-/** One LISTEN connection per process, opened on the first subscriber and closed after the last. */
+/** One LISTEN connection per process (listener.ts), opened on the first subscriber and closed after the last. */
 export function createAgentEventHub(deps: { connectionUri: string; logger: Logger }): AgentEventHub {
-  const { logger } = deps;
-  const subscribers = new Map<string, Set<Subscriber>>();
-  let count = 0;
-  let client: pg.Client | null = null;
-  let connecting: Promise<void> | null = null;
-
-  function dispatch(payload: string | undefined): void {
+  const listener = createChannelListener<Subscriber>({ ...deps, channel: AGENT_EVENTS_CHANNEL, what: 'agent event' }, (payload, subscribers) => {
     if (!payload) return;
     let msg: { agent_id?: unknown; event?: AgentEvent };
     try {
@@ -89,65 +84,7 @@ export function createAgentEventHub(deps: { connectionUri: string; logger: Logge
       return;
     }
     if (typeof msg.agent_id !== 'string' || !msg.event) return;
-    for (const s of subscribers.get(msg.agent_id) ?? []) s.onEvent(msg.event);
-  }
-
-  /** The connection is gone: every stream ends, so its client reconnects and we LISTEN afresh. */
-  function lost(c: pg.Client): void {
-    if (client !== c) return;
-    client = null;
-    const all = [...subscribers.values()].flatMap((set) => [...set]);
-    subscribers.clear();
-    count = 0;
-    for (const s of all) s.onLost();
-  }
-
-  async function open(): Promise<void> {
-    const c = new pg.Client({ connectionString: deps.connectionUri, keepAlive: true });
-    c.on('notification', (m) => {
-      if (m.channel === AGENT_EVENTS_CHANNEL) dispatch(m.payload);
-    });
-    c.on('error', (err) => {
-      logger.warn({ err: err.message }, 'agent event listener connection failed');
-      lost(c);
-      c.end().catch(() => undefined);
-    });
-    c.on('end', () => lost(c));
-    await c.connect();
-    await c.query(`LISTEN ${AGENT_EVENTS_CHANNEL}`);
-    client = c;
-    if (count === 0) close();
-  }
-
-  function close(): void {
-    const c = client;
-    client = null;
-    c?.end().catch(() => undefined);
-  }
-
-  return {
-    async subscribe(agentId, onEvent, onLost) {
-      const sub: Subscriber = { onEvent, onLost };
-      let set = subscribers.get(agentId);
-      if (!set) subscribers.set(agentId, (set = new Set()));
-      set.add(sub);
-      count++;
-      let active = true;
-      const unsubscribe = () => {
-        if (!active) return;
-        active = false;
-        const s = subscribers.get(agentId);
-        if (!s?.delete(sub)) return; // already dropped by lost()
-        if (s.size === 0) subscribers.delete(agentId);
-        if (--count === 0 && client) close();
-      };
-      try {
-        if (!client) await (connecting ??= open().finally(() => (connecting = null)));
-      } catch (err) {
-        unsubscribe();
-        throw err;
-      }
-      return unsubscribe;
-    },
-  };
+    for (const s of subscribers) if (s.agentId === msg.agent_id) s.onEvent(msg.event);
+  });
+  return { subscribe: (agentId, onEvent, onLost) => listener.subscribe({ agentId, onEvent, onLost }) };
 }

@@ -1,0 +1,44 @@
+// The approval as the API shows it ("Approval record" of the spec, with the gated action and the
+// requester), built in one place from the row approvals/store.ts reads; the execution summary is
+// shared with the webhook and event payloads the call activities send.
+import type { ApprovalExecution, ApprovalViewRow } from './store.ts';
+
+/** An execution as its viewers see it: why it did not run (e.g. `outcome_unknown`) included. */
+export function presentExecution(exec: Omit<ApprovalExecution, 'expires_at'>) {
+  return {
+    id: exec.id,
+    status: exec.status,
+    runtime: exec.runtime,
+    ...(exec.triggered_by ? { triggered_by: exec.triggered_by } : {}),
+    ...(exec.http_status_code !== null ? { http_status_code: exec.http_status_code } : {}),
+    ...(exec.result !== null ? { result: exec.result } : {}),
+    ...(exec.error !== null && exec.status !== 'executed' ? { error: exec.error } : {}),
+  };
+}
+
+/** `description` replaces the stored one (names looked up with the viewer's own authority). */
+export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string) {
+  const exec = a.execution;
+  return {
+    id: a.id,
+    status: a.status,
+    relationship: a.relationship,
+    risk: a.risk,
+    permission_keys: a.permission_keys,
+    suggested_tiers: a.suggested_tiers,
+    derived_keys: a.derived_keys,
+    expires_at: (exec ? exec.expires_at : a.expires_at).toISOString(),
+    ...(exec && a.status === 'allowed' ? { execution: presentExecution(exec) } : {}),
+    action: a.call ? { ...a.call, description: description ?? a.call.description } : null,
+    requester: a.requester ?? { id: a.requester_id },
+    resolver_id: a.resolver_id,
+    auto_call_on_approve: a.auto_call_on_approve,
+    decision: a.decision,
+    reason: a.reason,
+    resolved_by: a.resolved_by,
+    resolved_at: a.resolved_at?.toISOString() ?? null,
+    created_at: a.created_at.toISOString(),
+    approval_url: `${publicUrl}/approvals/${a.id}`,
+  };
+}
+export type ApprovalView = ReturnType<typeof presentApproval>;

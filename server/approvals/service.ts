@@ -1,0 +1,122 @@
+// Approvals: listing and reading them as the viewer may, and deciding them (the decision itself
+// runs in the call's workflow, through its `resolve` update). Starting and resuming calls stays
+// in server/calls/.
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
+import { callWorkflowId, resolveUpdate, type ApprovalRecord } from '../../workflows/definitions.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
+import type { CallService } from '../calls/service.ts';
+import type { Config } from '../config.ts';
+import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
+import { presentApproval } from './present.ts';
+import { resolveRequest, type ResolveBody } from './resolve-input.ts';
+import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
+import { updateError, workflowNotRunning } from './update-errors.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One approval of the viewer's org with the viewer's authority over it (null: no such approval). */
+export async function readApproval(db: DatabasePool, p: Principal, id: string): Promise<{ row: ApprovalViewRow; authority: Authority } | null> {
+  const admin = isAdmin(p);
+  const [row] = await approvalViews(db, { orgId: p.orgId, viewerId: p.identityId, admin, scope: 'visible', id, limit: 1 });
+  return row ? { row, authority: authorityFor({ admin }, row.relationship) } : null;
+}
+
+/** One the viewer may see, else `not_found` (never a hint that it exists). */
+export async function readVisibleApproval(db: DatabasePool, p: Principal, id: string) {
+  const found = await readApproval(db, p, id);
+  if (!found || !found.authority.see) throw notFound('approval');
+  return found;
+}
+
+const encodeCursor = (a: { created_at: Date; id: string }) => Buffer.from(`${a.created_at.toISOString()}|${a.id}`).toString('base64url');
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!at || !id || Number.isNaN(Date.parse(at)) || !UUID.test(id)) throw invalidRequest('cursor is not valid', { field: 'cursor' });
+  return { at: new Date(at), id };
+}
+
+export interface ApprovalServiceDeps {
+  pool: DatabasePool;
+  temporal: Client;
+  temporalHealth?: TemporalHealth | undefined;
+  config: Pick<Config, 'publicUrl'>;
+  calls: Pick<CallService, 'describeFor' | 'settleWithoutWorkflow'>;
+}
+
+export function createApprovalService(deps: ApprovalServiceDeps) {
+  const { pool, temporal } = deps;
+  const guarded = viaTemporal(temporal, deps.temporalHealth);
+
+  const service = {
+    /** One approval; `resolve` names in its description looked up with the viewer's own authority. */
+    async get(p: Principal, id: string) {
+      const { row } = await readVisibleApproval(pool, p, id);
+      return presentApproval(row, deps.config.publicUrl, await deps.calls.describeFor(p, row.call_id));
+    },
+
+    /** A page, newest first: one query, filtered by the viewer's authority before the LIMIT. */
+    async list(p: Principal, q: { status?: string | undefined; scope?: Exclude<ApprovalQuery['scope'], 'visible'> | undefined; limit: number; cursor?: string | undefined }) {
+      const before = q.cursor ? decodeCursor(q.cursor) : undefined;
+      const rows = await approvalViews(pool, {
+        orgId: p.orgId,
+        viewerId: p.identityId,
+        admin: isAdmin(p),
+        scope: q.scope ?? 'visible',
+        status: q.status,
+        before,
+        limit: q.limit + 1,
+      });
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      return {
+        approvals: page.map((r) => presentApproval(r, deps.config.publicUrl)),
+        next_cursor: rows.length > q.limit && last ? encodeCursor(last) : null,
+      };
+    },
+
+    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
+      const found = await readApproval(pool, p, approvalId);
+      if (!found) throw notFound('approval');
+      const { row, authority } = found;
+      if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
+      if (authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
+      const input = resolveRequest(body);
+      try {
+        const record = await guarded('the decision', () =>
+          temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(resolveUpdate, {
+            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) }],
+          }),
+        );
+        // What the resolver saw: the `disclose` values recorded with the call.
+        return { ...record, disclosed: row.call?.disclosed ?? [] };
+      } catch (err) {
+        if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);
+        throw updateError(err);
+      }
+    },
+
+    /**
+     * `gateway_approve_self`: an agent resolves its OWN approval, acting for the human who enabled
+     * `self_approve_enabled` on its MCP binding (the MCP tool checks the flag on every call). The
+     * decision runs exactly like the human's: resolver = the user, never as an admin.
+     */
+    async resolveSelf(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
+      if (p.type !== 'agent' || p.via !== 'oauth') throw forbidden('only an MCP connection whose owner enabled self-approval may approve its own requests');
+      const found = await readApproval(pool, p, approvalId);
+      if (!found || found.row.relationship === 'not_in_your_chain') throw notFound('approval');
+      if (found.row.relationship !== 'self') throw forbidden("gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant's");
+      const asUser: Principal = { ...p, identityId: p.userId };
+      const record = await service.resolve(asUser, approvalId, {
+        ...body,
+        reason: body.reason ?? 'resolved by the requesting agent with gateway_approve_self (self-approval enabled by its user)',
+      });
+      return { ...record, relationship: 'self' };
+    },
+  };
+  return service;
+}
+
+export type ApprovalService = ReturnType<typeof createApprovalService>;

@@ -1,0 +1,80 @@
+// Approvals as a viewer reads them: one query gives a whole page (or one approval) with its
+// execution, the gated call, the requester and the viewer's relationship to it. Who may see or
+// decide it is decided in SQL here exactly as core/permissions/authority.ts states it: the viewer's
+// subtree comes from the identities' parent links, an admin sees the whole org.
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { approvalRow, executionRow } from '../calls/store.ts';
+
+type Db = CommonQueryMethods;
+
+export const approvalExecution = executionRow
+  .pick({ id: true, status: true, runtime: true, triggered_by: true, http_status_code: true, result: true, error: true })
+  .extend({ expires_at: z.coerce.date() });
+export type ApprovalExecution = z.infer<typeof approvalExecution>;
+
+export const approvalViewRow = approvalRow.extend({
+  relationship: z.enum(['self', 'downstream', 'not_in_your_chain']),
+  execution: approvalExecution.nullable(),
+  call: z
+    .object({
+      service: z.string(),
+      template: z.string(),
+      action: z.string(),
+      description: z.string(),
+      request: z.unknown(),
+      disclosed: z.unknown(),
+    })
+    .nullable(),
+  requester: z.object({ id: z.string(), kind: z.string(), name: z.string() }).nullable(),
+});
+export type ApprovalViewRow = z.infer<typeof approvalViewRow>;
+
+export interface ApprovalQuery {
+  orgId: string;
+  viewerId: string;
+  admin: boolean;
+  /**
+   * `visible`: what the viewer may see; `mine`: raised in the viewer's subtree; `assigned`: now
+   * waiting on the viewer; `actionable`: open and the viewer's to decide.
+   */
+  scope: 'visible' | 'mine' | 'assigned' | 'actionable';
+  status?: string | undefined;
+  /** One approval, whatever the viewer's authority (the caller judges it). */
+  id?: string | undefined;
+  before?: { at: Date; id: string } | undefined;
+  limit: number;
+}
+
+export function approvalViews(db: Db, q: ApprovalQuery) {
+  const inSubtree = sql.fragment`a.requester_id IN (SELECT id FROM subtree)`;
+  const below = sql.fragment`a.requester_id IN (SELECT id FROM subtree WHERE depth > 0)`;
+  const scope = {
+    visible: q.admin ? sql.fragment`TRUE` : inSubtree,
+    mine: inSubtree,
+    assigned: sql.fragment`a.resolver_id = ${q.viewerId}`,
+    actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${q.viewerId} AND ${q.admin ? sql.fragment`TRUE` : below}`,
+  }[q.scope];
+  return db.any(sql.type(approvalViewRow)`
+    WITH RECURSIVE subtree AS (
+      SELECT id, 0 AS depth FROM identities WHERE id = ${q.viewerId}
+      UNION ALL
+      SELECT i.id, s.depth + 1 FROM identities i JOIN subtree s ON i.parent_id = s.id WHERE s.depth < 64
+    )
+    SELECT a.*,
+      CASE WHEN a.requester_id = ${q.viewerId} THEN 'self' WHEN ${below} THEN 'downstream' ELSE 'not_in_your_chain' END AS relationship,
+      (SELECT jsonb_build_object('id', e.id, 'status', e.status, 'runtime', e.runtime, 'triggered_by', e.triggered_by,
+                                 'http_status_code', e.http_status_code, 'result', e.result, 'error', e.error, 'expires_at', e.expires_at)
+         FROM executions e WHERE e.approval_id = a.id) AS execution,
+      (SELECT jsonb_build_object('service', c.service, 'template', c.template, 'action', c.action, 'description', c.description,
+                                 'request', c.request_redacted, 'disclosed', c.disclosed)
+         FROM calls c WHERE c.id = a.call_id) AS call,
+      (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester
+    FROM approvals a
+    WHERE a.org_id = ${q.orgId}
+      AND ${q.id ? sql.fragment`a.id = ${q.id}` : scope}
+      ${q.status && q.scope !== 'actionable' ? sql.fragment`AND a.status = ${q.status}` : sql.fragment``}
+      ${q.before ? sql.fragment`AND (a.created_at, a.id) < (${sql.timestamp(q.before.at)}, ${q.before.id})` : sql.fragment``}
+    ORDER BY a.created_at DESC, a.id DESC
+    LIMIT ${q.limit}`);
+}

@@ -1,0 +1,24 @@
+// The permission check against a requester's live chain: statuses and rules as they are now (they
+// may have changed since the call started or the approval was raised). The one place the call
+// path reads a chain and judges it; the judging itself is core/permissions/chain.ts.
+import type { CommonQueryMethods } from 'slonik';
+import { checkPermission, type Decision } from '../../core/permissions/chain.ts';
+import type { ErrorBody } from '../../workflows/definitions.ts';
+import { getChainWithRules, toChainIdentity, type IdentityRow } from './store.ts';
+
+export type LiveCheck = { inactive: IdentityRow; decision: null } | { inactive: null; decision: Decision };
+
+/** An inactive identity on the chain wins over any rule; otherwise the rules decide (PermissionInputError on bad input). */
+export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[]): Promise<LiveCheck> {
+  const { chain, rules } = await getChainWithRules(db, requesterId);
+  const inactive = chain.find((c) => c.status !== 'active');
+  if (inactive) return { inactive, decision: null };
+  return { inactive: null, decision: checkPermission({ chain: chain.map(toChainIdentity), rules, keys: [...keys], now: new Date() }) };
+}
+
+/** The re-check before an approved call runs: a revoked identity or a new deny since the approval wins. */
+export function recheckRefusal(check: LiveCheck): ErrorBody | null {
+  if (check.inactive) return { code: 'forbidden', message: `identity ${check.inactive.id} is ${check.inactive.status}` };
+  if (check.decision.outcome === 'denied') return { code: 'forbidden', message: `denied by rule "${check.decision.rule.pattern}" since the approval` };
+  return null;
+}
