@@ -6,9 +6,8 @@
 // request leaves; a retry of `send` (dead worker, lost completion) reads it to decide.
 import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { injectedSecrets } from '../core/permissions/keys.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
-import { appendAudit, type AuditEntry } from '../server/audit/store.ts';
+import { appendAudit } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
@@ -20,6 +19,7 @@ import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { CallResult, CallSpec, ErrorBody, ExecutionStatus } from '../workflows/definitions.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import type { ExecuteCallResult } from './calls.ts';
+import { entryFor, type CallEvent } from './covered-call.ts';
 
 /** What the send step knows: the upstream answered, a typed error, or it cannot know. */
 export type SendOutcome =
@@ -135,21 +135,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     },
   };
 
-  type StepAudit = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
-  function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: StepAudit) {
-    return appendAudit(db, {
-      orgId: spec.orgId,
-      userId: spec.userId,
-      identityChain: spec.chain.map((c) => c.id),
-      service: spec.service,
-      action: spec.action,
-      permissionKeys: spec.permissionKeys,
-      callId: spec.callId,
-      requestId: spec.requestId,
-      ...e,
-      // Every row of a call that injects a vault secret names it (never its value), as in calls.ts.
-      ...(injectedSecrets(spec.permissionKeys).length > 0 ? { details: { ...e.details, secrets: injectedSecrets(spec.permissionKeys) } } : {}),
-    });
+  function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: CallEvent) {
+    return appendAudit(db, entryFor(spec, e));
   }
 
   async function recordFinal(input: StepInput, sent: SendOutcome, status: ExecutionStatus): Promise<ExecuteCallResult> {
