@@ -23,6 +23,13 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The session is gone (expired, signed out elsewhere): only then does a page send the browser to
+ * sign-in. Other 401s concern a third party — a call's `needs_authentication`, a connection's
+ * `reauth_required` — and are the page's to show.
+ */
+export const sessionLost = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && err.code === 'unauthenticated';
+
 /** Same-origin client: the browser sends the session cookie with every request. */
 export const api = createClient({ baseUrl: '', fetch: (input) => globalThis.fetch(input, { credentials: 'same-origin' }) });
 

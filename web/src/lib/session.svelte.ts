@@ -1,7 +1,8 @@
 // Who is signed in, loaded once by the shell; pages read it. A 401 anywhere sends the browser to
 // sign-in with the current location as `next`, so deep links (an approval_url) come back.
 import { goto } from '$app/navigation';
-import { ApiError, me, type Me } from './api.ts';
+import { me, type Me } from './api.ts';
+import { sessionLost } from './client.ts';
 
 class Session {
   me = $state<Me | null>(null);
@@ -11,7 +12,7 @@ class Session {
     try {
       this.me = await me();
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      if (!sessionLost(err)) throw err;
       this.me = null;
     }
     this.loaded = true;
@@ -40,7 +41,7 @@ export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) {
+    if (sessionLost(err)) {
       session.me = null;
       session.loaded = false;
       await toSignIn();
