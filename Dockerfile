@@ -26,6 +26,6 @@ HEALTHCHECK --interval=10s --timeout=3s --retries=6 CMD node -e "fetch('http://1
 # V8 grows the young generation to 64 MB per semi-space under a steady request load, garbage it
 # keeps until the process idles: 16 MB holds the gateway near 400 MB RSS for a little more
 # scavenging (docs/decisions.md → Performance).
-ENV NODE_OPTIONS=--max-semi-space-size=16
+ENV NODE_OPTIONS="--max-semi-space-size=16 --max-old-space-size=512"
 ENTRYPOINT ["node", "cli/gateway.ts"]
 CMD ["serve"]

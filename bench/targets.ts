@@ -41,7 +41,7 @@ export interface BenchTarget {
 
 const ADMIN = { email: 'bench@example.test', password: 'benchmark password' };
 /** Node flags of the gateway processes: those of `npm run serve` and the Docker image. */
-const NODE_FLAGS = ['--max-semi-space-size=16'];
+const NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=512'];
 
 function profileFlags(): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;

@@ -220,7 +220,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       GATEWAY_ADMIN_PASSWORD: admin.password,
       LOG_LEVEL: 'info',
       // The Docker image's young-generation cap (Dockerfile; docs/decisions.md → Performance).
-      NODE_OPTIONS: '--max-semi-space-size=16',
+      NODE_OPTIONS: '--max-semi-space-size=16 --max-old-space-size=512',
       ...opts.gatewayEnv,
     });
 
