@@ -2824,7 +2824,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    decision: "allow_once" | "allow_always" | "deny" | "bubble" | "allow" | "allow_remember";
+                    decision: "allow_once" | "allow" | "allow_always" | "allow_remember" | "deny" | "bubble";
                     reason?: string;
                     remember_keys?: string[];
                     ttl?: string;
