@@ -9,8 +9,12 @@ const units: [number, Intl.RelativeTimeFormatUnit][] = [
 ];
 const rtf = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 
+/** Browser and server clocks differ by a little: within this many seconds, an instant is "now". */
+const NOW_WINDOW_S = 5;
+
 export function relative(iso: string, now: number): string {
   let delta = (Date.parse(iso) - now) / 1000;
+  if (Math.abs(delta) < NOW_WINDOW_S) return rtf.format(0, 'second');
   for (const [size, unit] of units) {
     if (Math.abs(delta) < size) return rtf.format(Math.round(delta), unit);
     delta /= size;
