@@ -2,8 +2,7 @@
 // prepared it (hand-off in the same process, else the encrypted call row), the upstream call, and
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
-import { injectedSecrets } from '../core/permissions/keys.ts';
-import type { AuditEntry } from '../server/audit/store.ts';
+import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/store.ts';
 import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
@@ -29,24 +28,23 @@ export interface CoveredResult {
   executionStatus: null;
 }
 
-export type CallEvent = Omit<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
+export type { CallEvent };
 
-/** The same row the call activities' audit helper writes (a call that injects a vault secret names it). */
-export function entryFor(spec: CallSpec, e: CallEvent): AuditEntry {
-  const secrets = injectedSecrets(spec.permissionKeys);
-  return {
-    orgId: spec.orgId,
-    userId: spec.userId,
-    identityChain: spec.chain.map((c) => c.id),
-    service: spec.service,
-    action: spec.action,
-    permissionKeys: spec.permissionKeys,
-    callId: spec.callId,
-    requestId: spec.requestId,
-    ...e,
-    ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}),
-  };
-}
+/** The row the call's activities write, from its spec. */
+export const entryFor = (spec: CallSpec, e: CallEvent): AuditEntry =>
+  callAuditEntry(
+    {
+      orgId: spec.orgId,
+      userId: spec.userId,
+      identityChain: spec.chain.map((c) => c.id),
+      service: spec.service,
+      action: spec.action,
+      permissionKeys: spec.permissionKeys,
+      callId: spec.callId,
+      requestId: spec.requestId,
+    },
+    e,
+  );
 
 function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startCluster, type Cluster } from '../server/cluster/cluster.ts';
+import { GATEWAY_NODE_FLAGS, startCluster, type Cluster } from '../server/cluster/cluster.ts';
 import { HISTORY_SHARDS } from '../server/cluster/temporal-server.ts';
 import { createLogger } from '../server/logger.ts';
 import { freePort } from '../server/embedded/processes.ts';
@@ -40,8 +40,6 @@ export interface BenchTarget {
 }
 
 const ADMIN = { email: 'bench@example.test', password: 'benchmark password' };
-/** Node flags of the gateway processes: those of `npm run serve` and the Docker image. */
-const NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=512'];
 
 function profileFlags(): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
@@ -75,7 +73,7 @@ export async function startEmbeddedTarget(): Promise<BenchTarget> {
     ...benchEnv,
   };
   // Started like `npm run serve` starts it (the same V8 flag).
-  const gateway = spawn(process.execPath, [...NODE_FLAGS, ...profileFlags(), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], {
+  const gateway = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], {
     env,
     // The gateway's JSON log goes to stderr with BENCH_LOG_LEVEL (e.g. info), else nowhere.
     stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'],
@@ -152,7 +150,7 @@ export async function startClusterTarget(replicas: { apiReplicas: number; worker
         // The upstream is on loopback, which NODE_ENV=production refuses by default.
         OUTBOUND_ALLOW_PRIVATE: 'true',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-        NODE_OPTIONS: [...NODE_FLAGS, ...profileFlags()].join(' '),
+        NODE_OPTIONS: [...GATEWAY_NODE_FLAGS, ...profileFlags()].join(' '),
       },
       progress: (line) => process.stderr.write(line + '\n'),
     });

@@ -2,6 +2,7 @@
 // originating user, the identity chain and redacted data only: never a secret or a token.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { injectedSecrets } from '../../core/permissions/keys.ts';
 
 export type AuditEvent =
   | 'call.called'
@@ -61,6 +62,16 @@ export const auditRow = z.object({
 export type AuditRow = z.infer<typeof auditRow>;
 
 /** The INSERT of one audit row, as a fragment (also used inside combined statements). */
+/** What every audit row of one call carries, whoever writes it (the activities, the API). */
+export type CallContext = Pick<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
+export type CallEvent = Omit<AuditEntry, keyof CallContext>;
+
+/** One audit row of a call: a call that injects a vault secret names it on every row (never its value). */
+export function callAuditEntry(call: CallContext, e: CallEvent): AuditEntry {
+  const secrets = injectedSecrets(call.permissionKeys ?? []);
+  return { ...call, ...e, ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}) };
+}
+
 export function auditInsert(e: AuditEntry) {
   return sql.fragment`
     INSERT INTO audit_log (org_id, event, user_id, actor_id, identity_chain, service, action, permission_keys,

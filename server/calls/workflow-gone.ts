@@ -5,9 +5,8 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { injectedSecrets } from '../../core/permissions/keys.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
-import { appendAudit } from '../audit/store.ts';
+import { appendAudit, callAuditEntry } from '../audit/store.ts';
 import { AppError, notFound } from '../errors.ts';
 import { approvalEventData, publishApprovalEvent } from '../events/approval-events.ts';
 import * as identities from '../identities/store.ts';
@@ -63,23 +62,21 @@ export function createWorkflowGoneSettler(deps: WorkflowGoneDeps) {
   async function recordClosure(a: store.ApprovalRow, executionId: string | null): Promise<void> {
     const call = await store.getCall(pool, a.call_id);
     const chain = await identities.getChain(pool, a.requester_id);
-    const secrets = injectedSecrets(a.permission_keys);
     const error = { code: 'workflow_gone', message: WORKFLOW_GONE_REASON };
-    await appendAudit(pool, {
-      orgId: a.org_id,
-      event: executionId ? 'execution.failed' : 'approval.cancelled',
-      userId: a.user_id,
-      actorId: null,
-      identityChain: chain.map((c) => c.id),
-      service: call?.service ?? null,
-      action: call?.action ?? null,
-      permissionKeys: a.permission_keys,
-      decision: executionId ? 'failed' : 'cancelled',
-      callId: a.call_id,
-      approvalId: a.id,
-      executionId,
-      details: { error, ...(secrets.length > 0 ? { secrets } : {}) },
-    });
+    await appendAudit(
+      pool,
+      callAuditEntry(
+        { orgId: a.org_id, userId: a.user_id, identityChain: chain.map((c) => c.id), service: call?.service ?? null, action: call?.action ?? null, permissionKeys: a.permission_keys, callId: a.call_id },
+        {
+          event: executionId ? 'execution.failed' : 'approval.cancelled',
+          actorId: null,
+          decision: executionId ? 'failed' : 'cancelled',
+          approvalId: a.id,
+          executionId,
+          details: { error },
+        },
+      ),
+    );
     const type = executionId ? 'approval.execution_failed' : 'approval.resolved';
     await publishApprovalEvent(events, { orgId: a.org_id, userId: a.user_id, requesterId: a.requester_id }, type, await approvalEventData(pool, a.id));
   }

@@ -13,6 +13,13 @@ import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-post
 import { freePort } from '../embedded/processes.ts';
 import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
+
+/**
+ * V8 flags of every gateway process: a 16 MB young generation and a 512 MB old one (RSS stays
+ * near 400 MB under load; docs/decisions.md → Performance). `npm start`/`serve` and the Docker
+ * image carry the same (test/unit/server/production-shape.test.ts keeps them in step).
+ */
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=512'] as const;
 import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised, type TemporalPorts } from './temporal-server.ts';
 
 const GATEWAY_CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway.ts');
@@ -219,8 +226,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       GATEWAY_ADMIN_EMAIL: admin.email,
       GATEWAY_ADMIN_PASSWORD: admin.password,
       LOG_LEVEL: 'info',
-      // The Docker image's young-generation cap (Dockerfile; docs/decisions.md → Performance).
-      NODE_OPTIONS: '--max-semi-space-size=16 --max-old-space-size=512',
+      NODE_OPTIONS: GATEWAY_NODE_FLAGS.join(' '),
       ...opts.gatewayEnv,
     });
 

@@ -4,6 +4,7 @@
 // beside their line, fixed and saved, then its action run with "try it"; the audit log filtered
 // through the URL, paged, expanded, and exported as CSV and JSON Lines whose rows match the API.
 // axe-core on every page; screenshots into docs/screenshots/ (SCREENSHOTS=1).
+import { auditEntries } from '../support/audit.ts';
 import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,19 +88,6 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
     expect(await seriousViolations(p), where).toEqual([]);
   };
   const shot = (p: Page, name: string, fullPage = true) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
-  /** Every entry GET /v1/audit returns for `query`. */
-  async function auditAll(query: string) {
-    const out: { id: number }[] = [];
-    let cursor: string | null = null;
-    do {
-      const r = await admin('GET', `/v1/audit?${query}&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(r.status).toBe(200);
-      out.push(...r.body.entries);
-      cursor = r.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
-
   beforeAll(async () => {
     ensureDashboardBuilt();
     mkdirSync(SHOTS, { recursive: true });
@@ -298,7 +286,7 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
 
     // Export of the current filter: the server streams every matching row, not the page's 50.
     const query = new URL(shared).search.slice(1);
-    const api = await auditAll(query);
+    const api = await auditEntries(admin, query);
     expect(api.length).toBe(130);
     const [csvDownload] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('link', { name: 'Export CSV' }).click()]);
     expect(csvDownload.suggestedFilename()).toMatch(/^audit_service-ledger_decision-covered_.*\.csv$/);

@@ -2,6 +2,7 @@
 // one INSERT … SELECT generate_series), streamed as CSV and JSON Lines; the rows and their content
 // match what paging GET /v1/audit with the same filters returns. Bad input is refused with the
 // error envelope; visibility is the same as the list's.
+import { auditEntries } from '../support/audit.ts';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSV_COLUMNS } from '../../core/audit/export-format.ts';
@@ -35,19 +36,6 @@ describe('audit export', () => {
   let agent: ReturnType<TestGateway['as']>;
   /** When the newest seeded entry happened. */
   let firstAt: string;
-
-  /** Every entry GET /v1/audit returns for `query`, paging through next_cursor (200 a page). */
-  async function pageAll(as: ReturnType<TestGateway['as']>, query: string) {
-    const out: { id: number }[] = [];
-    let cursor: string | null = null;
-    do {
-      const r = await as('GET', `/v1/audit?${query}&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(r.status).toBe(200);
-      out.push(...r.body.entries);
-      cursor = r.body.next_cursor;
-    } while (cursor);
-    return out;
-  }
 
   beforeAll(async () => {
     gw = await startTestGateway();
@@ -84,7 +72,7 @@ describe('audit export', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="audit_service-bulk_[0-9TZ-]+\.csv"$/);
     expect(res.headers.get('content-length')).toBeNull(); // written as it is read, not buffered
-    const api = await pageAll(admin, 'service=bulk');
+    const api = await auditEntries(admin, 'service=bulk');
     expect(api.length).toBe(SEEDED);
 
     const records = csvRecords(res.text);
@@ -106,7 +94,7 @@ describe('audit export', () => {
     const lines = res.text.split('\n');
     expect(lines.pop()).toBe('');
     const exported = lines.map((l) => JSON.parse(l));
-    const api = await pageAll(admin, query);
+    const api = await auditEntries(admin, query);
     expect(api.length).toBe(Math.floor(SEEDED / 3));
     expect(exported).toEqual(api);
   });
@@ -119,7 +107,7 @@ describe('audit export', () => {
     const res = await admin('GET', `/v1/audit/export?${query}&format=jsonl`);
     expect(res.status).toBe(200);
     const exported = res.text.trim().split('\n').map((l) => JSON.parse(l) as { id: number; action: string });
-    const api = await pageAll(admin, query);
+    const api = await auditEntries(admin, query);
     let expected = 0;
     for (let g = SEEDED - 599; g <= SEEDED - 100; g++) if (g % 2 === 0 && g % 1000 !== 0) expected++;
     expect(api.length).toBe(expected);

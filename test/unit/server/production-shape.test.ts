@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../../server/cluster/binaries.ts';
+import { GATEWAY_NODE_FLAGS } from '../../../server/cluster/cluster.ts';
 import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig } from '../../../server/cluster/temporal-server.ts';
 import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/embedded/temporal-dev-server.ts';
 
@@ -68,5 +69,15 @@ describe('the production shape', () => {
     }
     expect(envs[0].NODE_ENV).toBe('production');
     expect(new Set(gateways.map(([, s]) => s.image))).toEqual(new Set(['agent-gateway:latest']));
+  });
+});
+
+describe('the V8 flags of the gateway processes', () => {
+  it('are the same in npm start / serve, the Docker image, the cluster and the benchmark', () => {
+    const flags = GATEWAY_NODE_FLAGS.join(' ');
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.serve).toContain(`node ${flags} cli/gateway.ts serve`);
+    expect(pkg.scripts.start).toContain(`node ${flags} cli/gateway.ts serve`);
+    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toContain(`ENV NODE_OPTIONS="${flags}"`);
   });
 });
