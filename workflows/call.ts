@@ -117,12 +117,32 @@ const recordStep = proxyActivities<CallActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
 });
+// The same steps as local activities (PATCHES.localSteps): a decision, the re-check before the
+// send and the final record run inside the workflow task that needs them, with no server round
+// trip each. Only the send stays a regular activity: its heartbeats detect a dead worker in
+// seconds, and its completion is in the history the moment it is known.
+const decisionLocal = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+const prepareLocal = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+const recordLocal = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
+});
 
 /** Patch ids (workflow versioning): histories recorded before a change replay the old path. */
 const PATCHES = {
   executionSteps: 'execution-steps-v1',
   finalResult: 'final-result-v1',
+  localSteps: 'local-steps-v1',
 } as const;
+
+/** Where a person's decision is recorded: in the update's own workflow task once patched. */
+const decisionActs = () => (patched(PATCHES.localSteps) ? decisionLocal : acts);
 
 
 /** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */
@@ -260,18 +280,19 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
   const { spec, approval } = s;
   s.resolving = true;
   try {
+    const record = decisionActs();
     const at = Date.now();
     if (input.decision === 'bubble') {
       const from = approval.resolverId!;
       const next = nextResolverAbove(s, from);
-      await acts.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
+      await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
       approval.resolverId = next;
       approval.status = 'bubbled';
       approval.bubbleAt = spec.clocks.autoBubbleMs && next !== spec.userId ? at + spec.clocks.autoBubbleMs : null;
       return approvalRecord(s, input.resolverId);
     }
     if (input.decision === 'deny') {
-      await acts.recordDecision({ spec, approvalId: approval.id!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
+      await record.recordDecision({ spec, approvalId: approval.id!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
       approval.status = 'denied';
       return approvalRecord(s, input.resolverId);
     }
@@ -281,7 +302,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       input.decision === 'allow_remember'
         ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
         : undefined;
-    await acts.recordDecision({
+    await record.recordDecision({
       spec,
       approvalId: approval.id!,
       status: 'allowed',
@@ -330,7 +351,7 @@ function validateCancel(s: CallRun, input: CancelInput): void {
 async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord> {
   s.resolving = true;
   try {
-    await acts.recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
+    await decisionActs().recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
     s.approval.status = 'cancelled';
     return approvalRecord(s, input.callerId);
   } finally {
@@ -482,11 +503,14 @@ async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise
  * lands). Whatever fails on the way, the execution ends in a final state, written and returned.
  */
 async function executeApproved(step: { spec: CallSpec; approvalId: string; executionId: string }, triggeredBy: 'user' | 'agent' | 'auto'): Promise<ExecuteCallResult> {
+  const local = patched(PATCHES.localSteps);
+  const prepare = local ? prepareLocal : prepareStep;
+  const record = local ? recordLocal : recordStep;
   try {
-    const prepared = await prepareStep.prepareExecution({ ...step, triggeredBy });
+    const prepared = await prepare.prepareExecution({ ...step, triggeredBy });
     if (!prepared.proceed) return prepared.result;
   } catch (err) {
-    return recordStep.recordExecutionResult({ ...step, sent: { kind: 'error', error: failureBody(err) } });
+    return record.recordExecutionResult({ ...step, sent: { kind: 'error', error: failureBody(err) } });
   }
   let sent: Parameters<CallActivities['recordExecutionResult']>[0]['sent'];
   try {
@@ -496,7 +520,7 @@ async function executeApproved(step: { spec: CallSpec; approvalId: string; execu
     // the request may have left.
     sent = { kind: 'gave_up', error: failureBody(err) };
   }
-  return recordStep.recordExecutionResult({ ...step, sent });
+  return record.recordExecutionResult({ ...step, sent });
 }
 
 /** A failed activity as the error the requester sees (typed errors keep their code). */

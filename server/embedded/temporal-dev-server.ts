@@ -25,6 +25,9 @@ export const DYNAMIC_CONFIG = [
   // second by default: every workflow and activity task then waits for a 50 ms slot. Raised, the
   // reader follows the tasks as they come (docs/decisions.md → Performance).
   'history.transferProcessorMaxPollRPS=1000',
+  // A workflow task that schedules an activity gets that activity's task back in the same answer
+  // when its worker has a free slot (an approved call's send step starts without a matching hop).
+  'system.enableActivityEagerExecution=true',
 ];
 
 export interface DevServerOptions {
