@@ -172,31 +172,32 @@ export function createCallActivities(deps: CallActivityDeps) {
       execution?: { id: string; expiresAt: string };
     }) {
       const { spec } = input;
-      await pool.transaction(async (tx) => {
-        await calls.updateApproval(tx, input.approvalId, {
-          status: input.status,
-          decision: input.decision,
-          reason: input.reason,
-          resolvedBy: input.resolverId,
-          resolved: true,
-          ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
-          ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
-        });
-        if (input.execution) {
-          await calls.insertExecution(tx, { id: input.execution.id, approvalId: input.approvalId, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) });
-        }
-        if (input.status !== 'allowed') await calls.finishCall(tx, spec.callId, input.status, null);
-        else await calls.setCallStatus(tx, spec.callId, 'allowed');
-      });
       const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
-      await audit(spec, {
-        event,
-        actorId: input.resolverId,
-        approvalId: input.approvalId,
-        executionId: input.execution?.id ?? null,
-        decision: input.decision,
-        details: { status: input.status, ...(input.reason ? { reason: input.reason } : {}), ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}) },
-      });
+      await calls.recordDecision(
+        pool,
+        {
+          approvalId: input.approvalId,
+          update: {
+            status: input.status,
+            decision: input.decision,
+            reason: input.reason,
+            resolvedBy: input.resolverId,
+            resolved: true,
+            ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
+            ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
+          },
+          ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
+          call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
+        },
+        entryFor(spec, {
+          event,
+          actorId: input.resolverId,
+          approvalId: input.approvalId,
+          executionId: input.execution?.id ?? null,
+          decision: input.decision,
+          details: { status: input.status, ...(input.reason ? { reason: input.reason } : {}), ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}) },
+        }),
+      );
       await emit(spec, 'approval.resolved', await approvalEventData(input.approvalId));
     },
 

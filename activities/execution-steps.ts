@@ -64,17 +64,16 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     /** Step 1. Rules may have changed while the call waited: a new deny, or a revoked identity, wins. */
     async prepareExecution(input: StepInput & { triggeredBy: 'user' | 'agent' | 'auto' }): Promise<PrepareOutcome> {
       const { spec, approvalId, executionId } = input;
-      const exec = await calls.getExecution(pool, executionId);
+      // The two reads are independent: one round trip's wait instead of two.
+      const [exec, chain] = await Promise.all([calls.getExecution(pool, executionId), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
       if (!exec) throw new Error(`execution ${executionId} not found`);
       // A retry after the row went final (a crash after the write): the recorded verdict stands.
       if (exec.status === 'cancelled') return { proceed: false, result: { outcome: { status: 'error', error: exec.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
-      const refusal = recheckRefusal(await checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
+      const refusal = recheckRefusal(chain);
       if (refusal) return { proceed: false, result: await recordFinal(input, { kind: 'error', error: refusal }, 'cancelled') };
       if (exec.status === 'pending') {
-        await pool.transaction(async (tx) => {
-          await calls.updateExecution(tx, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
-          await appendAuditFor(tx, spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
-        });
+        const actorId = input.triggeredBy === 'auto' ? null : spec.requesterId;
+        await calls.startExecution(pool, executionId, input.triggeredBy, entryFor(spec, { event: 'execution.started', actorId, approvalId, executionId, details: { triggered_by: input.triggeredBy } }));
       }
       return { proceed: true };
     },
@@ -89,12 +88,21 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       const beat = setInterval(() => heartbeat(), 1_000);
       try {
         heartbeat();
-        const call = await calls.getCall(pool, spec.callId);
+        // The call row and the instance are independent reads: one round trip's wait. The
+        // instance's failure (e.g. deleted meanwhile) is the call's typed error, below.
+        const [call, resolved] = await Promise.all([
+          calls.getCall(pool, spec.callId),
+          deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service).then(
+            (instance) => ({ instance }),
+            (error: unknown) => ({ error }),
+          ),
+        ]);
         if (!call) throw new Error(`call ${spec.callId} not found`);
         let planned;
         try {
           const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
-          const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
+          if ('error' in resolved) throw resolved.error;
+          const { instance } = resolved;
           const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
           if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
           planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: false });

@@ -61,7 +61,6 @@ export const auditRow = z.object({
 });
 export type AuditRow = z.infer<typeof auditRow>;
 
-/** The INSERT of one audit row, as a fragment (also used inside combined statements). */
 /** What every audit row of one call carries, whoever writes it (the activities, the API). */
 export type CallContext = Pick<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
 export type CallEvent = Omit<AuditEntry, keyof CallContext>;
@@ -72,14 +71,21 @@ export function callAuditEntry(call: CallContext, e: CallEvent): AuditEntry {
   return { ...call, ...e, ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}) };
 }
 
-export function auditInsert(e: AuditEntry) {
+/**
+ * The INSERT of one audit row, as a fragment (also used inside combined statements). With `onlyIf`
+ * (a condition, e.g. on a CTE of the same statement) the row is written only when it holds. Every
+ * value carries its type, so the row can be a SELECT as well as VALUES.
+ */
+export function auditInsert(e: AuditEntry, onlyIf?: ReturnType<typeof sql.fragment>) {
+  const values = sql.fragment`${e.orgId}::uuid, ${e.event}::text, ${e.userId ?? null}::uuid, ${e.actorId ?? null}::uuid,
+            ${sql.array(e.identityChain ?? [], 'uuid')}, ${e.service ?? null}::text, ${e.action ?? null}::text,
+            ${sql.array(e.permissionKeys ?? [], 'text')}, ${e.decision ?? null}::text, ${e.callId ?? null}::uuid,
+            ${e.approvalId ?? null}::uuid, ${e.executionId ?? null}::uuid, ${e.httpStatusCode ?? null}::int,
+            ${sql.jsonb((e.details ?? {}) as never)}, ${e.requestId ?? null}::text`;
   return sql.fragment`
     INSERT INTO audit_log (org_id, event, user_id, actor_id, identity_chain, service, action, permission_keys,
                            decision, call_id, approval_id, execution_id, http_status_code, details, request_id)
-    VALUES (${e.orgId}, ${e.event}, ${e.userId ?? null}, ${e.actorId ?? null}, ${sql.array(e.identityChain ?? [], 'uuid')},
-            ${e.service ?? null}, ${e.action ?? null}, ${sql.array(e.permissionKeys ?? [], 'text')}, ${e.decision ?? null},
-            ${e.callId ?? null}, ${e.approvalId ?? null}, ${e.executionId ?? null}, ${e.httpStatusCode ?? null},
-            ${sql.jsonb((e.details ?? {}) as never)}, ${e.requestId ?? null})`;
+    ${onlyIf ? sql.fragment`SELECT ${values} WHERE ${onlyIf}` : sql.fragment`VALUES (${values})`}`;
 }
 
 const auditIdRow = z.object({ id: z.number() });

@@ -189,21 +189,57 @@ export const pendingBeyondCap = (db: Db, requesterId: string, cap: number) =>
     SELECT * FROM approvals WHERE requester_id = ${requesterId} AND status = 'pending'
     ORDER BY created_at DESC, id OFFSET ${cap}`);
 
-export async function updateApproval(
+export interface ApprovalUpdate {
+  status?: string;
+  resolverId?: string;
+  decision?: string | null;
+  reason?: string | null;
+  rememberKeys?: string[] | null;
+  rememberTtl?: string | null;
+  resolvedBy?: string | null;
+  resolved?: boolean;
+  bubbled?: boolean;
+}
+
+export async function updateApproval(db: Db, id: string, u: ApprovalUpdate): Promise<ApprovalRow> {
+  return db.one(sql.type(approvalRow)`UPDATE approvals SET ${approvalSets(u)} WHERE id = ${id} RETURNING *`);
+}
+
+/**
+ * A decision with everything it changes, in one statement (atomic, one round trip): the approval,
+ * the execution an allow opens (idempotent by id), the call's status (final unless `open`), and
+ * the audit row. Nothing is written, and it throws, when the approval does not exist.
+ */
+export async function recordDecision(
   db: Db,
-  id: string,
-  u: {
-    status?: string;
-    resolverId?: string;
-    decision?: string | null;
-    reason?: string | null;
-    rememberKeys?: string[] | null;
-    rememberTtl?: string | null;
-    resolvedBy?: string | null;
-    resolved?: boolean;
-    bubbled?: boolean;
+  d: {
+    approvalId: string;
+    update: ApprovalUpdate;
+    execution?: { id: string; runtime: string; expiresAt: Date };
+    call: { id: string; status: string; open: boolean };
   },
-): Promise<ApprovalRow> {
+  entry: AuditEntry,
+): Promise<void> {
+  const execution = d.execution
+    ? sql.fragment`execution AS (
+        INSERT INTO executions (id, approval_id, status, runtime, expires_at)
+        VALUES (${d.execution.id}, ${d.approvalId}, 'pending', ${d.execution.runtime}, ${sql.timestamp(d.execution.expiresAt)})
+        ON CONFLICT (id) DO NOTHING),`
+    : sql.fragment``;
+  const found = sql.fragment`EXISTS (SELECT 1 FROM approval)`;
+  const call = d.call.open
+    ? sql.fragment`UPDATE calls SET status = ${d.call.status} WHERE id = ${d.call.id} AND ${found}`
+    : sql.fragment`UPDATE calls SET status = ${d.call.status}, http_status_code = NULL, finished_at = now() WHERE id = ${d.call.id} AND ${found}`;
+  const n = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    WITH approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId} RETURNING id),
+    ${execution}
+    call AS (${call}),
+    audit AS (${auditInsert(entry, found)})
+    SELECT count(*)::int AS n FROM approval`);
+  if (n === 0) throw new Error(`approval ${d.approvalId} not found`);
+}
+
+function approvalSets(u: ApprovalUpdate) {
   const sets = [sql.fragment`updated_at = now()`];
   if (u.status !== undefined) sets.push(sql.fragment`status = ${u.status}`);
   if (u.resolverId !== undefined) sets.push(sql.fragment`resolver_id = ${u.resolverId}`);
@@ -214,14 +250,14 @@ export async function updateApproval(
   if (u.resolvedBy !== undefined) sets.push(sql.fragment`resolved_by = ${u.resolvedBy}`);
   if (u.resolved) sets.push(sql.fragment`resolved_at = now()`);
   if (u.bubbled) sets.push(sql.fragment`bubble_count = bubble_count + 1`);
-  return db.one(sql.type(approvalRow)`UPDATE approvals SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id} RETURNING *`);
+  return sql.join(sets, sql.fragment`, `);
 }
 
-export async function insertExecution(db: Db, e: { id: string; approvalId: string; runtime: string; expiresAt: Date }): Promise<void> {
+/** An approved call starts executing, with its audit row, in one statement. */
+export async function startExecution(db: Db, id: string, triggeredBy: string, entry: AuditEntry): Promise<void> {
   await db.query(sql.unsafe`
-    INSERT INTO executions (id, approval_id, status, runtime, expires_at)
-    VALUES (${e.id}, ${e.approvalId}, 'pending', ${e.runtime}, ${sql.timestamp(e.expiresAt)})
-    ON CONFLICT (id) DO NOTHING`);
+    WITH started AS (UPDATE executions SET status = 'executing', triggered_by = ${triggeredBy}, started_at = now() WHERE id = ${id})
+    ${auditInsert(entry)}`);
 }
 
 export async function updateExecution(

@@ -26,9 +26,8 @@ export interface ApprovalEventDeps {
 
 /** The event's data: the approval as it now stands, with its execution when there is one. */
 export async function approvalEventData(db: CommonQueryMethods, approvalId: string): Promise<Record<string, unknown>> {
-  const a = await calls.getApproval(db, approvalId);
+  const [a, exec] = await Promise.all([calls.getApproval(db, approvalId), calls.getExecutionByApproval(db, approvalId)]);
   if (!a) return { approval_id: approvalId };
-  const exec = await calls.getExecutionByApproval(db, approvalId);
   const secrets = injectedSecrets(a.permission_keys);
   return {
     approval_id: a.id,
@@ -50,14 +49,17 @@ export async function approvalEventData(db: CommonQueryMethods, approvalId: stri
 export const approvalEventId = (type: WebhookEventType, data: Record<string, unknown>): string =>
   `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
 
-/** Publishes one approval event; a webhook that cannot be started is logged, never thrown. */
+/**
+ * Publishes one approval event to its three destinations at once (they are independent, and each
+ * is best effort: a failure is logged, never thrown).
+ */
 export async function publishApprovalEvent(deps: ApprovalEventDeps, to: ApprovalEventTarget, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {
   const id = approvalEventId(type, data);
-  await notifyAgentEvent(deps.db, { requesterId: to.requesterId, type, data }, deps.logger);
-  await publishUserEvent(deps.db, { orgId: to.orgId, userId: to.userId, type, data, dedupeKey: id }, deps.logger);
-  try {
-    await deps.emitWebhook({ orgId: to.orgId, type, data, id });
-  } catch (err) {
-    deps.logger.warn({ err: (err as Error).message, type }, 'could not emit webhook event');
-  }
+  await Promise.all([
+    notifyAgentEvent(deps.db, { requesterId: to.requesterId, type, data }, deps.logger),
+    publishUserEvent(deps.db, { orgId: to.orgId, userId: to.userId, type, data, dedupeKey: id }, deps.logger),
+    deps.emitWebhook({ orgId: to.orgId, type, data, id }).catch((err: unknown) => {
+      deps.logger.warn({ err: (err as Error).message, type }, 'could not emit webhook event');
+    }),
+  ]);
 }

@@ -85,6 +85,10 @@ export function userEventType(type: string, data: Record<string, unknown>): User
  * at commit, after the row is visible). A retried activity hits `dedupe_key` and sends nothing.
  * Best effort: failures are logged and never break the workflow's activity.
  */
+/** Old events are pruned by whichever process publishes, at most this often (not on every event). */
+const PRUNE_EVERY_MS = 60_000;
+let lastPrunedAt = 0;
+
 export async function publishUserEvent(
   pool: DatabasePool,
   e: { orgId: string; userId: string; type: string; data: Record<string, unknown>; dedupeKey: string },
@@ -93,18 +97,21 @@ export async function publishUserEvent(
   const type = userEventType(e.type, e.data);
   if (!type) return;
   const data = compactEventData(e.data);
+  // The event without its id, which the insert assigns: the notification adds it (one statement,
+  // and nothing is announced that was not stored; a duplicate is neither stored nor announced).
+  const payload: Omit<UserEvent, 'id'> = { org_id: e.orgId, user_id: e.userId, type, data };
   try {
-    await pool.transaction(async (tx) => {
-      const row = await tx.maybeOne(sql.type(z.object({ id: z.union([z.string(), z.number(), z.bigint()]).transform(String) }))`
+    await pool.query(sql.unsafe`
+      WITH stored AS (
         INSERT INTO user_events (org_id, user_id, type, approval_id, data, dedupe_key)
         VALUES (${e.orgId}, ${e.userId}, ${type}, ${data.approval_id}, ${sql.jsonb(data as never)}, ${e.dedupeKey})
         ON CONFLICT (dedupe_key) DO NOTHING
-        RETURNING id`);
-      if (!row) return;
-      const payload: UserEvent = { id: row.id, org_id: e.orgId, user_id: e.userId, type, data };
-      await tx.query(sql.unsafe`SELECT pg_notify(${USER_EVENTS_CHANNEL}, ${JSON.stringify(payload)})`);
-    });
-    await pruneUserEvents(pool, new Date(Date.now() - USER_EVENT_RETENTION_HOURS * 3600_000));
+        RETURNING id)
+      SELECT pg_notify(${USER_EVENTS_CHANNEL}, (jsonb_build_object('id', id::text) || ${sql.jsonb(payload as never)})::text) FROM stored`);
+    if (Date.now() - lastPrunedAt >= PRUNE_EVERY_MS) {
+      lastPrunedAt = Date.now();
+      await pruneUserEvents(pool, new Date(Date.now() - USER_EVENT_RETENTION_HOURS * 3600_000));
+    }
   } catch (err) {
     logger?.warn({ err: (err as Error).message, type }, 'could not publish a user event');
   }

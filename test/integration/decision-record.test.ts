@@ -1,0 +1,111 @@
+// The statements behind an approval's transitions (issue 14 cut their round trips): a decision is
+// one atomic statement (approval, execution, call status, audit row), and a person's event is
+// stored and announced by one statement, never twice for the same transition.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import * as calls from '../../server/calls/store.ts';
+import { publishUserEvent } from '../../server/events/store.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { openSse } from '../support/sse.ts';
+import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+
+describe('the statements of an approval transition', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let human: ReturnType<TestGateway['as']>;
+  let humanToken: string;
+  let orgId: string;
+  let userId: string;
+  let agent: ReturnType<TestGateway['as']>;
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    gw = await startTestGateway();
+    const admin = gw.as(gw.adminToken);
+    orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const m = await seedUser(gw.databaseUrl, { orgId, email: 'owner@example.test' });
+    userId = m.userId;
+    humanToken = await gw.login(m.email, m.password);
+    human = gw.as(humanToken);
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'sk-decision-test' })).status).toBe(201);
+    const made = await human('POST', '/v1/identities/agents', { name: 'assistant' });
+    agent = gw.as(made.body.key.token);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+  });
+
+  const raise = async (name: string) => {
+    const res = await agent('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } });
+    expect(res.status).toBe(202);
+    const row = await calls.getApproval(gw.pool, res.body.approval_id);
+    return row!;
+  };
+  const auditCount = (approvalId: string) => gw.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log WHERE approval_id = ${approvalId}`);
+  const entry = (approvalId: string, callId: string) => ({ orgId, event: 'approval.resolved' as const, callId, approvalId, decision: 'allow_once', details: { status: 'allowed' } });
+
+  it('writes the approval, the execution, the call status and the audit row together, or none of them', async () => {
+    const a = await raise('atomic');
+    const auditBefore = await auditCount(a.id);
+    const callBefore = await calls.getCall(gw.pool, a.call_id);
+    const decision = (runtime: string) =>
+      calls.recordDecision(
+        gw.pool,
+        {
+          approvalId: a.id,
+          update: { status: 'allowed', decision: 'allow_once', reason: null, resolvedBy: userId, resolved: true },
+          execution: { id: randomUUID(), runtime, expiresAt: new Date(Date.now() + 60_000) },
+          call: { id: a.call_id, status: 'allowed', open: true },
+        },
+        entry(a.id, a.call_id),
+      );
+    // The execution insert fails its check: nothing else of the decision is written either.
+    await expect(decision('carrier-pigeon')).rejects.toThrow();
+    expect((await calls.getApproval(gw.pool, a.id))!.status).toBe('pending');
+    expect(await calls.getExecutionByApproval(gw.pool, a.id)).toBeNull();
+    expect((await calls.getCall(gw.pool, a.call_id))!.status).toBe(callBefore!.status);
+    expect(await auditCount(a.id)).toBe(auditBefore);
+
+    await decision('http');
+    expect((await calls.getApproval(gw.pool, a.id))!).toMatchObject({ status: 'allowed', decision: 'allow_once', resolved_by: userId });
+    expect((await calls.getExecutionByApproval(gw.pool, a.id))!.status).toBe('pending');
+    expect((await calls.getCall(gw.pool, a.call_id))!.status).toBe('allowed');
+    expect(await auditCount(a.id)).toBe(auditBefore + 1);
+  });
+
+  it('writes nothing for an approval that does not exist, and says so', async () => {
+    const a = await raise('missing');
+    const ghost = randomUUID();
+    await expect(
+      calls.recordDecision(gw.pool, { approvalId: ghost, update: { status: 'denied', decision: 'deny', resolved: true }, call: { id: a.call_id, status: 'denied', open: false } }, entry(ghost, a.call_id)),
+    ).rejects.toThrow(`approval ${ghost} not found`);
+    expect(await auditCount(ghost)).toBe(0);
+    expect((await calls.getCall(gw.pool, a.call_id))!.status).not.toBe('denied');
+  });
+
+  it('stores and announces a person’s event once, with the id it was stored under', async () => {
+    const s = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${humanToken}` });
+    try {
+      const approvalId = randomUUID();
+      const e = { orgId, userId, type: 'approval.resolved', data: { approval_id: approvalId, status: 'denied' }, dedupeKey: `evt_${approvalId}_resolved_denied` };
+      await publishUserEvent(gw.pool, e);
+      await publishUserEvent(gw.pool, e);
+      const got = await s.waitFor((x) => x.data?.approval_id === approvalId);
+      const stored = await gw.pool.any(sql.type(z.object({ id: z.string() }))`SELECT id::text FROM user_events WHERE approval_id = ${approvalId}`);
+      expect(stored).toHaveLength(1);
+      expect(got.id).toBe(stored[0]!.id);
+      // A second announcement would have arrived by the time a later one does.
+      const later = randomUUID();
+      await publishUserEvent(gw.pool, { ...e, data: { approval_id: later, status: 'denied' }, dedupeKey: `evt_${later}_resolved_denied` });
+      await s.waitFor((x) => x.data?.approval_id === later);
+      expect(s.events.filter((x) => x.data?.approval_id === approvalId)).toHaveLength(1);
+    } finally {
+      s.close();
+    }
+  });
+});
