@@ -27,5 +27,6 @@ HEALTHCHECK --interval=10s --timeout=3s --retries=6 CMD node -e "fetch('http://1
 # keeps until the process idles: 16 MB holds the gateway near 400 MB RSS for a little more
 # scavenging (docs/decisions.md → Performance).
 ENV NODE_OPTIONS="--max-semi-space-size=16 --max-old-space-size=512"
+ENV MALLOC_ARENA_MAX=2
 ENTRYPOINT ["node", "cli/gateway.ts"]
 CMD ["serve"]

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GATEWAY_NODE_FLAGS, startCluster, type Cluster } from '../server/cluster/cluster.ts';
+import { GATEWAY_NODE_FLAGS, GATEWAY_PROCESS_ENV, startCluster, type Cluster } from '../server/cluster/cluster.ts';
 import { HISTORY_SHARDS } from '../server/cluster/temporal-server.ts';
 import { createLogger } from '../server/logger.ts';
 import { freePort } from '../server/embedded/processes.ts';
@@ -70,9 +70,10 @@ export async function startEmbeddedTarget(): Promise<BenchTarget> {
     GATEWAY_ADMIN_EMAIL: ADMIN.email,
     GATEWAY_ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    ...GATEWAY_PROCESS_ENV,
     ...benchEnv,
   };
-  // Started like `npm run serve` starts it (the same V8 flag).
+  // Started like `npm run serve` starts it (the same V8 flags and environment).
   const gateway = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], {
     env,
     // The gateway's JSON log goes to stderr with BENCH_LOG_LEVEL (e.g. info), else nowhere.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../../server/cluster/binaries.ts';
-import { GATEWAY_NODE_FLAGS } from '../../../server/cluster/cluster.ts';
+import { GATEWAY_NODE_FLAGS, GATEWAY_PROCESS_ENV } from '../../../server/cluster/cluster.ts';
 import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig } from '../../../server/cluster/temporal-server.ts';
 import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/embedded/temporal-dev-server.ts';
 
@@ -72,12 +72,18 @@ describe('the production shape', () => {
   });
 });
 
-describe('the V8 flags of the gateway processes', () => {
+describe('the V8 flags and environment of the gateway processes', () => {
   it('are the same in npm start / serve, the Docker image, the cluster and the benchmark', () => {
     const flags = GATEWAY_NODE_FLAGS.join(' ');
+    const env = Object.entries(GATEWAY_PROCESS_ENV).map(([k, v]) => `${k}=${v}`);
+    expect(env).toEqual(['MALLOC_ARENA_MAX=2']);
     const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.serve).toContain(`node ${flags} cli/gateway.ts serve`);
-    expect(pkg.scripts.start).toContain(`node ${flags} cli/gateway.ts serve`);
-    expect(readFileSync(path.join(root, 'Dockerfile'), 'utf8')).toContain(`ENV NODE_OPTIONS="${flags}"`);
+    for (const script of [pkg.scripts.serve!, pkg.scripts.start!]) expect(script).toContain(`env ${env.join(' ')} node ${flags} cli/gateway.ts serve`);
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(`ENV NODE_OPTIONS="${flags}"`);
+    for (const kv of env) expect(dockerfile).toContain(`ENV ${kv}`);
+    // The cluster and the benchmark spread the same constant into the processes they start.
+    expect(readFileSync(path.join(root, 'server', 'cluster', 'cluster.ts'), 'utf8')).toContain('...GATEWAY_PROCESS_ENV,');
+    expect(readFileSync(path.join(root, 'bench', 'targets.ts'), 'utf8')).toContain('...GATEWAY_PROCESS_ENV,');
   });
 });
