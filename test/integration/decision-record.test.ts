@@ -7,10 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as calls from '../../server/calls/store.ts';
 import { publishUserEvent } from '../../server/events/store.ts';
+import { callWorkflowId } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { openSse } from '../support/sse.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
 describe('the statements of an approval transition', () => {
   let gw: TestGateway;
@@ -86,6 +89,18 @@ describe('the statements of an approval transition', () => {
     ).rejects.toThrow(`approval ${ghost} not found`);
     expect(await auditCount(ghost)).toBe(0);
     expect((await calls.getCall(gw.pool, a.call_id))!.status).not.toBe('denied');
+  });
+
+  it('runs an approved call’s decision, re-check and record inside workflow tasks: only the send is a regular activity', async () => {
+    const a = await raise('local-steps');
+    expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    await until(() => human('GET', `/v1/approvals/${a.id}`), (r) => r.body.execution?.status === 'executed');
+    const history = await gw.temporal.workflow.getHandle(callWorkflowId(a.call_id)).fetchHistory();
+    const events = history.events ?? [];
+    const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(scheduled).toEqual(['sendExecution']);
+    const markers = historyText(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'));
+    for (const step of ['checkThenExecute', 'raiseApproval', 'recordDecision', 'prepareExecution', 'recordExecutionResult']) expect(markers).toContain(step);
   });
 
   it('stores and announces a person’s event once, with the id it was stored under', async () => {
