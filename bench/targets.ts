@@ -97,6 +97,15 @@ export async function startEmbeddedTarget(): Promise<BenchTarget> {
     }
     const code = await exited;
     const left = leftRunning(processes);
+    // Reported as not clean; still, nothing the run started may outlive it.
+    for (const p of processes) {
+      if (p.name === 'gateway' || !isRunning(p.pid)) continue;
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
     await rm(dataDir, { recursive: true, force: true });
     return { seconds: round((performance.now() - t) / 1000, 1), clean: signals === 1 && code === 0 && left.length === 0, exit_codes: { gateway: code }, left_running: left };
   };

@@ -40,14 +40,20 @@ export async function serveCommand(args: string[]): Promise<number> {
       }
       stoppingSince = Date.now();
       logger.info({ signal }, 'shutting down');
+      const done = (exitCode: number) => {
+        resolve(exitCode);
+        // Everything is stopped; the process ends as soon as nothing holds it. A worker whose
+        // shutdown had to be forced can leave a native thread behind that would hold it for good.
+        setTimeout(() => process.exit(exitCode), 2_000).unref();
+      };
       gateway.stop().then(
         () => {
           logger.info('stopped');
-          resolve(code);
+          done(code);
         },
         (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
-          resolve(1);
+          done(1);
         },
       );
     };
@@ -56,8 +62,14 @@ export async function serveCommand(args: string[]): Promise<number> {
     gateway.workerDone.then(
       () => !stoppingSince && shutdown('worker stopped', 1),
       (err: unknown) => {
-        logger.fatal({ err }, 'the Temporal worker failed');
-        if (!stoppingSince) shutdown('worker failed', 1);
+        // While stopping, this is the worker giving up on tasks that would not finish in time
+        // (shutdownForceTime): they run again elsewhere, so it is worth a warning, not more.
+        if (stoppingSince) {
+          logger.warn({ err }, 'the Temporal worker was stopped before its tasks finished');
+        } else {
+          logger.fatal({ err }, 'the Temporal worker failed');
+          shutdown('worker failed', 1);
+        }
       },
     );
   });

@@ -84,6 +84,10 @@ export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayW
     activities: createActivities(opts.deps),
     // Drain: running activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
+    // A local activity still retrying (e.g. its database is down) would hold the workflow task,
+    // and with it the shutdown, for good: past this the worker gives up, and the process exits.
+    // Nothing is lost: the task times out on the server and runs again on a live worker.
+    shutdownForceTime: '15 seconds',
   });
   let running: Promise<void> | undefined;
   return {
