@@ -98,8 +98,7 @@ export async function startEmbeddedTarget(): Promise<BenchTarget> {
     const code = await exited;
     const left = leftRunning(processes);
     // Reported as not clean; still, nothing the run started may outlive it.
-    for (const p of processes) {
-      if (p.name === 'gateway' || !isRunning(p.pid)) continue;
+    for (const p of processes.filter((x) => x.name !== 'gateway' && left.includes(x.name))) {
       try {
         process.kill(p.pid, 'SIGKILL');
       } catch {

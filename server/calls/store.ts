@@ -127,21 +127,30 @@ export const markExecutionSend = (db: Db, id: string) =>
     UPDATE executions SET send_marked_at = now(), send_attempts = send_attempts + 1 WHERE id = ${id}
     RETURNING send_attempts`);
 
+/**
+ * The UPDATE of a call's status, as a fragment (also used inside combined statements). `finished`:
+ * the final status, with the upstream's HTTP status code. `onlyIf`: written only when it holds.
+ */
+function callStatusUpdate(id: string, status: string, finished: { httpStatusCode: number | null } | null, onlyIf?: ReturnType<typeof sql.fragment>) {
+  const sets = finished
+    ? sql.fragment`status = ${status}, http_status_code = ${finished.httpStatusCode}, finished_at = now()`
+    : sql.fragment`status = ${status}`;
+  return sql.fragment`UPDATE calls SET ${sets} WHERE id = ${id}${onlyIf ? sql.fragment` AND ${onlyIf}` : sql.fragment``}`;
+}
+
 export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
-  await db.query(sql.unsafe`
-    UPDATE calls SET status = ${status}, http_status_code = ${httpStatusCode}, finished_at = now() WHERE id = ${id}`);
+  await db.query(sql.unsafe`${callStatusUpdate(id, status, { httpStatusCode })}`);
 }
 
 /** finishCall and the audit row that records it, in one statement (the covered fast path). */
 export async function finishCallWithAudit(db: Db, id: string, status: string, httpStatusCode: number | null, entry: AuditEntry): Promise<void> {
   await db.query(sql.unsafe`
-    WITH finished AS (
-      UPDATE calls SET status = ${status}, http_status_code = ${httpStatusCode}, finished_at = now() WHERE id = ${id})
+    WITH finished AS (${callStatusUpdate(id, status, { httpStatusCode })})
     ${auditInsert(entry)}`);
 }
 
 export async function setCallStatus(db: Db, id: string, status: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE calls SET status = ${status} WHERE id = ${id}`);
+  await db.query(sql.unsafe`${callStatusUpdate(id, status, null)}`);
 }
 
 export const getApproval = (db: Db, id: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE id = ${id}`);
@@ -227,9 +236,7 @@ export async function recordDecision(
         ON CONFLICT (id) DO NOTHING),`
     : sql.fragment``;
   const found = sql.fragment`EXISTS (SELECT 1 FROM approval)`;
-  const call = d.call.open
-    ? sql.fragment`UPDATE calls SET status = ${d.call.status} WHERE id = ${d.call.id} AND ${found}`
-    : sql.fragment`UPDATE calls SET status = ${d.call.status}, http_status_code = NULL, finished_at = now() WHERE id = ${d.call.id} AND ${found}`;
+  const call = callStatusUpdate(d.call.id, d.call.status, d.call.open ? null : { httpStatusCode: null }, found);
   const n = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
     WITH approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId} RETURNING id),
     ${execution}
@@ -256,15 +263,25 @@ function approvalSets(u: ApprovalUpdate) {
 /** An approved call starts executing, with its audit row, in one statement. */
 export async function startExecution(db: Db, id: string, triggeredBy: string, entry: AuditEntry): Promise<void> {
   await db.query(sql.unsafe`
-    WITH started AS (UPDATE executions SET status = 'executing', triggered_by = ${triggeredBy}, started_at = now() WHERE id = ${id})
+    WITH started AS (UPDATE executions SET ${executionSets({ status: 'executing', triggeredBy, started: true })} WHERE id = ${id})
     ${auditInsert(entry)}`);
 }
 
-export async function updateExecution(
-  db: Db,
-  id: string,
-  u: { status: string; triggeredBy?: string | null; httpStatusCode?: number | null; result?: unknown; error?: unknown; started?: boolean; finished?: boolean },
-): Promise<void> {
+interface ExecutionUpdate {
+  status: string;
+  triggeredBy?: string | null;
+  httpStatusCode?: number | null;
+  result?: unknown;
+  error?: unknown;
+  started?: boolean;
+  finished?: boolean;
+}
+
+export async function updateExecution(db: Db, id: string, u: ExecutionUpdate): Promise<void> {
+  await db.query(sql.unsafe`UPDATE executions SET ${executionSets(u)} WHERE id = ${id}`);
+}
+
+function executionSets(u: ExecutionUpdate) {
   const sets = [sql.fragment`status = ${u.status}`];
   if (u.triggeredBy !== undefined) sets.push(sql.fragment`triggered_by = ${u.triggeredBy}`);
   if (u.httpStatusCode !== undefined) sets.push(sql.fragment`http_status_code = ${u.httpStatusCode}`);
@@ -272,7 +289,7 @@ export async function updateExecution(
   if (u.error !== undefined) sets.push(sql.fragment`error = ${sql.jsonb(u.error as never)}`);
   if (u.started) sets.push(sql.fragment`started_at = now()`);
   if (u.finished) sets.push(sql.fragment`finished_at = now()`);
-  await db.query(sql.unsafe`UPDATE executions SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${id}`);
+  return sql.join(sets, sql.fragment`, `);
 }
 
 export const getExecution = (db: Db, id: string) => db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE id = ${id}`);
