@@ -4,9 +4,9 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
-import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
+import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
-import { createCoveredCall, entryFor, type CallEvent } from './covered-call.ts';
+import { createCoveredCall, entryFor, recordedCoveredOutcome, untilLanded, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
@@ -66,22 +66,6 @@ function toErrorBody(err: unknown): ErrorBody {
   return { code: 'internal', message: 'internal error while executing the call' };
 }
 
-/**
- * Writes the result of a request that already left: retried (briefly) until it lands, so a
- * PostgreSQL restart does not turn a sent call into a re-run. Bounded: past it, the error surfaces.
- */
-async function untilLanded<T>(write: () => Promise<T>, budgetMs = 30_000): Promise<T> {
-  const deadline = Date.now() + budgetMs;
-  for (let delay = 200; ; delay = Math.min(delay * 2, 2_000)) {
-    try {
-      return await write();
-    } catch (err) {
-      if (Date.now() + delay > deadline) throw err;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
-}
-
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
   const executeCovered = createCoveredCall(deps);
@@ -93,27 +77,33 @@ export function createCallActivities(deps: CallActivityDeps) {
   const emit = (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => publishApprovalEvent(eventDeps, spec, type, data);
   const approvalEventData = (approvalId: string) => approvalData(pool, approvalId);
 
+  /** The check's verdict, with the call row closed where the call ends here (denied, inactive chain). */
+  async function verdict(spec: CallSpec, read: () => Promise<LiveCheck>): Promise<CheckResult> {
+    try {
+      const { inactive, decision } = await read();
+      if (inactive) {
+        const error = { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` };
+        await calls.finishCall(pool, spec.callId, 'failed', null, { error });
+        return { outcome: 'error', error };
+      }
+      if (decision.outcome === 'denied') {
+        const reason = `denied by rule "${decision.rule.pattern}" for ${decision.key}`;
+        await calls.finishCall(pool, spec.callId, 'denied', null, { error: { code: 'denied', message: reason } });
+        await audit(spec, { event: 'call.denied', actorId: spec.requesterId, decision: 'denied', details: { rule_id: decision.rule.id, reason } });
+        return { outcome: 'denied', reason };
+      }
+      if (decision.outcome === 'covered') return { outcome: 'covered' };
+      return { outcome: 'gap', gapIdentityId: decision.gapIdentityId, firstResolverId: decision.firstResolverId };
+    } catch (err) {
+      if (err instanceof PermissionInputError) return { outcome: 'error', error: { code: 'invalid_request', message: err.message } };
+      throw err;
+    }
+  }
+
   const acts = {
     async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
       // The chain and its rules in one read (the live statuses: they may have changed since the API).
-      try {
-        const { inactive, decision } = await checkLiveChain(pool, spec.requesterId, spec.permissionKeys);
-        if (inactive) {
-          await calls.finishCall(pool, spec.callId, 'failed', null);
-          return { outcome: 'error', error: { code: 'forbidden', message: `identity ${inactive.id} is ${inactive.status}` } };
-        }
-        if (decision.outcome === 'denied') {
-          const reason = `denied by rule "${decision.rule.pattern}" for ${decision.key}`;
-          await calls.finishCall(pool, spec.callId, 'denied', null);
-          await audit(spec, { event: 'call.denied', actorId: spec.requesterId, decision: 'denied', details: { rule_id: decision.rule.id, reason } });
-          return { outcome: 'denied', reason };
-        }
-        if (decision.outcome === 'covered') return { outcome: 'covered' };
-        return { outcome: 'gap', gapIdentityId: decision.gapIdentityId, firstResolverId: decision.firstResolverId };
-      } catch (err) {
-        if (err instanceof PermissionInputError) return { outcome: 'error', error: { code: 'invalid_request', message: err.message } };
-        throw err;
-      }
+      return verdict(spec, () => checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
     },
 
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
@@ -140,12 +130,12 @@ export function createCallActivities(deps: CallActivityDeps) {
       const row = inserted ?? (await calls.findPendingDuplicate(pool, spec.requesterId, dedupeKey)) ?? (await calls.getApproval(pool, input.approvalId));
       if (!row) throw new Error('approval neither inserted nor found');
       if (row.id !== input.approvalId) {
-        await calls.finishCall(pool, spec.callId, 'deduplicated', null);
+        await calls.finishCall(pool, spec.callId, 'deduplicated', null, { approvalId: row.id });
         await audit(spec, { event: 'approval.deduplicated', actorId: spec.requesterId, approvalId: row.id });
         return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: row.id };
       }
       if (inserted) {
-        await calls.setCallStatus(pool, spec.callId, 'pending_approval');
+        await calls.setCallStatus(pool, spec.callId, 'pending_approval', row.id);
         await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id, ...disclosedDetails(spec) } });
         await emit(spec, 'approval.raised', await approvalEventData(row.id));
         // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
@@ -333,14 +323,25 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
     ...createExecutionStepActivities({ pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData }),
 
-    /** The covered fast path: check and, when covered, execute — one local activity, one round. */
+    /**
+     * The covered fast path: check and, when covered, execute — one local activity, one round. The
+     * check's read also marks the call "about to send" (one statement): a re-run of this step after
+     * a crash finds the mark, or the final state its first run recorded, and never sends twice.
+     */
     async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
-      const check = await acts.checkPermission({ spec: input.spec });
+      const { spec } = input;
+      const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId);
+      const found = read.call;
+      if (!found) throw new Error(`call ${spec.callId} not found`);
+      // A re-run after the first run committed the call's final state: that state is the answer.
+      const recorded = recordedCoveredOutcome(spec, found);
+      if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
+      const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys));
       if (check.outcome !== 'covered') {
-        withdrawPreparedCall(input.spec.callId); // an approval executes later, from the call row
+        withdrawPreparedCall(spec.callId); // an approval executes later, from the call row
         return { check, executed: null };
       }
-      return { check, executed: await executeCovered(input.spec) };
+      return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
     },
   };
   return acts;

@@ -6,13 +6,14 @@ import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit
 import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
-import { executeUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
-import type { CallOutcome, CallSpec, ErrorBody } from '../workflows/definitions.ts';
+import type { CallOutcome, CallResult, CallSpec, ErrorBody } from '../workflows/definitions.ts';
 
 export interface CoveredCallDeps {
   pool: DatabasePool;
@@ -51,6 +52,11 @@ function toErrorBody(err: unknown): ErrorBody {
   return { code: 'internal', message: 'internal error while executing the call' };
 }
 
+/** What the covered path's claim found: an earlier attempt marked the call (it may have sent). */
+export interface SendClaim {
+  previouslyMarked: boolean;
+}
+
 export function createCoveredCall(deps: CoveredCallDeps) {
   const { pool } = deps;
 
@@ -63,41 +69,89 @@ export function createCoveredCall(deps: CoveredCallDeps) {
     return { stored, redacted: call.request_redacted, instance };
   }
 
-  return async function executeCovered(spec: CallSpec): Promise<CoveredResult> {
+  /** The final state, retried briefly until it lands: a request that left must not be re-run for a PostgreSQL blip. */
+  const finish = (spec: CallSpec, status: 'called' | 'failed', f: calls.CallFinish, e: CallEvent) =>
+    untilLanded(() => calls.finishCallWithAudit(pool, spec.callId, status, f, entryFor(spec, e)));
+
+  async function failed(spec: CallSpec, error: ErrorBody): Promise<CoveredResult> {
+    const decision = error.code === OUTCOME_UNKNOWN.code ? 'outcome_unknown' : 'failed';
+    await finish(spec, 'failed', { httpStatusCode: null, error }, { event: 'call.failed', approvalId: null, executionId: null, decision, details: { error } });
+    return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: null };
+  }
+
+  /**
+   * Sends the covered call once. `claim.previouslyMarked`: an earlier run of this step got past the
+   * check (and its mark) without recording a final state, so the request may have left: only an
+   * idempotent one (GET/HEAD, or a service with an idempotency key header, keyed by the call id) is
+   * sent again; any other ends `failed` with `outcome_unknown`.
+   */
+  return async function executeCovered(spec: CallSpec, claim: SendClaim): Promise<CoveredResult> {
+    let planned;
+    let redacted: unknown;
     try {
-      const { stored, redacted, instance } = takePreparedCall(spec.callId) ?? (await loadPrepared(spec));
+      const prepared = takePreparedCall(spec.callId) ?? (await loadPrepared(spec));
+      const { stored, instance } = prepared;
+      redacted = prepared.redacted;
       const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
       if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-      const out = await executeUpstream(deps.executor, {
-        orgId: spec.orgId,
-        requesterId: spec.requesterId,
-        userId: spec.userId,
-        instance,
-        action,
-        request: stored,
-        verbose: spec.verbose,
-      });
-      await calls.finishCallWithAudit(
-        pool,
-        spec.callId,
-        'called',
-        out.httpStatusCode,
-        entryFor(spec, {
-          event: 'call.called',
-          actorId: spec.requesterId,
-          approvalId: null,
-          executionId: null,
-          decision: 'covered',
-          httpStatusCode: out.httpStatusCode,
-          details: { duration_ms: out.result.duration_ms, request: redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) },
-        }),
-      );
-      return { outcome: { status: 'called', result: out.result, action_description: spec.description }, httpStatusCode: out.httpStatusCode, executionStatus: null };
+      planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: spec.verbose });
     } catch (err) {
-      if (!(err instanceof AppError)) deps.logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-      const error = toErrorBody(err);
-      await calls.finishCallWithAudit(pool, spec.callId, 'failed', null, entryFor(spec, { event: 'call.failed', approvalId: null, executionId: null, decision: 'failed', details: { error } }));
-      return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: null };
+      // Nothing left: credentials, instance or parameters failed before the request was built.
+      return failed(spec, unexpected(deps, spec, err));
     }
+    if (claim.previouslyMarked && !planned.idempotent) {
+      deps.logger.warn({ call_id: spec.callId }, 'a non-idempotent covered request may already have left: not sending it again');
+      return failed(spec, OUTCOME_UNKNOWN);
+    }
+    let out;
+    try {
+      out = await planned.send(spec.callId);
+    } catch (err) {
+      return failed(spec, unexpected(deps, spec, err));
+    }
+    await finish(spec, 'called', { httpStatusCode: out.httpStatusCode, result: out.result }, {
+      event: 'call.called',
+      actorId: spec.requesterId,
+      approvalId: null,
+      executionId: null,
+      decision: 'covered',
+      httpStatusCode: out.httpStatusCode,
+      details: { duration_ms: out.result.duration_ms, request: redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) },
+    });
+    return { outcome: { status: 'called', result: out.result, action_description: spec.description }, httpStatusCode: out.httpStatusCode, executionStatus: null };
   };
+}
+
+/** The error a caller sees; anything untyped is logged (it is a defect or an outage) and stays generic. */
+function unexpected(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
+  if (!(err instanceof AppError)) deps.logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
+  return toErrorBody(err);
+}
+
+/**
+ * A covered call whose row is already final: a re-run of its workflow task after the first run
+ * committed. The recorded outcome is the answer; nothing is sent. Null: not final (run the step).
+ */
+export function recordedCoveredOutcome(spec: CallSpec, claim: Pick<calls.CallClaim, 'status' | 'result' | 'error' | 'http_status_code'>): CoveredResult | null {
+  if (claim.status === 'called') {
+    return { outcome: { status: 'called', result: claim.result as CallResult, action_description: spec.description }, httpStatusCode: claim.http_status_code, executionStatus: null };
+  }
+  if (claim.status === 'failed' && claim.error) return { outcome: { status: 'error', error: claim.error as ErrorBody }, httpStatusCode: null, executionStatus: null };
+  return null;
+}
+
+/**
+ * Writes what must land after a request left: retried (briefly) until it does, so a PostgreSQL
+ * restart does not turn a sent call into a re-run. Bounded: past it, the error surfaces.
+ */
+export async function untilLanded<T>(write: () => Promise<T>, budgetMs = 30_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delay = 200; ; delay = Math.min(delay * 2, 2_000)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }

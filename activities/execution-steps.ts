@@ -20,6 +20,7 @@ import type { CallResult, CallSpec, ErrorBody, ExecutionStatus } from '../workfl
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import type { ExecuteCallResult } from './calls.ts';
 import { entryFor, type CallEvent } from './covered-call.ts';
+import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 
 /** What the send step knows: the upstream answered, a typed error, or it cannot know. */
 export type SendOutcome =
@@ -30,11 +31,7 @@ export type SendOutcome =
 
 export type PrepareOutcome = { proceed: true } | { proceed: false; result: ExecuteCallResult };
 
-export const OUTCOME_UNKNOWN: ErrorBody = {
-  code: 'outcome_unknown',
-  message:
-    'the gateway stopped while this request may already have reached the upstream; it is not idempotent, so it was not sent again: check the upstream before retrying',
-};
+export { OUTCOME_UNKNOWN };
 
 export interface ExecutionStepDeps {
   pool: DatabasePool;

@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   not_in_your_chain: 403,
   not_found: 404,
   conflict: 409,
+  /** The same Idempotency-Key came with a different request. */
+  idempotency_key_reused: 409,
   payload_too_large: 413,
   headers_too_large: 431,
   invalid_service_definition: 422,

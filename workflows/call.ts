@@ -96,9 +96,11 @@ const firstActs = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
+// The covered call's check and send: retried like the other first steps, which is safe because the
+// check's read writes the durable send mark (a retry never sends a non-idempotent request again).
 const firstExec = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { maximumAttempts: 1 },
+  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
 // The approved call's execution steps (issue 11; activities/execution-steps.ts). Short timeouts
@@ -139,10 +141,16 @@ const PATCHES = {
   executionSteps: 'execution-steps-v1',
   finalResult: 'final-result-v1',
   localSteps: 'local-steps-v1',
+  decisionAfterAccept: 'decision-after-accept-v1',
 } as const;
 
-/** Where a person's decision is recorded: in the update's own workflow task once patched. */
-const decisionActs = () => (patched(PATCHES.localSteps) ? decisionLocal : acts);
+/**
+ * Where a person's decision is recorded. Now: a regular activity, so the workflow task that
+ * accepts the update completes (the acceptance is in the history) before anything is committed —
+ * a crash can no longer leave a committed decision behind a workflow that never saw it (issue 24).
+ * Histories of local-steps-v1 recorded it as a local activity inside the update's task.
+ */
+const decisionActs = () => (patched(PATCHES.decisionAfterAccept) ? acts : patched(PATCHES.localSteps) ? decisionLocal : acts);
 
 
 /** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */

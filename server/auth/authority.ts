@@ -48,6 +48,8 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   // Calls, reads, search, approvals of descendants, downloads of its results.
   { route: 'POST /actions/call', agent: 'allow' },
   { route: 'POST /actions/http', agent: 'allow' },
+  // A call it made (or one of its descendants made): the service answers 404 for anyone else.
+  { route: 'GET /calls/:id', agent: 'allow' },
   { route: 'GET /approvals', agent: 'allow' },
   { route: 'GET /approvals/:id', agent: 'allow' },
   { route: 'POST /approvals/:id/resolve', agent: 'allow' },

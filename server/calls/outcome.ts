@@ -3,11 +3,15 @@
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../errors.ts';
 
-export type CallAnswer = Exclude<CallOutcome, { status: 'error' }>;
+export type CallAnswer = Exclude<CallOutcome, { status: 'error' }> & { call_id?: string };
 
-/** The outcome, or its error thrown as AppError (a code the API does not know becomes `internal`). */
-export function answerOf(outcome: CallOutcome): CallAnswer {
+/**
+ * The outcome, or its error thrown as AppError (a code the API does not know becomes `internal`);
+ * the call's id rides along in the answer, or in the error's details.
+ */
+export function answerOf(outcome: CallOutcome & { call_id?: string }): CallAnswer {
   if (outcome.status !== 'error') return outcome;
   const code = (outcome.error.code in ERROR_STATUS ? outcome.error.code : 'internal') as ErrorCode;
-  throw new AppError(code, outcome.error.message, outcome.error.details);
+  const details = outcome.call_id ? { ...outcome.error.details, call_id: outcome.call_id } : outcome.error.details;
+  throw new AppError(code, outcome.error.message, details);
 }

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { nextCursor, timestamp, uuid } from '../http/openapi/common.ts';
 
 const approvalRisk = z.enum(['low', 'med', 'high']);
+/** Every answer names its call: `GET /v1/calls/{call_id}` tells what became of it. */
+const callId = uuid.describe('The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.');
+const ErrorBody = z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
 const Tier = z.strictObject({ keys: z.array(z.string()), description: z.string() }).meta({ id: 'Tier' });
 
 export const CompactResult = z
@@ -29,10 +32,11 @@ export const Called = z
     status: z.literal('called'),
     result: z.union([CompactResult, VerboseResult]),
     action_description: z.string(),
+    call_id: callId,
   })
   .meta({ id: 'CallCalled' });
 
-export const Denied = z.strictObject({ status: z.literal('denied'), reason: z.string() }).meta({ id: 'CallDenied' });
+export const Denied = z.strictObject({ status: z.literal('denied'), reason: z.string(), call_id: callId }).meta({ id: 'CallDenied' });
 
 export const PendingApproval = z
   .strictObject({
@@ -46,6 +50,7 @@ export const PendingApproval = z
     auto_call_on_approve: z.boolean(),
     risk: approvalRisk,
     permission_keys: z.array(z.string()),
+    call_id: callId,
   })
   .meta({ id: 'CallPendingApproval' });
 
@@ -61,7 +66,7 @@ export const Execution = z
     http_status_code: z.int().optional(),
     result: z.unknown().optional(),
     /** Why a failed or cancelled execution did not run, e.g. `outcome_unknown` (issue 11). */
-    error: z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional(),
+    error: ErrorBody.optional(),
   })
   .meta({ id: 'Execution' });
 
@@ -135,3 +140,28 @@ export const Approval = z
   .meta({ id: 'Approval' });
 
 export const ApprovalPage = z.strictObject({ approvals: z.array(Approval), next_cursor: nextCursor });
+
+/** `GET /v1/calls/{id}`: a call as it stands now. */
+export const CallView = z
+  .strictObject({
+    call_id: uuid,
+    status: z
+      .string()
+      .describe(
+        '`checking` (not answered yet), `called`, `failed`, `denied`; with an approval: `pending_approval`, `deduplicated` (joined an identical pending approval), `allowed`, `executed`, `execution_failed`, `execution_cancelled`, `execution_expired`, `expired`, `superseded`, `cancelled`',
+      ),
+    service: z.string(),
+    action: z.string(),
+    action_description: z.string(),
+    requester_id: uuid,
+    created_at: timestamp,
+    finished_at: timestamp.nullable(),
+    http_status_code: z.int().nullable(),
+    result: z.unknown().optional().describe('The upstream result once the call (or its approved execution) ran.'),
+    error: ErrorBody.optional().describe('Why the call failed, e.g. `outcome_unknown` when a request that may have left was not sent again.'),
+    approval_id: uuid.nullable(),
+    approval_status: approvalStatus.nullable(),
+    execution_id: uuid.nullable(),
+    execution_status: executionStatus.nullable(),
+  })
+  .meta({ id: 'Call' });

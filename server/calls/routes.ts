@@ -1,12 +1,12 @@
 // REST: action calls (service action, raw HTTP, resume by approval_id). Approvals: server/approvals/routes.ts.
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { principalOf } from '../auth/middleware.ts';
-import { ERROR_STATUS, type ErrorCode } from '../errors.ts';
+import { ERROR_STATUS, invalidRequest, type ErrorCode } from '../errors.ts';
 import { answerOf } from './outcome.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { Called, Denied, PendingApproval } from './responses.ts';
+import { CallView, Called, Denied, PendingApproval } from './responses.ts';
 import type { CallService } from './service.ts';
 
 const uuid = z.uuid({ error: 'must be a UUID' });
@@ -44,6 +44,26 @@ const connectionHttpBody = z.strictObject({
   verbose: z.boolean().optional(),
 });
 
+/**
+ * `Idempotency-Key`: names the call for the calling identity; a retry with the same key and the
+ * same request gets the first call's outcome (waiting for it if still running) and never sends again.
+ */
+const idempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/)
+    .optional()
+    .describe('Up to 255 visible ASCII characters, unique per request you mean (a UUID is fine). A retry with the same key and the same request returns the first call’s outcome and never sends it again; the same key with another request is `409 idempotency_key_reused`. Keys are kept at least 24 hours (as long as the call is).'),
+});
+
+function idempotencyKeyOf(req: Request): string | undefined {
+  const raw = req.get('idempotency-key');
+  if (raw === undefined) return undefined;
+  const parsed = idempotencyHeaders.shape['Idempotency-Key'].safeParse(raw);
+  if (!parsed.success) throw invalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters', { field: 'Idempotency-Key' });
+  return parsed.data;
+}
+
 /** A call's error outcome carries any typed code (the workflow's own included). */
 const CALL_ERRORS = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((c) => c !== 'invalid_request' && c !== 'internal');
 const callAnswers = {
@@ -65,6 +85,7 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
       path: '/actions/call',
       operationId: 'callAction',
       summary: 'Call a service action, make a raw HTTP call, or resume an approved call by approval_id',
+      headers: idempotencyHeaders,
       body: z.union([actionBody, httpBody, resumeBody]),
       responses: callAnswers,
       errors: CALL_ERRORS,
@@ -72,12 +93,13 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     async (req, res) => {
     const p = principalOf(req);
     const body = (req.body ?? {}) as Record<string, unknown>;
+    const idempotencyKey = idempotencyKeyOf(req);
     if ('approval_id' in body) {
       sendOutcome(res, await calls.resume(p, resumeBody.parse(body).approval_id));
     } else if ('method' in body || 'path' in body) {
-      sendOutcome(res, await calls.callHttp(p, httpBody.parse(body), req.id));
+      sendOutcome(res, await calls.callHttp(p, httpBody.parse(body), req.id, { idempotencyKey }));
     } else {
-      sendOutcome(res, await calls.callAction(p, actionBody.parse(body), req.id));
+      sendOutcome(res, await calls.callAction(p, actionBody.parse(body), req.id, { idempotencyKey }));
     }
     },
   );
@@ -87,6 +109,7 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
       path: '/actions/http',
       operationId: 'callHttp',
       summary: 'Raw authenticated HTTP through a registered OAuth connection',
+      headers: idempotencyHeaders,
       body: connectionHttpBody,
       responses: callAnswers,
       errors: CALL_ERRORS,
@@ -94,9 +117,27 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     async (req, res) => {
     const p = principalOf(req);
     const body = connectionHttpBody.parse(req.body);
+    const idempotencyKey = idempotencyKeyOf(req);
     const connectionId = await resolveConnection(p, body.connection);
     const { connection: _c, url, ...rest } = body;
-    sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, connectionId));
+    sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, { connectionId, idempotencyKey }));
+    },
+  );
+  r.route(
+    {
+      method: 'get',
+      path: '/calls/{id}',
+      operationId: 'getCall',
+      summary: 'A call as it stands now: status, result or error, approval and execution',
+      description:
+        'Readable by the identity that made the call, the identities above it on its chain, and the org’s admins; anyone else gets 404. Every call answer (`called`, `pending_approval`, `denied`, and errors in `details.call_id`) names its `call_id`.',
+      params: z.object({ id: uuid }),
+      responses: { 200: CallView },
+      errors: ['not_found'],
+    },
+    async (req, res) => {
+      const { id } = z.object({ id: uuid }).parse(req.params);
+      res.json(await calls.get(principalOf(req), id));
     },
   );
   return r.router;

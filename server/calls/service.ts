@@ -3,7 +3,7 @@
 // caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id (the
 // approvals themselves live in server/approvals/).
 import { createHmac, randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { PermissionInputError } from '../../core/permissions/chain.ts';
@@ -30,7 +30,8 @@ import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { readVisibleApproval } from '../approvals/service.ts';
 import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
-import { AppError, forbidden, invalidRequest } from '../errors.ts';
+import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { isAdmin } from '../auth/principal.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
@@ -43,6 +44,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
+import { finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
 import { createWorkflowGoneSettler } from './workflow-gone.ts';
 
 export interface ActionCallInput {
@@ -61,6 +63,9 @@ export interface RawHttpInput {
   secret?: { name: string; in: 'header' | 'query'; param: string; prefix?: string | undefined } | undefined;
   verbose?: boolean | undefined;
 }
+
+/** An answer and the call it belongs to (`GET /v1/calls/{call_id}` reads it back). */
+export type IdentifiedOutcome = CallOutcome & { call_id: string };
 
 export interface CallServiceDeps {
   pool: DatabasePool;
@@ -282,15 +287,22 @@ export function createCallService(deps: CallServiceDeps) {
     };
   }
 
-  async function start(p: Principal, prepared: Prepared, requestId: string | null): Promise<CallOutcome> {
+  /** Starts (or, with a known Idempotency-Key, attaches to) the call; every answer names its call. */
+  async function start(p: Principal, prepared: Prepared, requestId: string | null, idempotencyKey?: string): Promise<IdentifiedOutcome> {
+    const callId = idempotencyKey ? keyedCallId(p.identityId, idempotencyKey) : randomUUID();
+    return { ...(await startCall(p, prepared, requestId, callId, idempotencyKey !== undefined)), call_id: callId };
+  }
+
+  async function startCall(p: Principal, prepared: Prepared, requestId: string | null, callId: string, keyed: boolean): Promise<CallOutcome> {
     const { chain, rows, org } = await chainOf(p);
     const requester = rows[0];
     // Refused before anything is written: a call Temporal cannot run must leave no trace.
     assertTemporalUp('a call');
-    const callId = randomUUID();
+    // An Idempotency-Key names the call (scoped to the calling identity, see keyedCallId): a retry
+    // with the same key finds the same row and the same workflow, and never sends again.
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
     const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
-    await store.insertCall(pool, {
+    const existing = await store.insertCall(pool, {
       id: callId,
       orgId: p.orgId,
       requesterId: p.identityId,
@@ -306,7 +318,16 @@ export function createCallService(deps: CallServiceDeps) {
       requestEnvelope: envelope,
       disclosed: prepared.disclosed,
       requestId,
+      requestDigest: callDigest,
     });
+    if (existing) {
+      if (existing.request_digest !== callDigest) {
+        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request: use a new key for a new request', { call_id: callId });
+      }
+      // A retry: the outcome the call already has, or its workflow's answer (waiting if still running).
+      const known = finalAnswer(existing);
+      if (known) return known;
+    }
     const spec: CallSpec = {
       callId,
       orgId: p.orgId,
@@ -334,14 +355,16 @@ export function createCallService(deps: CallServiceDeps) {
       callDigest,
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
-    offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
+    if (!existing) offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
     try {
       return await viaTemporal('the call', () => temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
           workflowId: callWorkflowId(callId),
           taskQueue: deps.taskQueue,
           args: [spec],
-          workflowIdConflictPolicy: 'FAIL',
+          // A keyed retry attaches to the running workflow; a closed one is never started again.
+          workflowIdConflictPolicy: keyed ? 'USE_EXISTING' : 'FAIL',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
           typedSearchAttributes: [
             { key: SA.org, value: p.orgId },
             { key: SA.agent, value: p.identityId },
@@ -354,14 +377,26 @@ export function createCallService(deps: CallServiceDeps) {
       }));
     } catch (err) {
       withdrawPreparedCall(callId);
+      if (existing && err instanceof WorkflowExecutionAlreadyStartedError) return closedCallAnswer(callId);
       if (err instanceof AppError && err.code === 'unavailable') {
         // Temporal died while the call was starting: it may still run once Temporal is back, so
         // the row is left to the workflow, and the caller gets the call id to look it up.
         throw new AppError('unavailable', err.message, { ...err.details, call_id: callId });
       }
-      await store.finishCall(pool, callId, 'failed', null);
+      if (!existing) await store.finishCall(pool, callId, 'failed', null, { error: { code: 'unavailable', message: 'the call could not be started' } });
       throw err;
     }
+  }
+
+  /** A keyed retry of a call whose workflow has closed: its first answer, from the read model. */
+  async function closedCallAnswer(callId: string): Promise<CallOutcome> {
+    const row = await store.getCall(pool, callId);
+    const known = row && finalAnswer(row);
+    if (known) return known;
+    const approval = await store.getApprovalOfCall(pool, callId);
+    if (approval) return pendingAnswer(approval, deps.config.publicUrl);
+    // A call that joined another identical pending approval: its workflow's result is that answer.
+    return (await temporal.workflow.getHandle(callWorkflowId(callId)).result()) as CallOutcome;
   }
 
   /**
@@ -397,40 +432,59 @@ export function createCallService(deps: CallServiceDeps) {
 
   return {
     /** A service action; `onlyRisk` refuses any other risk (gateway_read runs read actions only). */
-    async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: { onlyRisk?: Risk } = {}): Promise<CallOutcome> {
+    async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: { onlyRisk?: Risk; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
       await admit(p);
-      return start(p, await prepareAction(p, input, opts.onlyRisk), requestId);
+      return start(p, await prepareAction(p, input, opts.onlyRisk), requestId, opts.idempotencyKey);
     },
 
-    async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, connectionId?: string): Promise<CallOutcome> {
+    /** Raw HTTP (`connectionId`: through a person's OAuth connection). */
+    async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: { connectionId?: string; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
       await admit(p);
-      return start(p, await prepareHttp(p, input, connectionId), requestId);
+      return start(p, await prepareHttp(p, input, opts.connectionId), requestId, opts.idempotencyKey);
     },
 
     /** The requester resumes its approved call (or reads the stored result once executed). */
-    async resume(p: Principal, approvalId: string): Promise<CallOutcome> {
+    async resume(p: Principal, approvalId: string): Promise<IdentifiedOutcome> {
       await admit(p);
       const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
-      if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied' };
-      if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
+      const call_id = a.call_id;
+      if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied', call_id };
+      if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status, call_id });
       const exec = a.execution;
       if (exec && (exec.status === 'executed' || exec.status === 'failed')) {
         return exec.status === 'executed'
-          ? { status: 'called', result: exec.result as never, action_description: a.call?.description ?? a.action_description }
-          : { status: 'error', error: exec.error as never };
+          ? { status: 'called', result: exec.result as never, action_description: a.call?.description ?? a.action_description, call_id }
+          : { status: 'error', error: exec.error as never, call_id };
       }
-      if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status });
+      if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status, call_id });
       try {
-        return await viaTemporal('the resume', () =>
+        const outcome = await viaTemporal('the resume', () =>
           temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, {
             args: [{ callerId: p.identityId, triggeredBy: p.type === 'user' ? 'user' : 'agent' }],
           }),
         );
+        return { ...outcome, call_id };
       } catch (err) {
         if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
         throw updateError(err);
       }
+    },
+
+    /**
+     * A call as it stands (`GET /v1/calls/{id}`): for the identity that made it, the identities
+     * above it on its chain, and the org's admins; `not_found` for anyone else.
+     */
+    async get(p: Principal, callId: string) {
+      const call = await store.getCall(pool, callId);
+      if (!call || call.org_id !== p.orgId) throw notFound('call');
+      if (!isAdmin(p)) {
+        const chain = await identities.getChain(pool, call.requester_id);
+        if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
+      }
+      const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
+      const execution = approval ? await store.getExecutionByApproval(pool, approval.id) : null;
+      return presentCall(call, approval, execution);
     },
 
     describeFor,

@@ -3,6 +3,7 @@ import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import { auditInsert, type AuditEntry } from '../audit/store.ts';
+import { chainAndRules, chainWithRulesQuery } from '../identities/store.ts';
 
 type Db = CommonQueryMethods;
 
@@ -27,6 +28,10 @@ export const callRow = z.object({
   created_at: z.date(),
   finished_at: z.date().nullable(),
   send_marked_at: z.date().nullable().optional(),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+  request_digest: z.string().nullable().optional(),
+  approval_id: z.string().nullable().optional(),
 });
 export type CallRow = z.infer<typeof callRow>;
 
@@ -95,17 +100,57 @@ export async function insertCall(
     requestEnvelope: Envelope;
     disclosed: unknown;
     requestId: string | null;
+    requestDigest: string;
   },
-): Promise<void> {
-  await db.query(sql.unsafe`
-    INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
-                       description, request_redacted, request_envelope, disclosed, request_id)
-    VALUES (${c.id}, ${c.orgId}, ${c.requesterId}, ${c.userId}, ${c.service}, ${c.template}, ${c.action}, ${c.runtime}, ${c.risk},
-            ${sql.array(c.permissionKeys, 'text')}, ${c.description}, ${sql.jsonb(c.requestRedacted as never)},
-            ${sql.jsonb(c.requestEnvelope as never)}, ${sql.jsonb(c.disclosed as never)}, ${c.requestId})`);
+): Promise<CallRow | null> {
+  // A call id derived from an Idempotency-Key may exist already: then nothing is written and the
+  // existing row is returned (the caller compares digests and attaches to that call).
+  const existing = await db.maybeOne(sql.type(callRow.extend({ inserted: z.boolean() }))`
+    WITH ins AS (
+      INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
+                         description, request_redacted, request_envelope, disclosed, request_id, request_digest)
+      VALUES (${c.id}, ${c.orgId}, ${c.requesterId}, ${c.userId}, ${c.service}, ${c.template}, ${c.action}, ${c.runtime}, ${c.risk},
+              ${sql.array(c.permissionKeys, 'text')}, ${c.description}, ${sql.jsonb(c.requestRedacted as never)},
+              ${sql.jsonb(c.requestEnvelope as never)}, ${sql.jsonb(c.disclosed as never)}, ${c.requestId}, ${c.requestDigest})
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id)
+    SELECT c.*, false AS inserted FROM calls c WHERE c.id = ${c.id} AND NOT EXISTS (SELECT 1 FROM ins)`);
+  if (!existing) return null;
+  const { inserted: _inserted, ...row } = existing;
+  return row;
 }
 
 export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
+
+/** What the covered path's claim found on the call row before marking it. */
+export const callClaim = z.object({
+  previously_marked: z.boolean(),
+  status: z.string(),
+  result: z.unknown(),
+  error: z.unknown(),
+  http_status_code: z.number().nullable(),
+});
+export type CallClaim = z.infer<typeof callClaim>;
+
+/**
+ * The covered path's check read and its durable "about to send" mark in one statement (issue 24):
+ * the requester's chain with its rules, and the call row as it was before this attempt marked it.
+ * A covered call is sent right after, in the same local activity, so a re-run of the task (a crash
+ * before the task completed) finds `previously_marked` — or the final status the first run wrote.
+ */
+export async function chainWithSendClaim(db: Db, requesterId: string, callId: string) {
+  const rows = await db.any(
+    chainWithRulesQuery(requesterId, {
+      with: sql.fragment`
+        prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code
+                 FROM calls WHERE id = ${callId} FOR UPDATE),
+        mark AS (UPDATE calls c SET send_marked_at = now() FROM prev WHERE c.id = prev.id RETURNING c.id)`,
+      also: sql.fragment`(SELECT row_to_json(prev) FROM prev)`,
+      schema: callClaim.nullable(),
+    }),
+  );
+  return { ...chainAndRules(rows), call: ((rows[0] as { extra?: CallClaim | null } | undefined)?.extra ?? null) as CallClaim | null };
+}
 
 /**
  * The covered path's "about to send" mark, folded into the read of the call (no extra round
@@ -127,33 +172,59 @@ export const markExecutionSend = (db: Db, id: string) =>
     UPDATE executions SET send_marked_at = now(), send_attempts = send_attempts + 1 WHERE id = ${id}
     RETURNING send_attempts`);
 
+/** A call's final state: the upstream's HTTP status and what the caller got (result or error). */
+export interface CallFinish {
+  httpStatusCode: number | null;
+  result?: unknown;
+  error?: unknown;
+  /** The approval the call joined (a deduplicated call). */
+  approvalId?: string;
+}
+
 /**
  * The UPDATE of a call's status, as a fragment (also used inside combined statements). `finished`:
  * the final status, with the upstream's HTTP status code. `onlyIf`: written only when it holds.
  */
-function callStatusUpdate(id: string, status: string, finished: { httpStatusCode: number | null } | null, onlyIf?: ReturnType<typeof sql.fragment>) {
+function callStatusUpdate(id: string, status: string, finished: CallFinish | null, onlyIf?: ReturnType<typeof sql.fragment>) {
+  const kept = sql.join(
+    [
+      sql.fragment``,
+      ...(finished?.result !== undefined ? [sql.fragment`result = ${sql.jsonb(finished.result as never)}`] : []),
+      ...(finished?.error !== undefined ? [sql.fragment`error = ${sql.jsonb(finished.error as never)}`] : []),
+      ...(finished?.approvalId !== undefined ? [sql.fragment`approval_id = ${finished.approvalId}`] : []),
+    ],
+    sql.fragment`, `,
+  );
   const sets = finished
-    ? sql.fragment`status = ${status}, http_status_code = ${finished.httpStatusCode}, finished_at = now()`
+    ? sql.fragment`status = ${status}, http_status_code = ${finished.httpStatusCode}, finished_at = now()${kept}`
     : sql.fragment`status = ${status}`;
   return sql.fragment`UPDATE calls SET ${sets} WHERE id = ${id}${onlyIf ? sql.fragment` AND ${onlyIf}` : sql.fragment``}`;
 }
 
-export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null): Promise<void> {
-  await db.query(sql.unsafe`${callStatusUpdate(id, status, { httpStatusCode })}`);
+export async function finishCall(db: Db, id: string, status: string, httpStatusCode: number | null, kept: Omit<CallFinish, 'httpStatusCode'> = {}): Promise<void> {
+  await db.query(sql.unsafe`${callStatusUpdate(id, status, { httpStatusCode, ...kept })}`);
 }
 
-/** finishCall and the audit row that records it, in one statement (the covered fast path). */
-export async function finishCallWithAudit(db: Db, id: string, status: string, httpStatusCode: number | null, entry: AuditEntry): Promise<void> {
+/**
+ * The covered path's final state — status, outcome and its audit row — in one statement, written
+ * only while the call is not final yet (a re-run whose first run committed keeps what was written).
+ */
+export async function finishCallWithAudit(db: Db, id: string, status: string, finish: CallFinish, entry: AuditEntry): Promise<void> {
+  const open = sql.fragment`finished_at IS NULL`;
   await db.query(sql.unsafe`
-    WITH finished AS (${callStatusUpdate(id, status, { httpStatusCode })})
-    ${auditInsert(entry)}`);
+    WITH finished AS (${callStatusUpdate(id, status, finish, open)} RETURNING id)
+    ${auditInsert(entry, sql.fragment`EXISTS (SELECT 1 FROM finished)`)}`);
 }
 
-export async function setCallStatus(db: Db, id: string, status: string): Promise<void> {
-  await db.query(sql.unsafe`${callStatusUpdate(id, status, null)}`);
+export async function setCallStatus(db: Db, id: string, status: string, approvalId?: string): Promise<void> {
+  const approval = approvalId ? sql.fragment`, approval_id = ${approvalId}` : sql.fragment``;
+  await db.query(sql.unsafe`UPDATE calls SET status = ${status}${approval} WHERE id = ${id}`);
 }
 
 export const getApproval = (db: Db, id: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE id = ${id}`);
+
+/** The approval a call raised (a call that joined another's has none of its own). */
+export const getApprovalOfCall = (db: Db, callId: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE call_id = ${callId}`);
 
 export const findPendingDuplicate = (db: Db, requesterId: string, dedupeKey: string) =>
   db.maybeOne(sql.type(approvalRow)`

@@ -30,6 +30,8 @@ export interface OperationSpec {
   auth?: RouteAuth;
   params?: z.ZodObject;
   query?: z.ZodType;
+  /** Request headers the route reads (documented as header parameters; names in their canonical case). */
+  headers?: z.ZodObject;
   body?: z.ZodType;
   /** The body may be omitted (handlers read `req.body ?? {}`). */
   bodyOptional?: boolean;

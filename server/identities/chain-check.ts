@@ -2,7 +2,7 @@
 // may have changed since the call started or the approval was raised). The one place the call
 // path reads a chain and judges it; the judging itself is core/permissions/chain.ts.
 import type { CommonQueryMethods } from 'slonik';
-import { checkPermission, type Decision } from '../../core/permissions/chain.ts';
+import { checkPermission, type Decision, type Rule } from '../../core/permissions/chain.ts';
 import type { ErrorBody } from '../../workflows/definitions.ts';
 import { getChainWithRules, toChainIdentity, type IdentityRow } from './store.ts';
 
@@ -10,7 +10,11 @@ export type LiveCheck = { inactive: IdentityRow; decision: null } | { inactive: 
 
 /** An inactive identity on the chain wins over any rule; otherwise the rules decide (PermissionInputError on bad input). */
 export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[]): Promise<LiveCheck> {
-  const { chain, rules } = await getChainWithRules(db, requesterId);
+  return judgeChain(await getChainWithRules(db, requesterId), keys);
+}
+
+/** The verdict on a chain already read (with its rules). */
+export function judgeChain({ chain, rules }: { chain: IdentityRow[]; rules: Rule[] }, keys: readonly string[]): LiveCheck {
   const inactive = chain.find((c) => c.status !== 'active');
   if (inactive) return { inactive, decision: null };
   return { inactive: null, decision: checkPermission({ chain: chain.map(toChainIdentity), rules, keys: [...keys], now: new Date() }) };

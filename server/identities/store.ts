@@ -130,25 +130,40 @@ const chainRow = identityRow.extend({ depth: z.number() });
 const ruleJson = z.object({ id: z.string(), effect: z.enum(['allow', 'deny']), pattern: z.string(), expires_at: z.string().nullable() });
 const chainWithRulesRow = chainRow.extend({ rules: z.array(ruleJson) });
 
-/** The chain (requester first) and every live rule on it, in one round trip (the permission check). */
-export async function getChainWithRules(db: Db, id: string): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
-  const rows = await db.any(sql.type(chainWithRulesRow)`
+/**
+ * The chain's rows with their live rules, as a statement other statements can extend: `with` adds
+ * CTEs after the chain's and `also` a column to every row (e.g. the covered call's send claim, so the
+ * check and the mark share one round trip).
+ */
+export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, extra?: { with: ReturnType<typeof sql.fragment>; also: ReturnType<typeof sql.fragment>; schema: T }) {
+  const rowSchema = extra ? chainWithRulesRow.extend({ extra: extra.schema }) : chainWithRulesRow;
+  return sql.type(rowSchema)`
     WITH RECURSIVE chain AS (
       SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${id}
       UNION ALL
       SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
-    )
+    )${extra ? sql.fragment`, ${extra.with}` : sql.fragment``}
     SELECT ${IDENTITY_COLUMNS}, depth,
       COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at))
                 FROM permission_rules r WHERE r.identity_id = chain.id AND r.revoked_at IS NULL), '[]') AS rules
-    FROM chain ORDER BY depth`);
+      ${extra ? sql.fragment`, ${extra.also} AS extra` : sql.fragment``}
+    FROM chain ORDER BY depth`;
+}
+
+/** Splits the rows of `chainWithRulesQuery` into the chain (requester first) and its rules. */
+export function chainAndRules(rows: ReadonlyArray<z.infer<typeof chainWithRulesRow> & { extra?: unknown }>): { chain: IdentityRow[]; rules: Rule[] } {
   const rules: Rule[] = [];
   for (const r of rows) {
     for (const rule of r.rules) {
       rules.push({ id: rule.id, identityId: r.id, effect: rule.effect, pattern: rule.pattern, expiresAt: rule.expires_at === null ? null : new Date(rule.expires_at) });
     }
   }
-  return { chain: rows.map(({ depth: _depth, rules: _rules, ...r }) => r), rules };
+  return { chain: rows.map(({ depth: _depth, rules: _rules, extra: _extra, ...r }) => r), rules };
+}
+
+/** The chain (requester first) and every live rule on it, in one round trip (the permission check). */
+export async function getChainWithRules(db: Db, id: string): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
+  return chainAndRules(await db.any(chainWithRulesQuery(id)));
 }
 
 /** The identity and all of its descendants. */

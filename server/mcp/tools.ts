@@ -71,6 +71,7 @@ const callOutput = z.looseObject({
   risk: z.enum(['low', 'med', 'high']).optional(),
   permission_keys: z.array(z.string()).optional(),
   reason: z.string().optional().describe('denied: why.'),
+  call_id: z.string().optional().describe('The call this answer belongs to (errors carry it in error.details.call_id).'),
   error: errorEnvelope.optional(),
 });
 
@@ -131,7 +132,7 @@ function rawHttpRejected(tool: string, args: Record<string, unknown>): AppError 
 }
 
 /** A workflow outcome as a tool result; the `error` outcome becomes the error envelope. */
-function outcomeResult(outcome: CallOutcome): Record<string, unknown> {
+function outcomeResult(outcome: CallOutcome & { call_id?: string }): Record<string, unknown> {
   return { ...answerOf(outcome) };
 }
 
@@ -141,7 +142,7 @@ const gatewayCall = defineTool({
   title: 'Call a service action',
   description: [
     'Invokes a service action through the gateway, which holds the credentials and checks your permissions.',
-    'Exactly two input shapes: a fresh call {service, action, params?, verbose?} or a resume {approval_id} (alone).',
+    'Exactly two input shapes: a fresh call {service, action, params?, verbose?, idempotency_key?} or a resume {approval_id} (alone).',
     'Results are tagged by status: "called" (the upstream result), "pending_approval" (a person or an ancestor agent must allow it:',
     'once allowed the call runs by itself when auto_call_on_approve is true, else resume it with {approval_id}), or "denied" (with a reason).',
     'Find services and actions with gateway_search. Raw HTTP is not accepted here.',
@@ -152,6 +153,11 @@ const gatewayCall = defineTool({
     params: callParams.optional(),
     approval_id: z.uuid({ error: 'must be a UUID' }).optional().describe('Resumes a previously approved call. Send it alone (no service, action or params).'),
     verbose: verboseFlag.optional(),
+    idempotency_key: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, { error: 'must be 1 to 255 visible ASCII characters' })
+      .optional()
+      .describe('Optional, with a fresh call: retrying with the same key and the same call returns the first call’s outcome and never sends it twice (the same key with another call is refused with idempotency_key_reused).'),
   }),
   output: callOutput,
   annotations: { title: 'Call a service action', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -159,7 +165,7 @@ const gatewayCall = defineTool({
     const raw = rawHttpRejected(TOOL_NAMES.call, args);
     if (raw) return raw;
     if ('approval_id' in args) {
-      const mixed = ['service', 'action', 'params'].filter((f) => f in args);
+      const mixed = ['service', 'action', 'params', 'idempotency_key'].filter((f) => f in args);
       if (mixed.length > 0) {
         return invalidRequest(
           `approval_id resumes an approved call and must be sent alone, without ${mixed.join(', ')}; a fresh call sends service + action (+ params) without approval_id`,
@@ -180,6 +186,7 @@ const gatewayCall = defineTool({
       p,
       { service: args.service!, action: args.action!, params: args.params ?? {}, verbose: args.verbose ?? false },
       ctx.requestId,
+      { idempotencyKey: args.idempotency_key },
     );
     return outcomeResult(outcome);
   },

@@ -57,7 +57,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
     return json;
   }
 
-  function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
+  function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query' | 'header') {
     if (!schema) return [];
     const json = convert(schema, 'input');
     const props = (json.properties ?? {}) as Record<string, JsonSchema>;
@@ -127,7 +127,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], opts:
     const item = (paths[op.path] ??= {});
     if (item[op.method]) throw new Error(`${op.method} ${op.path} is defined twice`);
     for (const t of op.tags ?? []) tags.add(t);
-    const parameters = [...parametersOf(op.params, 'path'), ...parametersOf(op.query, 'query')];
+    const parameters = [...parametersOf(op.params, 'path'), ...parametersOf(op.query, 'query'), ...parametersOf(op.headers, 'header')];
     item[op.method] = {
       operationId: op.operationId,
       summary: op.summary,
