@@ -1,16 +1,24 @@
-// npm run chaos [-- --trials N] — crash safety under SIGKILL (issue 11, item 5).
-// Each trial raises approvals against a loopback upstream, allows them (half replay on allow,
-// half are resumed by their agent), and at a random moment SIGKILLs one of: the whole gateway
-// (process and children), the worker role, the API role, the Temporal child, the PostgreSQL
-// child; restarts what it killed (children: the gateway's own supervisor does) and waits. It
-// counts approvals raised, resolved, lost (no final state 60 s after recovery), duplicated (more
-// than one upstream hit for one execution), outcome_unknown, and the time to recover. Exits 1
-// if anything was lost or duplicated. Loopback only; bounded by --trials and --max-minutes.
+// npm run chaos [-- --trials N] — crash safety under SIGKILL, on every path a call can take
+// (issues 11 and 24). Each trial drives, against a loopback upstream whose answers take a random
+// while, every path at once:
+//   covered_get   a GET covered by the agent's rules (idempotent: a resend after a crash is allowed)
+//   covered_post  a POST covered by the agent's rules (sent at most once)
+//   approved      a POST that raises an approval, replayed on allow (auto_call_on_approve)
+//   resumed       a POST that raises an approval, resumed by its agent with approval_id
+//   deduplicated  the same POST twice while pending: the second joins the first's approval
+// and at a random moment SIGKILLs one of: the whole gateway (process and children), the worker
+// role, the API role, the Temporal child, the PostgreSQL child; restarts what it killed (children:
+// the gateway's own supervisor does) and waits. Clients behave as careful ones do: covered calls
+// carry an Idempotency-Key and are retried with it through the outage; approvals are allowed
+// (again) and resumed (again) until they answer. Per path and per kill target it counts calls,
+// lost (no final state 60 s after recovery), duplicated (a non-idempotent request that reached the
+// upstream more than once), outcome_unknown, and the time to recover. Exits 1 if anything was lost
+// or duplicated. Loopback only; bounded by --trials and --max-minutes.
 //
 // Two deployments run side by side: an embedded one (`serve`, PostgreSQL and Temporal as its
 // children) for the gateway / Temporal / PostgreSQL kills, and a split one (`serve --role api` and
 // `serve --role worker` on a PostgreSQL and Temporal this script runs) for the role kills.
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,14 +28,15 @@ import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
 import { freePort, isAlive } from '../server/embedded/processes.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
-import { apiClient, childPid, gatewayEnv, killHard, setUpTenant, startServe, stopGently, type Api, type Tenant } from '../test/support/gateway-process.ts';
+import { apiClient, childPid, embeddedDatabaseUrl, gatewayEnv, killHard, killWholeGateway, setUpTenant, startServe, stopGently, type Api, type ApiResponse, type Tenant } from '../test/support/gateway-process.ts';
 import type { CliProcess } from '../test/support/processes.ts';
 import { startUpstream, type RecordedRequest } from '../test/support/upstream.ts';
 
 const { values: args } = parseArgs({
   options: {
     trials: { type: 'string', default: '100' },
-    approvals: { type: 'string', default: '4' },
+    /** Calls per path per trial. */
+    calls: { type: 'string', default: '2' },
     'max-minutes': { type: 'string', default: '120' },
     seed: { type: 'string' },
     /** Only these kinds of kill (comma-separated), e.g. to reproduce one. */
@@ -35,7 +44,7 @@ const { values: args } = parseArgs({
   },
 });
 const TRIALS = Number(args.trials);
-const PER_TRIAL = Math.max(2, Number(args.approvals));
+const PER_PATH = Math.max(1, Number(args.calls));
 const DEADLINE = Date.now() + Number(args['max-minutes']) * 60_000;
 const LOST_AFTER_MS = 60_000;
 const ALL_KINDS = ['gateway', 'worker', 'api', 'temporal', 'postgres'] as const;
@@ -52,23 +61,45 @@ const random = () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINAL = new Set(['executed', 'failed', 'cancelled', 'expired']);
+const PATHS = ['covered_get', 'covered_post', 'approved', 'resumed', 'deduplicated'] as const;
+type PathName = (typeof PATHS)[number];
 
 interface Deployment {
   name: string;
   base: string;
   api: Api;
-  tenant: Tenant;
+  /** `covered` has allow rules for the service; `auto` and `manual` raise approvals. */
+  tenant: Tenant & { covered: string };
+}
+
+/** What one path did in one trial. */
+interface PathResult {
+  calls: number;
+  lost: number;
+  duplicated: number;
+  outcomeUnknown: number;
+  /** Idempotent requests sent again after a crash (allowed: GET, or keyed). */
+  resent: number;
 }
 
 interface TrialResult {
   trial: number;
   kind: Kind;
-  raised: number;
-  resolved: number;
-  lost: number;
-  duplicated: number;
-  outcomeUnknown: number;
+  paths: Record<PathName, PathResult>;
   recoverMs: number;
+}
+
+/** The tenant of a deployment, plus an agent whose rules cover every action of the service. */
+async function chaosTenant(base: string, env: Record<string, string>, databaseUrl: string, upstreamUrl: string): Promise<Deployment['tenant']> {
+  const api = apiClient(base);
+  const tenant = await setUpTenant(base, env, databaseUrl, upstreamUrl);
+  const made = await api(tenant.ownerToken, 'POST', '/v1/identities/agents', { name: 'covered' });
+  const rule = await api(tenant.ownerToken, 'POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' });
+  if (rule.status !== 201) throw new Error(`rule: ${rule.status} ${JSON.stringify(rule.body)}`);
+  // Every trial raises approvals; none may be superseded by the per-agent cap meanwhile.
+  const cap = await api(tenant.adminToken, 'PATCH', '/v1/org/settings', { max_pending_per_agent: 1000 });
+  if (cap.status !== 200) throw new Error(`settings: ${cap.status} ${JSON.stringify(cap.body)}`);
+  return { ...tenant, covered: made.body.key.token };
 }
 
 async function tempDir(prefix: string): Promise<string> {
@@ -91,7 +122,7 @@ async function main() {
       res.end(JSON.stringify({ ok: true }));
     }, Math.floor(random() * 400));
   });
-  const hitsFor = (name: string) => up.requests.filter((r) => r.body.includes(`"${name}"`)).length;
+  const hitsFor = (name: string) => up.requests.filter((r) => r.body.includes(`"${name}"`) || r.url === `/items/${name}`).length;
 
   // Embedded: one `serve` owning its PostgreSQL and Temporal children.
   const eDir = await tempDir('gateway-chaos-e-');
@@ -99,13 +130,11 @@ async function main() {
   const ePort = await freePort();
   const eEnv = gatewayEnv(ePort, { DATA_DIR: eDir, TEMPORAL_PORT: String(await freePort()), TEMPORAL_UI_PORT: String(await freePort()), TEMPORAL_CLI_PATH: cliPath });
   let eProc: CliProcess | undefined = await startServe(eEnv);
-  const ePassword = (await readFile(path.join(eDir, 'postgres.password'), 'utf8')).trim();
-  const ePgPort = Number.parseInt((await readFile(path.join(eDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3]!.trim(), 10);
   const embedded: Deployment = {
     name: 'embedded',
     base: eEnv.PUBLIC_URL!,
     api: apiClient(eEnv.PUBLIC_URL!),
-    tenant: await setUpTenant(eEnv.PUBLIC_URL!, eEnv, `postgres://gateway:${encodeURIComponent(ePassword)}@127.0.0.1:${ePgPort}/gateway`, up.url),
+    tenant: await chaosTenant(eEnv.PUBLIC_URL!, eEnv, await embeddedDatabaseUrl(eDir), up.url),
   };
   stops.push(async () => stopGently(eProc));
 
@@ -123,7 +152,7 @@ async function main() {
   let apiProc: CliProcess | undefined = await startServe(sEnv, 'api');
   let workerProc: CliProcess | undefined = await startServe(workerEnv, 'worker', workerUrl);
   stops.push(async () => stopGently(apiProc), async () => stopGently(workerProc));
-  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, api: apiClient(sEnv.PUBLIC_URL!), tenant: await setUpTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
+  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
 
   const ready = async (url: string) => {
     try {
@@ -139,10 +168,7 @@ async function main() {
     switch (kind) {
       case 'gateway': {
         // The whole gateway: the process and both of its children, all at once.
-        const children = [await childPid(eDir, 'postgres'), await childPid(eDir, 'temporal')];
-        eProc!.child.kill('SIGKILL');
-        for (const pid of children) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        await eProc!.exited;
+        await killWholeGateway(eProc!, eDir);
         eProc = await startServe(eEnv);
         break;
       }
@@ -173,7 +199,7 @@ async function main() {
   }
 
   /** Retries an API call through outages (no answer, 500, 503, 504); any other answer is final (502 is outcome_unknown). */
-  async function persist<T>(fn: () => Promise<T & { status: number }>, untilMs: number): Promise<(T & { status: number }) | null> {
+  async function persist(fn: () => Promise<ApiResponse>, untilMs: number): Promise<ApiResponse | null> {
     while (Date.now() < untilMs) {
       try {
         const r = await fn();
@@ -186,23 +212,47 @@ async function main() {
     return null;
   }
 
+  /** A covered call with its Idempotency-Key: the client's retries attach to the same call. */
+  const keyedCall = (base: string, token: string, key: string, body: unknown): Promise<ApiResponse> =>
+    fetch(`${base}/v1/actions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(120_000),
+    }).then(async (res) => ({ status: res.status, headers: res.headers, body: await res.json().catch(() => null) }));
+
   async function trial(n: number, kind: Kind): Promise<TrialResult> {
     const d = kind === 'worker' || kind === 'api' ? split : embedded;
     const { api, tenant } = d;
-    const names = Array.from({ length: PER_TRIAL }, (_, i) => `chaos-${seed}-${n}-${i}`);
-    const agentOf = (i: number) => (i % 2 === 0 ? tenant.auto : tenant.manual);
-    const raised: string[] = [];
-    for (const [i, name] of names.entries()) {
-      const r = await persist(() => api(agentOf(i), 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } }), Date.now() + 120_000);
+    const nameOf = (path: PathName, i: number) => `chaos-${seed}-${n}-${path}-${i}`;
+    const names = (path: PathName) => Array.from({ length: PER_PATH }, (_, i) => nameOf(path, i));
+    const raise = async (token: string, name: string): Promise<string> => {
+      const r = await persist(() => api(token, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } }), Date.now() + 120_000);
       if (r?.body?.status !== 'pending_approval') throw new Error(`trial ${n}: could not raise an approval: ${JSON.stringify(r?.body)}`);
-      raised.push(r.body.approval_id);
-    }
-    // Allow all, resume the manual ones, and kill somewhere in the middle of it.
-    const drive = async (untilMs: number) => {
+      return r.body.approval_id;
+    };
+
+    // Approvals first (they wait for a person, so the kill can only land on their decisions and
+    // executions); the dedup pair: the same request twice from one agent, one approval.
+    const approved = await Promise.all(names('approved').map((name) => raise(tenant.auto, name)));
+    const resumed = await Promise.all(names('resumed').map((name) => raise(tenant.manual, name)));
+    const dedup = await Promise.all(
+      names('deduplicated').map(async (name) => {
+        const first = await raise(tenant.auto, name);
+        const second = await raise(tenant.auto, name);
+        if (second !== first) throw new Error(`trial ${n}: ${name} was not deduplicated (${first} vs ${second})`);
+        return first;
+      }),
+    );
+    const approvals = [...approved, ...resumed, ...dedup];
+    const manual = new Set(resumed);
+
+    // Allow all, resume the manual ones, make the covered calls; kill somewhere in the middle.
+    const decide = async (untilMs: number) => {
       await Promise.all(
-        raised.map(async (id, i) => {
+        approvals.map(async (id) => {
           await persist(() => api(tenant.ownerToken, 'POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' }), untilMs);
-          if (agentOf(i) !== tenant.manual) return;
+          if (!manual.has(id)) return;
           // As an agent would: a 409 while the approval still shows allowed and not started
           // (its decision is being recorded again after a crash) means "resume again shortly".
           for (;;) {
@@ -215,42 +265,81 @@ async function main() {
         }),
       );
     };
-    const firstDrive = drive(Date.now() + 5_000).catch(() => undefined);
+    const coveredBody = (path: PathName, name: string) =>
+      path === 'covered_get' ? { service: 'widgets', action: 'get_item', params: { id: name } } : { service: 'widgets', action: 'create_item', params: { name } };
+    /** A covered call until it answers (the same key each time): its final answer, or null. */
+    const covered = (path: PathName, name: string, untilMs: number) =>
+      persist(() => keyedCall(d.base, tenant.covered, `key-${name}`, coveredBody(path, name)), untilMs);
+    const coveredPaths = ['covered_get', 'covered_post'] as const;
+    const firstCovered = coveredPaths.flatMap((path) => names(path).map((name) => covered(path, name, Date.now() + 5_000).catch(() => null)));
+    const firstDrive = decide(Date.now() + 5_000).catch(() => undefined);
     await sleep(Math.floor(random() * 1_500));
     const recoverMs = await killAndRecover(kind);
     await firstDrive;
+    await Promise.all(firstCovered);
+
     // After recovery: whatever the kill interrupted is asked again (a 4xx such as "already
-    // allowed" or "already executing" is fine); then every execution must reach a final state.
+    // allowed" or "already executing" is fine); then every call must reach a final state.
     const lostAt = Date.now() + LOST_AFTER_MS;
-    const driving = drive(lostAt);
-    const finals = await Promise.all(
-      raised.map(async (id) => {
+    const driving = decide(lostAt);
+    const approvalFinals = await Promise.all(
+      approvals.map(async (id) => {
         while (Date.now() < lostAt) {
           const r = await api(tenant.ownerToken, 'GET', `/v1/approvals/${id}`).catch(() => null);
-          if (r?.status === 200 && FINAL.has(r.body.execution?.status)) return r.body.execution;
+          if (r?.status === 200 && FINAL.has(r.body.execution?.status)) return r.body.execution as { status: string; error?: { code: string } };
           await sleep(250);
         }
         return null;
       }),
     );
+    const coveredFinals = await Promise.all(
+      coveredPaths.flatMap((path) =>
+        names(path).map(async (name) => {
+          const r = await covered(path, name, lostAt);
+          if (!r || ![200, 502, 504].includes(r.status)) {
+            console.log(`  trial ${n}: ${path} ${name} got no final answer: ${r ? `${r.status} ${JSON.stringify(r.body)}` : 'none'}`);
+            return null;
+          }
+          const callId = r.body?.call_id ?? r.body?.error?.details?.call_id;
+          const view = callId ? await api(tenant.covered, 'GET', `/v1/calls/${callId}`).catch(() => null) : null;
+          // The call row agrees with the answer, and is final.
+          if (!view || !['called', 'failed'].includes(view.body?.status)) {
+            console.log(`  trial ${n}: ${path} ${name} answered ${r.status} but its call reads ${view ? JSON.stringify(view.body) : 'nothing'}`);
+            return null;
+          }
+          return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
+        }),
+      ),
+    );
     await Promise.race([driving, sleep(5_000)]);
     await sleep(500); // stragglers at the upstream
-    const lost = finals.filter((f) => f === null).length;
-    const duplicated = names.filter((name) => hitsFor(name) > 1).length;
-    const outcomeUnknown = finals.filter((f) => f?.error?.code === 'outcome_unknown').length;
-    for (const [i, f] of finals.entries()) {
-      if (f === null) {
-        const view = await api(tenant.ownerToken, 'GET', `/v1/approvals/${raised[i]}`).catch(() => null);
-        console.log(`  trial ${n}: approval ${raised[i]} has no final state: ${JSON.stringify({ status: view?.body?.status, execution: view?.body?.execution })}`);
-      }
-      else if (f.status === 'executed' && hitsFor(names[i]!) !== 1) console.log(`  trial ${n}: approval ${raised[i]} executed with ${hitsFor(names[i]!)} upstream hits`);
-    }
-    return { trial: n, kind, raised: raised.length, resolved: finals.length - lost, lost, duplicated, outcomeUnknown, recoverMs };
+
+    const result = (path: PathName, finals: Array<{ status: string; error?: { code: string } } | null>, idempotent: boolean): PathResult => {
+      const ns = names(path);
+      const hits = ns.map(hitsFor);
+      for (const [i, f] of finals.entries()) if (f === null) console.log(`  trial ${n}: ${path} ${ns[i]} has no final state`);
+      return {
+        calls: path === 'deduplicated' ? ns.length * 2 : ns.length,
+        lost: finals.filter((f) => f === null).length,
+        duplicated: idempotent ? 0 : hits.filter((h) => h > 1).length,
+        outcomeUnknown: finals.filter((f) => f?.error?.code === 'outcome_unknown').length,
+        resent: idempotent ? hits.filter((h) => h > 1).length : 0,
+      };
+    };
+    const slice = (from: number, count: number) => approvalFinals.slice(from, from + count);
+    const paths: Record<PathName, PathResult> = {
+      covered_get: result('covered_get', coveredFinals.slice(0, PER_PATH), true),
+      covered_post: result('covered_post', coveredFinals.slice(PER_PATH), false),
+      approved: result('approved', slice(0, PER_PATH), false),
+      resumed: result('resumed', slice(PER_PATH, PER_PATH), false),
+      deduplicated: result('deduplicated', slice(2 * PER_PATH, PER_PATH), false),
+    };
+    return { trial: n, kind, paths, recoverMs };
   }
 
   const results: TrialResult[] = [];
-  console.log(`chaos: ${TRIALS} trials, ${PER_TRIAL} approvals each, seed ${seed}`);
-  console.log('trial  killed      raised resolved lost dup unknown recover_ms');
+  console.log(`chaos: ${TRIALS} trials, ${PER_PATH} call(s) per path each (${PATHS.join(', ')}), seed ${seed}`);
+  console.log('trial  killed     calls lost dup unknown resent recover_ms');
   try {
     for (let n = 1; n <= TRIALS; n++) {
       if (Date.now() > DEADLINE) {
@@ -260,8 +349,9 @@ async function main() {
       const kind = KINDS[(n - 1) % KINDS.length]!;
       const r = await trial(n, kind);
       results.push(r);
+      const t = total(Object.values(r.paths));
       console.log(
-        `${String(n).padStart(5)}  ${kind.padEnd(10)} ${String(r.raised).padStart(6)} ${String(r.resolved).padStart(8)} ${String(r.lost).padStart(4)} ${String(r.duplicated).padStart(3)} ${String(r.outcomeUnknown).padStart(7)} ${String(r.recoverMs).padStart(10)}`,
+        `${String(n).padStart(5)}  ${kind.padEnd(10)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(r.recoverMs).padStart(10)}`,
       );
     }
   } finally {
@@ -270,19 +360,37 @@ async function main() {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   }
 
-  const sum = (f: (r: TrialResult) => number) => results.reduce((a, r) => a + f(r), 0);
-  const recover = results.map((r) => r.recoverMs).sort((a, b) => a - b);
-  const pct = (p: number) => recover[Math.min(recover.length - 1, Math.floor((p / 100) * recover.length))] ?? 0;
   console.log('');
-  console.log(`totals: trials ${results.length}, approvals raised ${sum((r) => r.raised)}, resolved ${sum((r) => r.resolved)}, lost ${sum((r) => r.lost)}, duplicated ${sum((r) => r.duplicated)}, outcome_unknown ${sum((r) => r.outcomeUnknown)}`);
-  console.log(`time to recover (ms): p50 ${pct(50)}, p95 ${pct(95)}, max ${recover.at(-1) ?? 0}`);
-  for (const kind of KINDS) {
-    const of = results.filter((r) => r.kind === kind);
-    if (of.length) console.log(`  ${kind.padEnd(9)} trials ${of.length}, lost ${of.reduce((a, r) => a + r.lost, 0)}, duplicated ${of.reduce((a, r) => a + r.duplicated, 0)}, outcome_unknown ${of.reduce((a, r) => a + r.outcomeUnknown, 0)}`);
+  console.log(`per path and kill target (${results.length} trials; duplicated: a non-idempotent request that reached the upstream twice; resent: an idempotent one sent again, as allowed)`);
+  console.log('path          killed     trials calls lost dup unknown resent recover_p50 recover_p95');
+  for (const path of PATHS) {
+    for (const kind of KINDS) {
+      const of = results.filter((r) => r.kind === kind);
+      if (of.length === 0) continue;
+      const t = total(of.map((r) => r.paths[path]));
+      const rec = of.map((r) => r.recoverMs).sort((a, b) => a - b);
+      console.log(
+        `${path.padEnd(13)} ${kind.padEnd(10)} ${String(of.length).padStart(6)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(pct(rec, 50)).padStart(11)} ${String(pct(rec, 95)).padStart(11)}`,
+      );
+    }
   }
-  const failed = sum((r) => r.lost) > 0 || sum((r) => r.duplicated) > 0;
-  console.log(failed ? 'FAIL: approvals were lost or duplicated' : 'OK: nothing lost, nothing duplicated');
+  const all = total(results.flatMap((r) => Object.values(r.paths)));
+  const recover = results.map((r) => r.recoverMs).sort((a, b) => a - b);
+  console.log('');
+  console.log(`totals: trials ${results.length}, calls ${all.calls}, lost ${all.lost}, duplicated ${all.duplicated}, outcome_unknown ${all.outcomeUnknown}, resent (idempotent) ${all.resent}`);
+  console.log(`time to recover (ms): p50 ${pct(recover, 50)}, p95 ${pct(recover, 95)}, max ${recover.at(-1) ?? 0}`);
+  const failed = all.lost > 0 || all.duplicated > 0;
+  console.log(failed ? 'FAIL: calls were lost or duplicated' : 'OK: nothing lost, nothing duplicated');
   process.exitCode = failed ? 1 : 0;
+}
+
+function total(rs: PathResult[]): PathResult {
+  const sum = (f: (r: PathResult) => number) => rs.reduce((a, r) => a + f(r), 0);
+  return { calls: sum((r) => r.calls), lost: sum((r) => r.lost), duplicated: sum((r) => r.duplicated), outcomeUnknown: sum((r) => r.outcomeUnknown), resent: sum((r) => r.resent) };
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
 main().catch((err: unknown) => {

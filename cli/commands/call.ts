@@ -1,6 +1,7 @@
 // `gateway call`: a service action, a raw HTTP call (--url), or the resumption of an approved call
 // (--resume). Prints the result body; on pending_approval prints what a person must decide, and
 // with --wait follows the approval live until the call ran, was denied or expired.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { actionParams, rawBody, type Reader } from '../lib/call-input.ts';
@@ -27,6 +28,7 @@ interface CallOptions {
   timeout: string;
   resume?: string;
   json?: boolean;
+  idempotencyKey?: string;
 }
 
 type Outcome =
@@ -40,13 +42,29 @@ const read: Reader = async (source) => (source === '-' ? readStdin() : readFile(
   throw usageError(`cannot read ${source.file}: ${err.message}`);
 }));
 
-/** POST /v1/actions/call: the outcome, or a CliError (1 for upstream failures, 2 otherwise). */
-async function post(caller: Caller, body: Record<string, unknown>): Promise<Outcome> {
+/** Answers worth asking again (the gateway or its dependencies were briefly away). */
+const TRANSIENT = new Set([502, 503, 504]);
+const RETRY_DELAYS_MS = [1_000, 2_000, 4_000];
+
+/**
+ * POST /v1/actions/call: the outcome, or a CliError (1 for upstream failures, 2 otherwise). A fresh
+ * call carries an Idempotency-Key (the user's, or a new one per invocation), so this function's
+ * own retries — after a lost connection or a 503 — attach to the same call and never send it twice.
+ */
+async function post(caller: Caller, body: Record<string, unknown>, idempotencyKey?: string): Promise<Outcome> {
+  const params = idempotencyKey ? { header: { 'Idempotency-Key': idempotencyKey } } : {};
   let r;
-  try {
-    r = await caller.api.POST('/v1/actions/call', { body: body as never });
-  } catch (err) {
-    throw new CliError(`could not reach the gateway: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+  for (let attempt = 0; ; attempt++) {
+    const last = !idempotencyKey || attempt >= RETRY_DELAYS_MS.length;
+    try {
+      r = await caller.api.POST('/v1/actions/call', { body: body as never, params: params as never });
+      const code = (r.error as { error?: { code?: string } } | undefined)?.error?.code;
+      // A 502 from the upstream itself is an answer; the gateway's own outage (no code, 503/504) is not.
+      if (last || !TRANSIENT.has(r.response.status) || (code && code !== 'unavailable' && code !== 'upstream_timeout')) break;
+    } catch (err) {
+      if (last) throw new CliError(`could not reach the gateway: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
   }
   if (r.data) return r.data as Outcome;
   const { code, message } = envelopeMessage(r.error, r.response.status);
@@ -192,7 +210,8 @@ async function run(service: string | undefined, action: string | undefined, give
     if (o.header.length || o.data !== undefined || o.secret.length || o.method) throw usageError('-X, -H, -d and --secret go with --url (raw HTTP)');
     body = { service, action, params: await actionParams(o, read), ...(o.verbose ? { verbose: true } : {}) };
   }
-  process.exitCode = await finish(caller, await post(caller, body), o);
+  if (o.idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(o.idempotencyKey)) throw usageError('--idempotency-key must be 1 to 255 visible ASCII characters');
+  process.exitCode = await finish(caller, await post(caller, body, o.idempotencyKey ?? randomUUID()), o);
 }
 
 export function callCommand(): Command {
@@ -215,6 +234,7 @@ export function callCommand(): Command {
     .option('--timeout <duration>', 'how long --wait waits (90s, 15m, 1h)', '15m')
     .option('--resume <approval_id>', 'resume an approved call (or read its result)')
     .option('--json', 'print the whole outcome as JSON (for scripts)')
+    .option('--idempotency-key <key>', 'name this call: running the command again with the same key (and the same call) returns the first outcome and never sends it twice (default: a new key each run, reused by the command\'s own retries)')
     .addHelpText(
       'after',
       `

@@ -275,6 +275,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/calls/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A call as it stands now: status, result or error, approval and execution
+         * @description Readable by the identity that made the call, the identities above it on its chain, and the org’s admins; anyone else gets 404. Every call answer (`called`, `pending_approval`, `denied`, and errors in `details.call_id`) names its `call_id`.
+         */
+        get: operations["getCall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/connections": {
         parameters: {
             query?: never;
@@ -1185,13 +1205,52 @@ export interface components {
             kind: ("user" | "agent" | "subagent") | null;
             name: string | null;
         };
+        Call: {
+            action: string;
+            action_description: string;
+            approval_id: string | null;
+            approval_status: ("pending" | "allowed" | "denied" | "bubbled" | "expired" | "superseded" | "cancelled") | null;
+            /** Format: uuid */
+            call_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Why the call failed, e.g. `outcome_unknown` when a request that may have left was not sent again. */
+            error?: {
+                code: string;
+                details?: {
+                    [key: string]: unknown;
+                };
+                message: string;
+            };
+            execution_id: string | null;
+            execution_status: ("pending" | "executing" | "executed" | "failed" | "cancelled" | "expired") | null;
+            finished_at: string | null;
+            http_status_code: number | null;
+            /** Format: uuid */
+            requester_id: string;
+            /** @description The upstream result once the call (or its approved execution) ran. */
+            result?: unknown;
+            service: string;
+            /** @description `checking` (not answered yet), `called`, `failed`, `denied`; with an approval: `pending_approval`, `deduplicated` (joined an identical pending approval), `allowed`, `executed`, `execution_failed`, `execution_cancelled`, `execution_expired`, `expired`, `superseded`, `cancelled` */
+            status: string;
+        };
         CallCalled: {
             action_description: string;
+            /**
+             * Format: uuid
+             * @description The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.
+             */
+            call_id: string;
             result: components["schemas"]["CompactResult"] | components["schemas"]["VerboseResult"];
             /** @constant */
             status: "called";
         };
         CallDenied: {
+            /**
+             * Format: uuid
+             * @description The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.
+             */
+            call_id: string;
             reason: string;
             /** @constant */
             status: "denied";
@@ -1202,6 +1261,11 @@ export interface components {
             approval_id: string;
             approval_url: string;
             auto_call_on_approve: boolean;
+            /**
+             * Format: uuid
+             * @description The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.
+             */
+            call_id: string;
             /** Format: date-time */
             expires_at: string;
             permission_keys: string[];
@@ -1933,7 +1997,10 @@ export interface operations {
     callAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Up to 255 visible ASCII characters, unique per request you mean (a UUID is fine). A retry with the same key and the same request returns the first call’s outcome and never sends it again; the same key with another request is `409 idempotency_key_reused`. Keys are kept at least 24 hours (as long as the call is). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2043,7 +2110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: conflict */
+            /** @description Error: conflict, idempotency_key_reused */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2052,7 +2119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "conflict";
+                            code?: "conflict" | "idempotency_key_reused";
                         };
                     };
                 };
@@ -2204,7 +2271,10 @@ export interface operations {
     callHttp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Up to 255 visible ASCII characters, unique per request you mean (a UUID is fine). A retry with the same key and the same request returns the first call’s outcome and never sends it again; the same key with another request is `409 idempotency_key_reused`. Keys are kept at least 24 hours (as long as the call is). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2298,7 +2368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: conflict */
+            /** @description Error: conflict, idempotency_key_reused */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2307,7 +2377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "conflict";
+                            code?: "conflict" | "idempotency_key_reused";
                         };
                     };
                 };
@@ -3408,6 +3478,126 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
                         };
                     };
                 };

@@ -216,7 +216,7 @@ describe('the durable call', () => {
     expect(denied.body).toMatchObject({ status: 'denied' });
     expect(denied.body.execution).toBeUndefined();
     const again = await agent.call('POST', '/v1/actions/call', { approval_id: id });
-    expect(again.body).toEqual({ status: 'denied', reason: 'not this quarter' });
+    expect(again.body).toEqual({ status: 'denied', reason: 'not this quarter', call_id: expect.any(String) });
     expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' })).status).toBe(409);
   });
 

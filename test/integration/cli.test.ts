@@ -96,6 +96,30 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     }
   });
 
+  it('call sends an Idempotency-Key: --idempotency-key K twice runs the call once; each plain run is its own call', async () => {
+    const rule = await gw.as(gw.adminToken)('POST', `/v1/identities/${agentId}/rules`, { effect: 'allow', pattern: 'widgets:create_item:cli-*' });
+    expect(rule.status).toBe(201);
+    const hits = (name: string) => up.requests.filter((r) => r.method === 'POST' && r.body.includes(`"${name}"`)).length;
+    const args = ['call', 'widgets', 'create_item', '-p', 'name=cli-keyed', '--idempotency-key', 'cli-key-1', '--json'];
+    const first = await cli(args, agentEnv);
+    const again = await cli(args, agentEnv);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual(JSON.parse(first.stdout));
+    expect(hits('cli-keyed')).toBe(1);
+    const other = await cli(['call', 'widgets', 'create_item', '-p', 'name=cli-other', '--idempotency-key', 'cli-key-1'], agentEnv);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('idempotency_key_reused');
+    expect(hits('cli-other')).toBe(0);
+    const bad = await cli(['call', 'widgets', 'create_item', '-p', 'name=cli-x', '--idempotency-key', 'has space'], agentEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--idempotency-key');
+    // Without the option each run is a new call (a fresh key every time).
+    for (let i = 0; i < 2; i++) expect((await cli(['call', 'widgets', 'create_item', '-p', 'name=cli-plain'], agentEnv)).code).toBe(0);
+    expect(hits('cli-plain')).toBe(2);
+    expect(up.requests.filter((r) => r.body.includes('"cli-plain"')).every((r) => r.headers['idempotency-key'] === undefined)).toBe(true);
+    expect((await gw.as(gw.adminToken)('POST', `/v1/identities/${agentId}/rules/${rule.body.id}/revoke`)).status).toBe(204);
+  });
+
   it('an uncovered call is pending: the approval on stderr, exit 3', async () => {
     const r = await cli(['call', 'widgets', 'create_item', '-p', 'name=draft'], agentEnv);
     expect(r.code).toBe(3);

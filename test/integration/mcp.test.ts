@@ -249,7 +249,7 @@ describe('the MCP endpoint', () => {
         expect(typeof t.annotations?.readOnlyHint).toBe('boolean');
       }
       const callTool = tools.find((t) => t.name === 'gateway_call')!;
-      expect(Object.keys(callTool.inputSchema.properties!).sort()).toEqual(['action', 'approval_id', 'params', 'service', 'verbose']);
+      expect(Object.keys(callTool.inputSchema.properties!).sort()).toEqual(['action', 'approval_id', 'idempotency_key', 'params', 'service', 'verbose']);
       expect(callTool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
       expect(tools.find((t) => t.name === 'gateway_read')!.annotations).toMatchObject({ readOnlyHint: true });
       expect(tools.find((t) => t.name === 'gateway_search')!.annotations).toMatchObject({ readOnlyHint: true });
@@ -363,7 +363,7 @@ describe('the MCP endpoint', () => {
       expect(r.isError).toBeFalsy();
       const p = structured(r);
       expect(Object.keys(p).sort()).toEqual(
-        ['action_description', 'approval_id', 'approval_url', 'auto_call_on_approve', 'expires_at', 'permission_keys', 'relationship', 'risk', 'status', 'suggested_tiers'].sort(),
+        ['action_description', 'approval_id', 'approval_url', 'auto_call_on_approve', 'call_id', 'expires_at', 'permission_keys', 'relationship', 'risk', 'status', 'suggested_tiers'].sort(),
       );
       expect(p).toMatchObject({
         status: 'pending_approval',
@@ -389,7 +389,7 @@ describe('the MCP endpoint', () => {
       const client = await connect(manual.key);
       const p = structured(await call(client, 'gateway_call', { service: 'widgets', action: 'create_item', params: { name: 'mcp-denied' } }));
       expect((await human('POST', `/v1/approvals/${p.approval_id}/resolve`, { decision: 'deny', reason: 'not today' })).status).toBe(200);
-      expect(structured(await call(client, 'gateway_call', { approval_id: p.approval_id }))).toEqual({ status: 'denied', reason: 'not today' });
+      expect(structured(await call(client, 'gateway_call', { approval_id: p.approval_id }))).toEqual({ status: 'denied', reason: 'not today', call_id: expect.any(String) });
     });
 
     it("gateway_approve: a non-ancestor gets not_in_your_chain; the subagent's parent resolves", async () => {

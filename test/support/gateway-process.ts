@@ -75,6 +75,27 @@ export async function childPid(dataDir: string, name: 'postgres' | 'temporal'): 
   return Number.parseInt((await readFile(path.join(dataDir, 'run', `${name}.pid`), 'utf8')).trim(), 10);
 }
 
+/** The database URL of an embedded gateway's own PostgreSQL (its data dir holds password and port). */
+export async function embeddedDatabaseUrl(dataDir: string): Promise<string> {
+  const password = (await readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
+  const port = Number.parseInt((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3]!.trim(), 10);
+  return `postgres://gateway:${encodeURIComponent(password)}@127.0.0.1:${port}/gateway`;
+}
+
+/** SIGKILLs an embedded gateway and both of its children (PostgreSQL, Temporal) at once: the whole gateway. */
+export async function killWholeGateway(proc: CliProcess, dataDir: string): Promise<void> {
+  const children = [await childPid(dataDir, 'postgres'), await childPid(dataDir, 'temporal')];
+  proc.child.kill('SIGKILL');
+  for (const pid of children) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  await proc.exited;
+}
+
 export interface Tenant {
   adminToken: string;
   ownerToken: string;
