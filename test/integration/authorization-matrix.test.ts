@@ -70,6 +70,7 @@ const MATRIX: Record<string, Row> = {
 
   'POST /actions/call': { path: '/actions/call', body: {}, expect: [400, 400, 400, 400, 400, 401] },
   'POST /actions/http': { path: '/actions/http', body: {}, expect: [400, 400, 400, 400, 400, 401] },
+  'GET /calls/:id': { path: `/calls/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'GET /approvals': { path: '/approvals', expect: [200, 200, 200, 200, 200, 401] },
   'GET /approvals/:id': { path: `/approvals/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'POST /approvals/:id/resolve': { path: `/approvals/${RANDOM}/resolve`, body: { decision: 'deny' }, expect: [404, 404, 404, 404, 404, 401] },

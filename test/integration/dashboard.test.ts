@@ -227,7 +227,7 @@ describe('the approver\'s dashboard', () => {
     await page.getByTestId('approval-status').filter({ hasText: 'denied' }).waitFor(WAIT);
     const resume = await agent.call('POST', '/v1/actions/call', { approval_id: raised.body.approval_id });
     expect(resume.status).toBe(200);
-    expect(resume.body).toEqual({ status: 'denied', reason: 'w-17 is the production widget' });
+    expect(resume.body).toEqual({ status: 'denied', reason: 'w-17 is the production widget', call_id: expect.any(String) });
   });
 
   it('approves from the inbox with the keyboard alone', async () => {

@@ -91,16 +91,24 @@ describe('the statements of an approval transition', () => {
     expect((await calls.getCall(gw.pool, a.call_id))!.status).not.toBe('denied');
   });
 
-  it('runs an approved call’s decision, re-check and record inside workflow tasks: only the send is a regular activity', async () => {
+  it('records a decision only after the workflow accepted it; the re-check and record run inside workflow tasks', async () => {
     const a = await raise('local-steps');
     expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
     await until(() => human('GET', `/v1/approvals/${a.id}`), (r) => r.body.execution?.status === 'executed');
     const history = await gw.temporal.workflow.getHandle(callWorkflowId(a.call_id)).fetchHistory();
     const events = history.events ?? [];
     const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
-    expect(scheduled).toEqual(['sendExecution']);
+    // The decision is a regular activity (issue 24): its statement runs only once the update's
+    // acceptance is in the history, so a crash can never leave a committed decision the workflow
+    // did not see. Only the send besides it.
+    expect(scheduled).toEqual(['recordDecision', 'sendExecution']);
+    const accepted = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const decision = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordDecision');
+    expect(accepted).toBeGreaterThanOrEqual(0);
+    expect(decision).toBeGreaterThan(accepted);
     const markers = historyText(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'));
-    for (const step of ['checkThenExecute', 'raiseApproval', 'recordDecision', 'prepareExecution', 'recordExecutionResult']) expect(markers).toContain(step);
+    for (const step of ['checkThenExecute', 'raiseApproval', 'prepareExecution', 'recordExecutionResult']) expect(markers).toContain(step);
+    expect(markers).not.toContain('recordDecision');
   });
 
   it('stores and announces a person’s event once, with the id it was stored under', async () => {

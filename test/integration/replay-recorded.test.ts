@@ -5,7 +5,9 @@
 // execution window that expired. The `v2-` ones come from before decisions, the re-check and the
 // final record ran as local activities (issue 14): executed on allow, on resume and with
 // allow_always, denied by a person, and two still in flight when recorded (pending; allowed and
-// waiting for the resume).
+// waiting for the resume). The `v3-` ones come from local-steps-v1, before a decision became a
+// regular activity recorded after the update's acceptance and before the covered path's send
+// mark (issue 24): the same scenarios and a covered call.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -29,6 +31,13 @@ describe('recorded call histories', () => {
       'v2-allowed-waiting.json',
       'v2-denied.json',
       'v2-pending.json',
+      'v3-allowed-auto.json',
+      'v3-allowed-manual.json',
+      'v3-allowed-remember.json',
+      'v3-allowed-waiting.json',
+      'v3-covered.json',
+      'v3-denied.json',
+      'v3-pending.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.

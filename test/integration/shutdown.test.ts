@@ -32,19 +32,20 @@ describe('gateway serve on SIGTERM', () => {
     await up?.close();
   });
 
-  it('stops within seconds even while a decision’s local activity keeps failing', async () => {
+  it('stops within seconds even while a local activity (the re-check before a send) keeps failing', async () => {
     const api = apiClient(base);
     const raised = await api(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'held' } });
     expect(raised.status).toBe(202);
-    // A fault in PostgreSQL itself: every update of an approval fails, so the decision's local
-    // activity retries (for minutes, with backoff) inside the workflow task that holds it.
+    // A fault in PostgreSQL itself: every update of an execution fails, so the re-check's local
+    // activity (which marks the execution `executing`) retries, for minutes with backoff, inside
+    // the workflow task that holds it. (The decision itself is a regular activity since issue 24.)
     await withPool(databaseUrl, async (p) => {
-      await p.query(sql.unsafe`CREATE FUNCTION refuse_approval_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`);
-      await p.query(sql.unsafe`CREATE TRIGGER refuse_approval_updates BEFORE UPDATE ON approvals FOR EACH ROW EXECUTE FUNCTION refuse_approval_updates()`);
+      await p.query(sql.unsafe`CREATE FUNCTION refuse_execution_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`);
+      await p.query(sql.unsafe`CREATE TRIGGER refuse_execution_updates BEFORE UPDATE ON executions FOR EACH ROW EXECUTE FUNCTION refuse_execution_updates()`);
     });
     const resolving = api(t.ownerToken, 'POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' }).catch((err: unknown) => err);
-    // The decision is being retried: the SDK logs each failed attempt of the local activity.
-    const retrying = /"isLocal":true[^\n]*"activityType":"recordDecision"|"activityType":"recordDecision"[^\n]*"isLocal":true/;
+    // The re-check is being retried: the SDK logs each failed attempt of the local activity.
+    const retrying = /"isLocal":true[^\n]*"activityType":"prepareExecution"|"activityType":"prepareExecution"[^\n]*"isLocal":true/;
     const deadline = Date.now() + 30_000;
     while (!retrying.test(proc!.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
     expect(proc!.output()).toMatch(retrying);
