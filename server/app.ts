@@ -84,13 +84,13 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
   v1.use(refuseUnstorableInput());
   v1.use(add(documentRoutes(() => document)));
-  v1.use(add(loginRoutes(services.auth)));
+  v1.use(add(loginRoutes(services.auth, publicUrl)));
   // Public: the provider redirects the user's browser here; the single-use state authenticates it.
   v1.use(add(connectionCallbackRoutes(services.connections)));
-  v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }));
+  v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl }));
   // Agents: least privilege, one table for every route (server/auth/authority.ts).
   v1.use(agentAuthority(sd.pool));
-  v1.use(add(logoutRoutes(services.auth)));
+  v1.use(add(logoutRoutes(services.auth, publicUrl)));
   v1.use(add(identityRoutes(services.identities)));
   v1.use(add(connectionRoutes(services.connections)));
   v1.use(add(registryRoutes(services.registry)));

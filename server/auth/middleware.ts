@@ -22,7 +22,32 @@ export function readCookie(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-export function authenticate(auth: AuthService, accept: AcceptedKinds): RequestHandler {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A cookie travels with any request the browser makes to this host — SameSite=Lax does not stop
+ * a page on another port of the same host, which is "same site". So an unsafe request that is
+ * authenticated by the cookie must prove it comes from the dashboard itself: a same-origin
+ * `Origin` (or, without one, `Sec-Fetch-Site: same-origin`), and a JSON body type, which a
+ * cross-origin form cannot send without a CORS preflight this server never grants. Bearer tokens
+ * are not sent by browsers on their own, so bearer requests are not concerned.
+ */
+export function assertDashboardOrigin(req: Request, publicUrl: string): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  const own = new Set([new URL(publicUrl).origin, `${req.protocol}://${req.get('host') ?? ''}`]);
+  const origin = req.get('origin');
+  const sameOrigin = origin !== undefined ? own.has(origin) : req.get('sec-fetch-site') === 'same-origin';
+  if (!sameOrigin) {
+    throw new AppError('forbidden', `a request signed in with the dashboard cookie must come from the dashboard's own origin (${[...own][0]}); scripts use Authorization: Bearer`, {
+      reason: 'cross_origin',
+    });
+  }
+  if (!req.is('application/json')) {
+    throw new AppError('invalid_request', 'a dashboard request must send Content-Type: application/json', { reason: 'content_type' });
+  }
+}
+
+export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: { publicUrl?: string } = {}): RequestHandler {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     let token: string | undefined;
@@ -31,8 +56,10 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds): RequestH
       if (!m) throw unauthenticated('the Authorization header must be "Bearer <token>"');
       token = m[1];
     } else if (accept.session) {
-      // Cookies carry only session tokens (the dashboard); SameSite=Lax keeps them off cross-site POSTs.
+      // Cookies carry only session tokens (the dashboard); SameSite=Lax keeps them off cross-site
+      // POSTs, and the origin check keeps them off same-site ones from other origins.
       token = readCookie(req, SESSION_COOKIE);
+      if (token && opts.publicUrl) assertDashboardOrigin(req, opts.publicUrl);
     }
     if (!token) throw unauthenticated();
     // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.

@@ -19,13 +19,17 @@ const Session = z.strictObject({
   user: Identity,
 });
 
-function sessionCookie(req: Request, value: string, maxAge: number): string {
-  const secure = req.secure ? '; Secure' : '';
+/**
+ * The session cookie. `Secure` whenever the dashboard is served over https: judged by PUBLIC_URL
+ * (a TLS-terminating proxy may not say X-Forwarded-Proto), or by the request itself.
+ */
+function sessionCookie(req: Request, value: string, maxAge: number, publicUrl: string): string {
+  const secure = req.secure || publicUrl.startsWith('https://') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
 }
 
 /** Sign-in is open; sign-out needs the session (mounted after authentication). */
-export function loginRoutes(auth: AuthService): Router {
+export function loginRoutes(auth: AuthService, publicUrl: string): Router {
   const router = apiRouter({ tags: ['Sign-in'] });
   router.route(
     {
@@ -42,20 +46,20 @@ export function loginRoutes(auth: AuthService): Router {
     const body = loginBody.parse(req.body);
     // A throttled sign-in becomes 429 with Retry-After in the error handler.
     const session = await auth.login(body.email, body.password);
-    res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS));
+    res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS, publicUrl));
     res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
     },
   );
   return router.router;
 }
 
-export function logoutRoutes(auth: AuthService): Router {
+export function logoutRoutes(auth: AuthService, publicUrl: string): Router {
   const router = apiRouter({ tags: ['Sign-in'] });
   router.route(
     { method: 'post', path: '/auth/logout', operationId: 'logout', summary: 'End the session (clears the cookie)', responses: { 204: null }, errors: ['forbidden'] },
     async (req, res) => {
       await auth.logout(principalOf(req));
-      res.setHeader('Set-Cookie', sessionCookie(req, '', 0));
+      res.setHeader('Set-Cookie', sessionCookie(req, '', 0, publicUrl));
       res.status(204).end();
     },
   );

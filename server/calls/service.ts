@@ -94,6 +94,26 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * Headers the gateway owns on the outbound connection: framing and hop-by-hop headers describe the
+ * caller's connection to the gateway, not the gateway's to the upstream (and `Host` would let a
+ * caller aim a request at another virtual host than the URL it was allowed for).
+ */
+const CONNECTION_HEADERS = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'te', 'trailer', 'upgrade', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'expect']);
+
+/** A raw call's own headers: no connection or framing header, no control character (CR/LF) in a value. */
+function assertForwardableHeaders(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (CONNECTION_HEADERS.has(name.toLowerCase())) {
+      throw invalidRequest(`header ${name} is set by the gateway for the outbound connection and cannot be sent by a caller`, { field: `headers.${name}` });
+    }
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
+      throw invalidRequest(`header ${name} has a control character (such as CR or LF) in its value`, { field: `headers.${name}` });
+    }
+  }
+}
+
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal, registry } = deps;
   const settleWithoutWorkflow = createWorkflowGoneSettler(deps);
@@ -239,6 +259,7 @@ export function createCallService(deps: CallServiceDeps) {
       throw invalidRequest(`${url.hostname} is not a host of service ${instance.service.key}`, { field: 'path' });
     }
     if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
+    assertForwardableHeaders(input.headers ?? {});
     const keys = [httpPermissionKey(method, url)];
     let description = `${method} ${url.origin}${url.pathname}`;
     const disclosed: DisclosedValue[] = [];

@@ -52,6 +52,11 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub }): 
     const q = query.parse(req.query);
     const lastId = header !== undefined && header !== '' ? eventId.parse(header) : q.last_event_id;
     const scope: EventScope = { orgId: p.orgId, userId: isAdmin(p) ? null : p.userId };
+    // HEAD (Express routes it here): the stream's headers, answered at once instead of a stream.
+    if (req.method === 'HEAD') {
+      res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-store' }).end();
+      return;
+    }
 
     // Subscribe before reading the backlog, and hold live events until it is out, so nothing
     // falls between the two; ids already sent are skipped.

@@ -190,19 +190,20 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     request.kind === 'http' && request.connection
       ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string> }
       : await credentialFor(deps, input.orgId, service, instance.credentials, input.action, input.userId);
-  const credentialHeaders: string[] = [];
   if (request.kind === 'http' && request.inject) {
     // Checked again here, on the URL actually sent: the list may have changed since the call began.
     await assertInjectable(deps, input.orgId, input.userId, request.inject.secret, url);
     const value = await deps.secretValue(input.orgId, request.inject.secret, input.userId);
     if (value === null) throw new AppError('credential_missing', `no vault secret "${request.inject.secret}"`, { secret_name: request.inject.secret });
     const v = (request.inject.prefix ?? '') + value;
-    if (request.inject.in === 'header') credentialHeaders.push(request.inject.name.toLowerCase());
     if (request.inject.in === 'header') injection.headers[request.inject.name.toLowerCase()] = v;
     else injection.query[request.inject.name] = v;
   }
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
   Object.assign(headers, injection.headers);
+  // Whatever the gateway injected — a template's API key under any header name, a connection's
+  // bearer token, a per-call secret — is a credential: none of it follows a cross-origin redirect.
+  const credentialHeaders = Object.keys(injection.headers).map((h) => h.toLowerCase());
   let payload: string | undefined;
   if (body !== undefined && method !== 'GET' && method !== 'HEAD') {
     payload = JSON.stringify(body);

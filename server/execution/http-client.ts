@@ -25,7 +25,7 @@ export interface OutboundOptions {
   trustedHosts: ReadonlySet<string>;
   /** Query parameters that carry credentials: dropped when a redirect leaves the origin. */
   credentialQuery?: readonly string[];
-  /** Extra headers that carry credentials (a per-call secret's header): dropped like the standard ones. */
+  /** Every header the gateway injected a credential into (any name): dropped like the standard ones. */
   credentialHeaders?: readonly string[];
 }
 
@@ -128,7 +128,12 @@ export async function sendOutbound(first: OutboundRequest, opts: OutboundOptions
       const location = res.headers.location;
       if (!REDIRECTS.has(res.status) || !location) return res;
       if (hop >= (opts.maxRedirects ?? 5)) throw new AppError('upstream_error', `more than ${opts.maxRedirects ?? 5} redirects`);
-      const next = new URL(location, req.url);
+      let next: URL;
+      try {
+        next = new URL(location, req.url);
+      } catch {
+        throw new AppError('upstream_error', `the upstream redirected to a malformed location (${JSON.stringify(location.slice(0, 200))})`);
+      }
       if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new AppError('upstream_error', `redirect to a ${next.protocol} URL refused`);
       const headers = { ...req.headers };
       if (next.origin !== origin) {

@@ -17,6 +17,7 @@ import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { guardJsonRpc } from './jsonrpc-guard.ts';
+import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
 import { createAgentEventHub, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
@@ -125,6 +126,11 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   };
 
   router.post(MCP_PATH, authenticate, express.json({ limit: MCP_BODY_LIMIT }), async (req, res) => {
+    // Hostile nesting is refused before the SDK's schemas walk it (they recurse).
+    if (findJsonProblem(req.body)?.problem === 'too_deep') {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the message is nested more than ${MAX_JSON_DEPTH} levels deep` }, id: null });
+      return;
+    }
     const refused = guardJsonRpc(req.body, req.get('mcp-protocol-version'));
     if (refused) {
       res.status(refused.status).json(refused.body);

@@ -13,6 +13,7 @@ import { AppError, forbidden, invalidRequest, unauthenticated, zodToAppError } f
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
+import { jsonInputError } from '../http/input-guard.ts';
 import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -403,6 +404,9 @@ export async function invokeTool(tool: GatewayTool, rawArgs: unknown, extra: Too
   try {
     const p = principalOf(extra);
     const args = (rawArgs ?? {}) as Record<string, unknown>;
+    // The REST input guard's rule, for tool arguments too: no NUL or lone surrogate, no hostile nesting.
+    const unstorable = jsonInputError(args, 'argument');
+    if (unstorable) throw unstorable;
     const shapeError = tool.precheck?.(args);
     if (shapeError) throw shapeError;
     const parsed = tool.input.safeParse(args);

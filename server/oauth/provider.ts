@@ -127,8 +127,9 @@ export async function buildProvider(deps: OAuthServerDeps): Promise<OAuthRuntime
     cookies: {
       names: COOKIE_NAMES,
       keys: keys.cookieKeys,
-      long: { httpOnly: true, sameSite: 'lax' },
-      short: { httpOnly: true, sameSite: 'lax' },
+      // Secure whenever the public URL is https, whatever a proxy says (see the middleware below).
+      long: { httpOnly: true, sameSite: 'lax', secure: publicUrl.startsWith('https://') },
+      short: { httpOnly: true, sameSite: 'lax', secure: publicUrl.startsWith('https://') },
     },
     // Plain OAuth 2.1: no OpenID Connect claims; offline_access is tolerated, never needed.
     claims: {},
@@ -251,6 +252,14 @@ export async function buildProvider(deps: OAuthServerDeps): Promise<OAuthRuntime
   provider.proxy = publicUrl.startsWith('https://');
   provider.on('server_error', (ctx, err) => logger.error({ err, route: ctx.oidc?.route }, 'OAuth server error'));
 
+  // An https PUBLIC_URL means the browser talks TLS even when no proxy header says so: the cookie
+  // library then sets Secure cookies instead of refusing them over an "unencrypted" hop.
+  if (publicUrl.startsWith('https://')) {
+    provider.use(async (ctx, next) => {
+      (ctx.cookies as unknown as { secure: boolean }).secure = true;
+      await next();
+    });
+  }
   provider.use(async (ctx, next) => {
     await next();
     const route = ctx.oidc?.route; // undefined for paths the provider has no route for

@@ -30,8 +30,20 @@ export class ApiError extends Error {
  */
 export const sessionLost = (err: unknown): boolean => err instanceof ApiError && err.status === 401 && err.code === 'unauthenticated';
 
-/** Same-origin client: the browser sends the session cookie with every request. */
-export const api = createClient({ baseUrl: '', fetch: (input) => globalThis.fetch(input, { credentials: 'same-origin' }) });
+/**
+ * Same-origin client: the browser sends the session cookie with every request. Unsafe requests
+ * always say Content-Type: application/json, even without a body: the gateway refuses any other
+ * type for cookie-authenticated changes (a cross-site form cannot send JSON).
+ */
+export const api = createClient({
+  baseUrl: '',
+  fetch: (input) => {
+    // openapi-fetch always hands a Request.
+    const req = input as Request;
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !req.headers.has('content-type')) req.headers.set('content-type', 'application/json');
+    return globalThis.fetch(req, { credentials: 'same-origin' });
+  },
+});
 
 /** The data of a successful answer, or an ApiError with the gateway's envelope. */
 export async function unwrap<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {

@@ -1,0 +1,240 @@
+// What an attacker tried from outside (issue 25), one test per item fixed here: a template's
+// credential under a custom header on a cross-origin redirect, a same-site page driving the
+// dashboard's cookie session (in real Chromium, from a second port on 127.0.0.1), the Secure flag
+// from an https PUBLIC_URL, hostile JSON nesting on REST and MCP, NUL bytes in MCP arguments, a
+// malformed upstream Location, CR/LF and connection headers in raw HTTP, public-suffix wildcards,
+// and HEAD on the event stream.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+
+const TEMPLATE_KEY = 'tpl-KNOWN-custom-header-6161';
+
+/** Pages on another port of `host` (served on loopback): `/<i>` auto-submits form i to the gateway (a top-level POST). */
+async function startAttackerPage(host: string, forms: Array<{ action: string; enctype?: string; fields?: Record<string, string> }>) {
+  const page = (f: (typeof forms)[number]) =>
+    `<!doctype html><title>cat pictures</title><form id="x" method="post" action="${f.action}" enctype="${f.enctype ?? 'application/x-www-form-urlencoded'}">${Object.entries(f.fields ?? {})
+      .map(([k, v]) => `<input name='${k}' value='${v}'>`)
+      .join('')}</form><script>document.getElementById('x').submit();</script>`;
+  const server = http.createServer((req, res) => {
+    const f = forms[Number((req.url ?? '/').slice(1))];
+    res.writeHead(f ? 200 : 404, { 'content-type': 'text/html' });
+    res.end(f ? page(f) : 'no');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://${host}:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('hardening against what testers tried from outside', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let other: Upstream;
+  let admin: ReturnType<TestGateway['as']>;
+  let agent: { id: string; key: string };
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    other = await startUpstream();
+    // The upstream and the "other origin" are both loopback: let the outbound policy reach them.
+    gw = await startTestGateway({ env: { OUTBOUND_ALLOWLIST: '127.0.0.1,localhost' } });
+    admin = gw.as(gw.adminToken);
+    const made = await admin('POST', '/v1/identities/agents', { name: 'hardening' });
+    agent = { id: made.body.identity.id, key: made.body.key.token };
+    expect((await admin('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'http:*:*' })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+    await other?.close();
+  });
+
+  it('a template’s API key under a custom header does not follow a redirect to another origin', async () => {
+    const doc = {
+      ...upstreamServiceDoc('custom-header', up.url),
+      components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Tpl-Key', default_secret_name: 'TPL_KEY' } } },
+      security: [{ key: [] }],
+    };
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: doc })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'TPL_KEY', value: TEMPLATE_KEY })).status).toBe(201);
+    up.handle((r, res) => {
+      res.writeHead(302, { location: `${other.url}/landing${r.url}` });
+      res.end();
+    });
+    // The person's own call (covered) and raw HTTP through the service instance: both redirected.
+    const viaAction = await admin('POST', '/v1/actions/call', { service: 'custom-header', action: 'get_item', params: { id: 'r1' } });
+    expect(viaAction.body.status, viaAction.text).toBe('called');
+    const viaRaw = await admin('POST', '/v1/actions/call', { service: 'custom-header', method: 'GET', path: '/items/r2' });
+    expect(viaRaw.body.status, viaRaw.text).toBe('called');
+    expect(up.requests.filter((r) => r.headers['x-tpl-key'] === TEMPLATE_KEY).length).toBe(2);
+    const landed = other.requests.filter((r) => r.url.startsWith('/landing'));
+    expect(landed).toHaveLength(2);
+    for (const r of landed) expect(JSON.stringify(r.headers)).not.toContain(TEMPLATE_KEY);
+  });
+
+  it('a malformed upstream Location is an upstream_error, not a 500', async () => {
+    up.handle((_r, res) => {
+      res.writeHead(302, { location: 'http://127.0.0.1%3A38198/x' });
+      res.end();
+    });
+    const r = await gw.as(agent.key)('POST', '/v1/actions/call', { service: 'http', method: 'GET', path: `${up.url}/bad-location` });
+    expect(r.status, r.text).toBe(502);
+    expect(r.body.error.code).toBe('upstream_error');
+  });
+
+  it('raw HTTP refuses CR/LF in header values and connection headers (Host, Transfer-Encoding, Connection) with 400', async () => {
+    const before = up.requests.length;
+    for (const headers of [{ 'X-Note': 'a\r\nInjected: yes' }, { 'X-Note': 'a\nb' }, { Host: 'evil.example' }, { 'Transfer-Encoding': 'chunked' }, { Connection: 'close' }, { 'Content-Length': '5' }]) {
+      const r = await gw.as(agent.key)('POST', '/v1/actions/call', { service: 'http', method: 'POST', path: `${up.url}/headers`, headers, body: { a: 1 } });
+      expect(r.status, JSON.stringify(headers)).toBe(400);
+      expect(r.body.error.code).toBe('invalid_request');
+      expect(r.body.error.details.field).toBe(`headers.${Object.keys(headers)[0]}`);
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('deeply nested JSON is refused with 400 at once, on REST and MCP, and the process keeps answering', async () => {
+    const deep = '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000);
+    const rest = await gw.request('POST', '/v1/actions/call', { body: deep, headers: { authorization: `Bearer ${agent.key}`, 'content-type': 'application/json' } });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toMatchObject({ code: 'invalid_request', details: { max_depth: 64 } });
+    const params = '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000);
+    const mcp = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway_call","arguments":{"service":"x","action":"y","params":${params}}}}`,
+    });
+    expect(mcp.status).toBe(400);
+    expect((await mcp.json()).error.code).toBe(-32600);
+    expect((await gw.request('GET', '/healthz')).status).toBe(200);
+  });
+
+  it('a NUL byte in an MCP tool argument is invalid_request, as on REST (never an internal error)', async () => {
+    const client = new Client({ name: 'hardening', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.key}` } } }));
+    try {
+      for (const [tool, args] of [
+        ['gateway_call', { service: 'a\u0000b', action: 'x' }],
+        ['gateway_read', { service: 'a\u0000b', action: 'x' }],
+        ['gateway_auth', { action: 'whoami', service: 'a\u0000b' }],
+      ] as const) {
+        const r = (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
+        expect(r.isError, tool).toBe(true);
+        expect((r.structuredContent as any).error.code, tool).toBe('invalid_request');
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('allowed_hosts refuses a wildcard over a public suffix (*.co.uk, *.github.io)', async () => {
+    for (const host of ['*.co.uk', '*.github.io', '*.com.au']) {
+      const r = await admin('POST', '/v1/secrets', { name: 'PSL_TEST', value: 'v', allowed_hosts: [host] });
+      expect(r.status, host).toBe(400);
+      expect(r.body.error.message).toContain('public suffix');
+    }
+    expect((await admin('POST', '/v1/secrets', { name: 'PSL_TEST', value: 'v', allowed_hosts: ['*.example.co.uk'] })).status).toBe(201);
+  });
+
+  it('HEAD /v1/events answers at once', async () => {
+    const res = await fetch(`${gw.url}/v1/events`, { method: 'HEAD', headers: { authorization: `Bearer ${gw.adminToken}` }, signal: AbortSignal.timeout(10_000) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+  });
+
+  describe('the dashboard cookie', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      browser = await launchChromium();
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('cannot be driven from a page on another port of the same host (real Chromium)', async () => {
+      const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+      const person = await seedUser(gw.databaseUrl, { orgId, email: 'csrf-victim@example.test' });
+      const victim = gw.as(await gw.login(person.email, person.password));
+      const target = await victim('POST', '/v1/identities/agents', { name: 'csrf-target' });
+      const targetId = target.body.identity.id as string;
+      const hook = await admin('POST', '/v1/webhooks', { url: `${up.url}/csrf-hook`, events: ['approval.raised'] });
+      const context = await browser.newContext();
+      try {
+        // The person signs in to the dashboard in this browser (the session cookie is set).
+        const page = await context.newPage();
+        await page.goto(`${gw.url}/signin`);
+        const signin = await page.evaluate(
+          async ([email, password]) => (await fetch('/v1/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).status,
+          [person.email, person.password],
+        );
+        expect(signin).toBe(200);
+        // The dashboard itself (same origin, JSON) still works with the cookie.
+        const own = await page.evaluate(async () => (await fetch('/v1/identities/agents', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"from-the-dashboard"}' })).status);
+        expect(own).toBe(201);
+
+        // The same host as the dashboard (the gateway's URL names it), another port: the same site.
+        const attacker = await startAttackerPage(new URL(gw.url).hostname, [
+          { action: `${gw.url}/v1/identities/${targetId}/keys` },
+          { action: `${gw.url}/v1/identities/${targetId}/revoke` },
+          { action: `${gw.url}/v1/webhooks/${hook.body.id}/test`, enctype: 'text/plain', fields: { '{"a":"': '"}' } },
+          { action: `${gw.url}/v1/auth/logout` },
+        ]);
+        try {
+          const responses: number[] = [];
+          for (let i = 0; i < 4; i++) {
+            const evil = await context.newPage();
+            const answered = evil.waitForResponse((r) => r.url().startsWith(gw.url) && r.request().method() === 'POST');
+            await evil.goto(`${attacker.url}/${i}`);
+            responses.push((await answered).status());
+            await evil.close();
+          }
+          expect(responses).toEqual([403, 403, 403, 403]);
+        } finally {
+          await attacker.close();
+        }
+        // Nothing changed: no key minted, the agent active, the person still signed in.
+        const keys = await victim('GET', `/v1/identities/${targetId}/keys`);
+        expect(keys.body.keys).toHaveLength(1);
+        expect((await victim('GET', `/v1/identities/${targetId}`)).body.status).toBe('active');
+        expect(await page.evaluate(async () => (await fetch('/v1/identities/me')).status)).toBe(200);
+        expect(up.requests.some((r) => r.url === '/csrf-hook')).toBe(false);
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('a bearer request is unaffected; a cookie request without a JSON type is refused', async () => {
+      const login = await gw.request('POST', '/v1/auth/login', { body: { email: 'csrf-victim@example.test', password: 'x' } });
+      expect(login.status).toBe(401); // wrong password: no cookie; the bearer path below needs none
+      const viaBearer = await gw.request('POST', '/v1/identities/agents', { body: { name: 'bearer-made' }, headers: { authorization: `Bearer ${gw.adminToken}`, origin: 'http://elsewhere.example' } });
+      expect(viaBearer.status).toBe(201);
+      const cookie = `gw_session=${gw.adminToken}`;
+      const noType = await gw.request('POST', '/v1/identities/agents', { body: 'name=x', headers: { cookie, origin: new URL(gw.url).origin, 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(noType.status).toBe(400);
+      const noOrigin = await gw.request('POST', '/v1/identities/agents', { body: { name: 'x' }, headers: { cookie } });
+      expect(noOrigin.status).toBe(403);
+      const sameOrigin = await gw.request('POST', '/v1/identities/agents', { body: { name: 'cookie-made' }, headers: { cookie, origin: new URL(gw.url).origin } });
+      expect(sameOrigin.status).toBe(201);
+    });
+  });
+});
+
+describe('an https PUBLIC_URL', () => {
+  it('sets Secure on the session cookie without any proxy header', async () => {
+    const gw = await startTestGateway({ env: { PUBLIC_URL: 'https://gateway.example.test' } });
+    try {
+      const res = await gw.request('POST', '/v1/auth/login', { body: { email: 'admin@example.test', password: 'correct horse battery staple' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
