@@ -9,6 +9,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  type RetryPolicy,
   setHandler,
   upsertSearchAttributes,
   uuid4,
@@ -92,15 +93,19 @@ const execActs = proxyActivities<CallActivities>({
 });
 // The first answer (check, then execute or raise) runs as local activities: inside the same
 // workflow task, with no server round trip per step. A covered call thus completes in one task.
+// They are retried until they land (a PostgreSQL restart must not fail the call's workflow), for
+// up to 10 minutes: safe because the check's read writes the durable send mark (a retry never
+// sends a non-idempotent request again) and raising an approval is idempotent by its id.
+const FIRST_STEP_RETRY = { initialInterval: '200 ms', maximumInterval: '5 seconds', nonRetryableErrorTypes: NON_RETRYABLE } as const satisfies RetryPolicy;
 const firstActs = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  scheduleToCloseTimeout: '10 minutes',
+  retry: FIRST_STEP_RETRY,
 });
-// The covered call's check and send: retried like the other first steps, which is safe because the
-// check's read writes the durable send mark (a retry never sends a non-idempotent request again).
 const firstExec = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '200 ms', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  scheduleToCloseTimeout: '10 minutes',
+  retry: FIRST_STEP_RETRY,
 });
 
 // The approved call's execution steps (issue 11; activities/execution-steps.ts). Short timeouts

@@ -112,7 +112,7 @@ describe('hardening against what testers tried from outside', () => {
       body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gateway_call","arguments":{"service":"x","action":"y","params":${params}}}}`,
     });
     expect(mcp.status).toBe(400);
-    expect((await mcp.json()).error.code).toBe(-32600);
+    expect(((await mcp.json()) as { error: { code: number } }).error.code).toBe(-32600);
     expect((await gw.request('GET', '/healthz')).status).toBe(200);
   });
 
