@@ -102,7 +102,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(downloadRoutes(services.downloads)));
   v1.use(add(eventRoutes({ events: services.events, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
   v1.use(
-    add(callRoutes(services.calls, (p, ref) => services.connections.idOf(p, ref))),
+    add(callRoutes(services.calls, (p, ref) => services.connections.refOf(p, ref))),
   );
   v1.use(add(approvalRoutes(services.approvals)));
   v1.use(add(blastRadiusRoutes(services.blastRadius)));

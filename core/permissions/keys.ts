@@ -136,6 +136,16 @@ export function secretPermissionKey(name: string, url: URL): string {
   return `${SECRET_SERVICE}:${name}:${url.host.toLowerCase()}`;
 }
 
+/**
+ * The key of sending a connection's OAuth token to a host outside its provider's servers:
+ * `connection:<name>:<host>`. Like a secret's key, it must be covered (or approved) on its own.
+ */
+export function connectionPermissionKey(name: string, url: URL): string {
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) throw new PermissionKeyError(`invalid connection name: ${JSON.stringify(name)}`);
+  if (url.host === '') throw new PermissionKeyError(`URL has no host: ${url.href}`);
+  return `connection:${name}:${url.host.toLowerCase()}`;
+}
+
 /** The secrets a call's keys inject, by name and host (for audit rows and webhooks; never values). */
 export function injectedSecrets(keys: readonly string[]): { name: string; host: string }[] {
   return keys.flatMap((k) => {

@@ -7,7 +7,7 @@ import { ERROR_STATUS, invalidRequest, type ErrorCode } from '../errors.ts';
 import { answerOf } from './outcome.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { CallView, Called, Denied, PendingApproval } from './responses.ts';
-import type { CallService } from './service.ts';
+import type { CallService, ConnectionRef } from './service.ts';
 
 const uuid = z.uuid({ error: 'must be a UUID' });
 const params = z.record(z.string(), z.unknown());
@@ -77,7 +77,7 @@ function sendOutcome(res: Response, outcome: CallOutcome): void {
   res.status(answer.status === 'pending_approval' ? 202 : 200).json(answer);
 }
 
-export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<string>): Router {
+export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<ConnectionRef>): Router {
   const r = apiRouter({ tags: ['Calls'] });
   r.route(
     {
@@ -118,9 +118,9 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     const p = principalOf(req);
     const body = connectionHttpBody.parse(req.body);
     const idempotencyKey = idempotencyKeyOf(req);
-    const connectionId = await resolveConnection(p, body.connection);
+    const connection = await resolveConnection(p, body.connection);
     const { connection: _c, url, ...rest } = body;
-    sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, { connectionId, idempotencyKey }));
+    sendOutcome(res, await calls.callHttp(p, { ...rest, service: 'http', path: url }, req.id, { connection, idempotencyKey }));
     },
   );
   r.route(

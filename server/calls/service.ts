@@ -9,7 +9,7 @@ import { buildActionRequest } from '../../core/execution/request.ts';
 import { PermissionInputError } from '../../core/permissions/chain.ts';
 import { checkLiveChain } from '../identities/chain-check.ts';
 import { lookupAction } from '../../core/registry/lookup-action.ts';
-import { actionPermissionKey, approvalRisk, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
+import { actionPermissionKey, approvalRisk, connectionPermissionKey, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { credentialGap } from '../../core/registry/instances.ts';
 import { renderSummary } from '../../core/registry/summary.ts';
 import {
@@ -66,6 +66,14 @@ export interface RawHttpInput {
 
 /** An answer and the call it belongs to (`GET /v1/calls/{call_id}` reads it back). */
 export type IdentifiedOutcome = CallOutcome & { call_id: string };
+
+/** A connection a raw call sends its token with (resolved from the caller's reference). */
+export interface ConnectionRef {
+  id: string;
+  name: string;
+  provider: string;
+  ownerId: string;
+}
 
 export interface CallServiceDeps {
   pool: DatabasePool;
@@ -239,7 +247,7 @@ export function createCallService(deps: CallServiceDeps) {
     };
   }
 
-  async function prepareHttp(p: Principal, input: RawHttpInput, connectionId?: string): Promise<Prepared> {
+  async function prepareHttp(p: Principal, input: RawHttpInput, connection?: ConnectionRef): Promise<Prepared> {
     const instance = await registry.resolveInstance(p, input.service);
     if (instance.service.runtime !== 'http') {
       throw invalidRequest(`"${input.service}" runs on the ${instance.service.runtime} runtime: call its actions, raw HTTP does not apply`, { field: 'service' });
@@ -274,6 +282,20 @@ export function createCallService(deps: CallServiceDeps) {
       description += ` with secret ${input.secret.name} in ${where}`;
       disclosed.push({ label: 'Injected secret', value: `${input.secret.name} in ${where}` });
     }
+    if (connection) {
+      // A connection's token is for its provider's hosts (the servers of vetted templates using it).
+      // Any other host needs the connection named in what is permitted: `connection:<name>:<host>`,
+      // so an agent needs a rule or a person's approval that says so; a person only for their own.
+      const hosts = await registry.providerHosts(p, connection.provider);
+      if (!hosts.has(url.hostname.toLowerCase())) {
+        if (p.type === 'user' && connection.ownerId !== p.userId) {
+          throw new AppError('forbidden', `the ${connection.provider} token of connection "${connection.name}" is for ${[...hosts].join(', ') || 'its provider'}; only its owner may send it to ${url.hostname}`);
+        }
+        keys.push(connectionPermissionKey(connection.name, url));
+      }
+      description += ` with the ${connection.provider} token of connection ${connection.name}`;
+      disclosed.push({ label: 'Connection token', value: `${connection.name} (${connection.provider}) to ${url.host}` });
+    }
     const stored: StoredRequest = {
       kind: 'http',
       method,
@@ -281,7 +303,7 @@ export function createCallService(deps: CallServiceDeps) {
       ...(input.headers ? { headers: input.headers } : {}),
       ...(input.body !== undefined ? { body: input.body } : {}),
       ...(input.secret ? { inject: { secret: input.secret.name, in: input.secret.in, name: input.secret.param, ...(input.secret.prefix ? { prefix: input.secret.prefix } : {}) } } : {}),
-      ...(connectionId ? { connection: connectionId } : {}),
+      ...(connection ? { connection: connection.id } : {}),
     };
     return {
       instanceName: input.service,
@@ -459,9 +481,9 @@ export function createCallService(deps: CallServiceDeps) {
     },
 
     /** Raw HTTP (`connectionId`: through a person's OAuth connection). */
-    async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: { connectionId?: string; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
+    async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: { connection?: ConnectionRef; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
       await admit(p);
-      return start(p, await prepareHttp(p, input, opts.connectionId), requestId, opts.idempotencyKey);
+      return start(p, await prepareHttp(p, input, opts.connection), requestId, opts.idempotencyKey);
     },
 
     /** The requester resumes its approved call (or reads the stored result once executed). */

@@ -424,6 +424,13 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     return row;
   }
 
+  /** A connection the caller may reference by id or name, with what binds its token to hosts. */
+  async function refOf(p: Principal, ref: string): Promise<{ id: string; name: string; provider: string; ownerId: string }> {
+    const found = (await store.listConnections(pool, p.orgId, isAdmin(p) ? null : p.userId)).find((c) => c.id === ref || c.name === ref);
+    if (!found) throw notFound(`connection "${ref}"`);
+    return { id: found.id, name: found.name, provider: found.provider, ownerId: found.owner_id };
+  }
+
   return {
     loadVisible,
 
@@ -605,7 +612,8 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
         url.searchParams.set('status', stored.status);
         redirect = url.toString();
       }
-      return { connection: publicConnection(stored), redirect };
+    
+  return { connection: publicConnection(stored), redirect };
     },
 
     async list(p: Principal) {
@@ -615,11 +623,10 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
 
     /** The id of a connection the principal may see, named by id or name (POST /v1/actions/http). */
     async idOf(p: Principal, ref: string): Promise<string> {
-      const all = isAdmin(p);
-      const found = (await store.listConnections(pool, p.orgId, all ? null : p.userId)).find((c) => c.id === ref || c.name === ref);
-      if (!found) throw notFound(`connection "${ref}"`);
-      return found.id;
+      return (await refOf(p, ref)).id;
     },
+
+    refOf,
 
     async get(p: Principal, id: string) {
       return publicConnection(await loadVisible(p, id));

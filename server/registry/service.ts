@@ -142,6 +142,19 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
   }
 
   /**
+   * The hosts an OAuth provider's token is for: the servers of every template an admin vetted (the
+   * built-in catalog and the org's templates; never a member's own) that authenticates with it.
+   */
+  async function providerHosts(p: Viewer, provider: string): Promise<Set<string>> {
+    const hosts = new Set<string>();
+    for (const r of await resolveAll(p)) {
+      if (r.origin === 'user') continue;
+      if (r.service.authMethods.some((m) => m.type === 'oauth2' && m.provider === provider)) for (const h of r.service.hosts) hosts.add(h);
+    }
+    return hosts;
+  }
+
+  /**
    * The same answer as `resolveAll(p).find(name)`, for one name and in one round trip (the call
    * path): an explicit instance of that name (the user's before the org's), else the implicit
    * instance of a visible template with that key; its template by scope (user, org, global).
@@ -251,6 +264,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
   return {
     catalog,
     resolveAll,
+    providerHosts,
 
     async listTemplates(p: Principal) {
       const { org, user } = await customTemplates(p);

@@ -15,6 +15,7 @@ import { createVaultService } from '../../server/vault/service.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { authorizeAtProvider, count, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { seedUser } from '../support/seed.ts';
+import { startUpstream } from '../support/upstream.ts';
 
 const ACCESS_TOKEN_TTL_S = 6;
 const REFRESH_CHILD = path.resolve(import.meta.dirname, '..', 'support', 'refresh-child.ts');
@@ -267,6 +268,43 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
       }
       expect((await admin('POST', '/v1/actions/http', { connection: 'no-such-connection', method: 'GET', url: `${op.issuer}/me` })).status).toBe(404);
       expect((await admin('POST', '/v1/actions/http', { connection: id, method: 'GET', url: 'not a url' })).status).toBe(400);
+    });
+
+    it('sends a connection token only to its provider’s hosts; any other host needs the connection named in what is permitted', async () => {
+      const c = (await admin('GET', `/v1/connections/${id}`)).body.connection;
+      const elsewhere = await startUpstream();
+      try {
+        const made = await admin('POST', '/v1/identities/agents', { name: 'conn-exfil' });
+        const agent = gw.as(made.body.key.token);
+        // Every raw HTTP call is covered for this agent: the connection key is what stops it.
+        expect((await admin('POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'http:*:*' })).status).toBe(201);
+        const host = new URL(elsewhere.url).host;
+        const res = await agent('POST', '/v1/actions/http', { connection: c.name, method: 'GET', url: `${elsewhere.url}/steal` });
+        expect(res.status, res.text).toBe(202);
+        expect(res.body.permission_keys).toEqual([`http:GET:${host}/steal`, `connection:${c.name}:${host}`]);
+        expect(res.body.action_description).toContain(`with the acme token of connection ${c.name}`);
+        expect(elsewhere.requests).toHaveLength(0);
+        // Its provider's own host (the server of an org template that signs in with acme) is covered as usual.
+        const doc = {
+          openapi: '3.1.0',
+          info: { title: 'Acme API', key: 'acme-api', version: '1' },
+          servers: [{ url: op.issuer }],
+          components: { securitySchemes: { acme: { type: 'oauth2', provider: 'acme', flows: { authorizationCode: { authorizationUrl: `${op.issuer}/authorize`, tokenUrl: `${op.issuer}/token`, scopes: {} } } } } },
+          paths: {},
+        };
+        expect((await admin('POST', '/v1/templates', { scope: 'org', document: doc })).status).toBe(201);
+        const own = await agent('POST', '/v1/actions/http', { connection: c.name, method: 'GET', url: `${op.issuer}/me` });
+        expect(own.body.status, own.text).toBe('called');
+        // A person may not send another person's token off its provider's hosts.
+        const other = await seedUser(gw.databaseUrl, { orgId: (await admin('GET', '/v1/identities/me')).body.org.id, email: 'conn-other-admin@example.test', role: 'admin' });
+        const otherAdmin = gw.as(await gw.login(other.email, other.password));
+        // (The provider's host is 127.0.0.1 now; localhost is another host on the same machine.)
+        const refused = await otherAdmin('POST', '/v1/actions/http', { connection: c.id, method: 'GET', url: `http://localhost:${elsewhere.port}/steal` });
+        expect(refused.status, refused.text).toBe(403);
+        expect(elsewhere.requests).toHaveLength(0);
+      } finally {
+        await elsewhere.close();
+      }
     });
 
     it('authenticates with client_secret_post and without PKCE when the app says so', async () => {
