@@ -5,6 +5,7 @@ import { buildActionRequest } from '../../core/execution/request.ts';
 import { compactResult, verboseResult, type RawResponse } from '../../core/execution/result.ts';
 import type { CredentialChoice } from '../../core/registry/instances.ts';
 import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
+import type { TemplateOrigin } from '../../core/registry/catalog.ts';
 import type { CallResult } from '../../workflows/definitions.ts';
 import type { AddressPolicy } from '../../core/execution/address-policy.ts';
 import { secretAllowedForHost } from '../../core/vault/hosts.ts';
@@ -26,7 +27,7 @@ export interface ExecutorDeps {
   /** The value of a vault secret usable by `userId`'s chains (the org's or that user's own). */
   secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
   /** Where a secret may be injected by raw HTTP (never the value); absent → raw injection is refused. */
-  secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null } | null>;
+  secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null; ownerId: string | null } | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
   /** Outbound limits and the address policy for raw HTTP and off-host redirects. */
   outbound: { policy: AddressPolicy; timeoutMs: number; maxResponseBytes: number };
@@ -65,6 +66,43 @@ export interface ExecuteOutput {
   httpStatusCode: number;
 }
 
+/** Where a template's credential would go: the host, and who vetted the template (see `templateTrusted`). */
+export interface CredentialTarget {
+  host: string;
+  origin: TemplateOrigin;
+}
+
+/**
+ * Templates an admin vetted: the built-in catalog and the org's own. A member's user-scope
+ * template is not: its hosts get the outbound address policy like raw HTTP, and a vault secret
+ * without `allowed_hosts` (meant for vetted templates) is not injected into it unless it is that
+ * member's own.
+ */
+export const templateTrusted = (origin: TemplateOrigin): boolean => origin !== 'user';
+
+/**
+ * A vault secret goes into a template's request only where it is bound: a host on its
+ * `allowed_hosts` when it has the list (on every path: templates, instances, raw HTTP, runtimes);
+ * without the list, a vetted template, or the requester's own template with the requester's own secret.
+ */
+async function assertSecretBound(deps: ExecutorDeps, orgId: string, name: string, userId: string | undefined, target: CredentialTarget): Promise<void> {
+  const use = userId !== undefined && deps.secretForUse ? await deps.secretForUse(orgId, name, userId) : null;
+  if (!use) return; // the value lookup below answers credential_missing
+  if (use.allowedHosts !== null) {
+    if (!secretAllowedForHost(use.allowedHosts, target.host)) {
+      throw new AppError('secret_not_allowed_for_host', `secret "${name}" may not be sent to ${target.host} (allowed_hosts: ${use.allowedHosts.join(', ') || 'none'})`, { secret_name: name, host: target.host });
+    }
+    return;
+  }
+  if (!templateTrusted(target.origin) && use.ownerId !== userId) {
+    throw new AppError(
+      'secret_not_allowed_for_host',
+      `secret "${name}" belongs to the organisation and has no allowed_hosts: it serves the org's and the built-in templates, not a personal template (an admin can add ${target.host} to its allowed_hosts)`,
+      { secret_name: name, host: target.host },
+    );
+  }
+}
+
 /** The credential to inject, or the typed error that says why there is none. */
 export async function credentialFor(
   deps: ExecutorDeps,
@@ -72,7 +110,8 @@ export async function credentialFor(
   service: CompiledService,
   choices: readonly CredentialChoice[],
   action: CompiledAction | null,
-  userId?: string,
+  userId: string | undefined,
+  target: CredentialTarget,
 ): Promise<Injection> {
   const none: Injection = { headers: {}, query: {} };
   if (choices.some((c) => c.type === 'none')) return none;
@@ -86,6 +125,7 @@ export async function credentialFor(
     return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
   }
   if (usable(secretChoice) && secretChoice?.type === 'secret') {
+    await assertSecretBound(deps, orgId, secretChoice.secretName, userId, target);
     const value = await deps.secretValue(orgId, secretChoice.secretName, userId);
     if (value !== null) {
       const method = service.authMethods.find((m) => m.name === secretChoice.method);
@@ -189,7 +229,7 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
   const injection =
     request.kind === 'http' && request.connection
       ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string> }
-      : await credentialFor(deps, input.orgId, service, instance.credentials, input.action, input.userId);
+      : await credentialFor(deps, input.orgId, service, instance.credentials, input.action, input.userId, { host: url.hostname, origin: instance.origin });
   if (request.kind === 'http' && request.inject) {
     // Checked again here, on the URL actually sent: the list may have changed since the call began.
     await assertInjectable(deps, input.orgId, input.userId, request.inject.secret, url);
@@ -220,7 +260,8 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
         timeoutMs: deps.outbound.timeoutMs,
         maxResponseBytes: deps.outbound.maxResponseBytes,
         policy: deps.outbound.policy,
-        trustedHosts: new Set(service.hosts),
+        // Only hosts of vetted templates skip the outbound address policy (see templateTrusted).
+        trustedHosts: new Set(templateTrusted(instance.origin) ? service.hosts : []),
         credentialQuery: Object.keys(injection.query),
         credentialHeaders,
       },

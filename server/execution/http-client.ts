@@ -60,6 +60,20 @@ function checkingLookup(policy: AddressPolicy): LookupFunction {
   };
 }
 
+/**
+ * The address policy for a connection this module does not make itself (the MCP runtime's client):
+ * every address the host resolves to now must be allowed. It cannot pin the address the other
+ * client then connects to, so a rebinding DNS server keeps a window; `sendOutbound` has none.
+ */
+export async function assertAddressAllowed(url: URL, policy: AddressPolicy): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [{ address: host }] : await dns.promises.lookup(host, { all: true }).catch(() => []);
+  for (const a of addresses) {
+    const why = refusal(policy, host, a.address);
+    if (why) throw new AppError('forbidden', `outbound request refused: ${why}`, { host: url.hostname });
+  }
+}
+
 // Keep-alive pools, one per protocol, each keeping warm connections per upstream host:port, so a
 // covered call does not pay a TCP (and TLS) handshake. A pooled connection was made to that very
 // host (and, for a checked host, to an address the policy allowed), so reusing it is as safe.

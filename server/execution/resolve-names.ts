@@ -7,7 +7,7 @@
 // `pick`) leaves the raw id in place.
 import type { CompiledAction } from '../../core/registry/types.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
-import { credentialFor, type ExecutorDeps, type Injection } from './execute.ts';
+import { credentialFor, templateTrusted, type ExecutorDeps, type Injection } from './execute.ts';
 import { sendOutbound } from './http-client.ts';
 
 export const RESOLVE_LIMITS = {
@@ -92,7 +92,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
   let credential: Promise<Injection | undefined> | undefined;
   const credentialOnce = () =>
     (credential ??= Promise.race([
-      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action, input.userId).catch(() => undefined),
+      credentialFor(deps, input.orgId, service, input.instance.credentials, input.action, input.userId, { host: new URL(base).hostname, origin: input.instance.origin }).catch(() => undefined),
       stop.promise,
     ]));
   // One fetch per distinct URL per call (two params may share a lookup).
@@ -113,7 +113,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
             timeoutMs: remaining,
             maxResponseBytes: limits.maxResponseBytes,
             policy: deps.outbound.policy,
-            trustedHosts: new Set(service.hosts),
+            trustedHosts: new Set(templateTrusted(input.instance.origin) ? service.hosts : []),
             credentialQuery: Object.keys(injection.query),
           },
         );

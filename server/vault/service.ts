@@ -95,12 +95,19 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
       envelope,
       restoredFrom: opts.restoredFrom,
       createdBy: opts.createdBy,
+      // The hosts in force for this value: a restore of this version restores them.
+      allowedHosts: bumped.allowed_hosts,
     });
     return bumped;
   }
 
   /** Admins see every secret of the org; members the org's and their own (others' answer 404). */
   const visibleTo = (p: UserPrincipal, s: store.SecretRow) => isAdmin(p) || usableBy(s, p.userId);
+
+  /** An org secret (its value, its hosts, its existence) is changed by org admins only; a user's own by its owner or an admin. */
+  function assertMayChange(p: UserPrincipal, s: store.SecretRow): void {
+    if (s.owner_id === null && !isAdmin(p)) throw forbidden(`secret "${s.name}" belongs to the organisation: only an org admin may rotate, restore or delete it`);
+  }
 
   async function loadSecret(p: UserPrincipal, id: string): Promise<store.SecretRow> {
     const row = await store.getSecret(pool, p.orgId, id);
@@ -131,6 +138,7 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
           if (!existing) throw notFound('secret');
         }
         if (!visibleTo(p, existing)) throw conflict('a secret of this name belongs to another member; choose another name');
+        assertMayChange(p, existing);
         if (input.scope !== undefined && input.scope !== (existing.owner_id === null ? 'org' : 'user')) {
           throw invalidRequest("the scope of an existing secret cannot change: delete it and create it again", { field: 'scope' });
         }
@@ -160,14 +168,17 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
       return pool.transaction(async (tx) => {
         const secret = await store.getSecret(tx, p.orgId, id, true);
         if (!secret || !visibleTo(p, secret)) throw notFound('secret');
+        assertMayChange(p, secret);
         const source = await store.getVersion(tx, secret.id, version);
         if (!source) throw notFound('secret version');
         const plaintext = keyring.decrypt(source.envelope, secretAad(secret.org_id, secret.id, source.version));
         try {
+          // The value comes back with the hosts it was trusted for, never under a newer, wider list.
           const updated = await addVersion(tx, secret, plaintext, {
             description: undefined,
             restoredFrom: source.version,
             createdBy: p.identityId,
+            allowedHosts: source.allowed_hosts,
           });
           return publicSecret(updated);
         } finally {
@@ -178,7 +189,7 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
 
     async remove(p: Principal, id: string): Promise<void> {
       assertHuman(p);
-      await loadSecret(p, id);
+      assertMayChange(p, await loadSecret(p, id));
       if (!(await store.softDelete(pool, p.orgId, id))) throw notFound('secret');
     },
 

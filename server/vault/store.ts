@@ -40,13 +40,14 @@ export const versionRow = z.object({
   restored_from: z.number().nullable(),
   created_by: z.string().nullable(),
   created_at: z.date(),
+  allowed_hosts: z.array(z.string()).nullable(),
 });
 export type VersionRow = z.infer<typeof versionRow>;
 
 const versionWithEnvelopeRow = versionRow.extend({ envelope: envelopeSchema });
 
 const SECRET_COLUMNS = sql.fragment`id, org_id, name, description, current_version, created_by, created_at, updated_at, deleted_at, allowed_hosts, owner_id`;
-const VERSION_COLUMNS = sql.fragment`secret_id, version, kek_id, restored_from, created_by, created_at`;
+const VERSION_COLUMNS = sql.fragment`secret_id, version, kek_id, restored_from, created_by, created_at, allowed_hosts`;
 
 type Db = CommonQueryMethods;
 
@@ -93,11 +94,12 @@ export const bumpVersion = (db: Db, id: string, description: string | undefined,
 
 export async function insertVersion(
   db: Db,
-  v: { secretId: string; version: number; envelope: Envelope; restoredFrom: number | null; createdBy: string },
+  v: { secretId: string; version: number; envelope: Envelope; restoredFrom: number | null; createdBy: string; allowedHosts: readonly string[] | null },
 ): Promise<VersionRow> {
   return db.one(sql.type(versionRow)`
-    INSERT INTO secret_versions (secret_id, version, envelope, kek_id, restored_from, created_by)
-    VALUES (${v.secretId}, ${v.version}, ${sql.jsonb({ ...v.envelope })}, ${v.envelope.kekId}, ${v.restoredFrom}, ${v.createdBy})
+    INSERT INTO secret_versions (secret_id, version, envelope, kek_id, restored_from, created_by, allowed_hosts)
+    VALUES (${v.secretId}, ${v.version}, ${sql.jsonb({ ...v.envelope })}, ${v.envelope.kekId}, ${v.restoredFrom}, ${v.createdBy},
+            ${v.allowedHosts ? sql.array(v.allowedHosts, 'text') : null})
     RETURNING ${VERSION_COLUMNS}`);
 }
 

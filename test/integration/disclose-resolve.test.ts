@@ -320,7 +320,7 @@ describe('disclose and resolve', () => {
   });
 
   it('looks nothing up when the service credential is missing: the call is refused before any lookup', async () => {
-    expect((await human('DELETE', `/v1/secrets/${secretId}`)).status).toBe(204);
+    expect((await admin('DELETE', `/v1/secrets/${secretId}`)).status).toBe(204);
     const before = lookups('/folders/f2').length;
     const res = await agent.call('POST', '/v1/actions/call', { service: 'discl', action: 'list_folder', params: { folder_id: 'f2' } });
     expect(res.status).toBe(424);

@@ -238,3 +238,73 @@ describe('an https PUBLIC_URL', () => {
     }
   });
 });
+
+describe('a member’s templates and org secrets (no outbound allowlist: loopback is private)', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let admin: ReturnType<TestGateway['as']>;
+  let member: ReturnType<TestGateway['as']>;
+  const ORG_VALUE = 'org-KNOWN-bound-secret-7373';
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    gw = await startTestGateway();
+    admin = gw.as(gw.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const m = await seedUser(gw.databaseUrl, { orgId, email: 'member-templates@example.test' });
+    member = gw.as(await gw.login(m.email, m.password));
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+  });
+
+  const personal = (key: string, secretName: string | null) => ({
+    ...upstreamServiceDoc(key, up.url),
+    ...(secretName
+      ? { components: { securitySchemes: { api_key: { type: 'apiKey', in: 'header', name: 'X-Api-Key', default_secret_name: secretName } } }, security: [{ api_key: [] }] }
+      : { components: {}, security: [] }),
+  });
+
+  it('an org secret goes only to its allowed_hosts, and one without the list never into a member’s own template', async () => {
+    expect((await admin('POST', '/v1/secrets', { name: 'BOUND_KEY', value: ORG_VALUE, allowed_hosts: ['api.example.com'] })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'UNBOUND_KEY', value: ORG_VALUE })).status).toBe(201);
+    for (const [key, secret] of [['mine-bound', 'BOUND_KEY'], ['mine-unbound', 'UNBOUND_KEY']] as const) {
+      expect((await member('POST', '/v1/templates', { scope: 'user', document: personal(key, secret) })).status).toBe(201);
+      const r = await member('POST', '/v1/actions/call', { service: key, action: 'get_item', params: { id: 'x' } });
+      expect(r.status, r.text).toBe(403);
+      expect(r.body.error.code).toBe('secret_not_allowed_for_host');
+    }
+    expect(up.requests).toHaveLength(0);
+    expect(gw.logs.join('\n')).not.toContain(ORG_VALUE);
+  });
+
+  it('a member’s template is held to the outbound address policy; an org template (an admin’s) is exempt', async () => {
+    expect((await member('POST', '/v1/templates', { scope: 'user', document: personal('mine-open', null) })).status).toBe(201);
+    const refused = await member('POST', '/v1/actions/call', { service: 'mine-open', action: 'get_item', params: { id: 'private' } });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.error.message).toContain('private or reserved address');
+    const raw = await member('POST', '/v1/actions/call', { service: 'mine-open', method: 'GET', path: '/items/raw' });
+    expect(raw.status, raw.text).toBe(403);
+    expect(up.requests).toHaveLength(0);
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: personal('org-open', null) })).status).toBe(201);
+    const exempt = await admin('POST', '/v1/actions/call', { service: 'org-open', action: 'get_item', params: { id: 'vetted' } });
+    expect(exempt.body.status, exempt.text).toBe('called');
+  });
+
+  it('only an admin rotates, restores or deletes an org secret; a restore restores the hosts its version had', async () => {
+    const created = await admin('POST', '/v1/secrets', { name: 'ROTATED_KEY', value: 'v1-value', allowed_hosts: ['api.example.com'] });
+    const id = created.body.id;
+    const rotate = await member('POST', '/v1/secrets', { name: 'ROTATED_KEY', value: 'member-value', allowed_hosts: ['127.0.0.1'] });
+    expect(rotate.status).toBe(403);
+    expect((await member('POST', `/v1/secrets/${id}/versions/1/restore`)).status).toBe(403);
+    expect((await member('DELETE', `/v1/secrets/${id}`)).status).toBe(403);
+    expect((await admin('POST', '/v1/secrets', { name: 'ROTATED_KEY', value: 'v2-value', allowed_hosts: ['127.0.0.1'] })).status).toBe(200);
+    const restored = await admin('POST', `/v1/secrets/${id}/versions/1/restore`);
+    expect(restored.status, restored.text).toBe(200);
+    expect((await admin('GET', `/v1/secrets/${id}`)).body.allowed_hosts).toEqual(['api.example.com']);
+    // A member's own secret stays theirs to change.
+    expect((await member('POST', '/v1/secrets', { name: 'MY_KEY', value: 'a', scope: 'user' })).status).toBe(201);
+    expect((await member('POST', '/v1/secrets', { name: 'MY_KEY', value: 'b' })).status).toBe(200);
+  });
+});

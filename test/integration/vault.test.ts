@@ -130,8 +130,13 @@ describe('vault REST API (real PostgreSQL)', () => {
     expect((await m('GET', '/v1/secrets')).body.secrets.map((s: { name: string }) => s.name)).toEqual(
       expect.arrayContaining(['shared-by-admin', 'member-made']),
     );
-    expect((await m('POST', '/v1/secrets', { name: 'shared-by-admin', value: 'y' })).body.current_version).toBe(2);
-    expect((await m('GET', `/v1/secrets/${adminMade.body.id}/versions`)).body.versions).toHaveLength(2);
+    // Changing an org secret is an admin's act (issue 25): a member's rotation is refused, nothing changes.
+    const rotated = await m('POST', '/v1/secrets', { name: 'shared-by-admin', value: 'y' });
+    expect(rotated.status).toBe(403);
+    expect(rotated.body.error.message).toContain('only an org admin');
+    expect((await m('GET', `/v1/secrets/${adminMade.body.id}/versions`)).body.versions).toHaveLength(1);
+    // Their own org secret too: once it exists it is the organisation's, changed by admins.
+    expect((await m('POST', '/v1/secrets', { name: 'member-made', value: 'again' })).status).toBe(403);
   });
 
   it('rejects bad input with 400 invalid_request and stores nothing', async () => {

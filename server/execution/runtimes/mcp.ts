@@ -28,7 +28,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
 import { AppError, invalidRequest } from '../../errors.ts';
-import { credentialFor, type RuntimeHandler } from '../execute.ts';
+import { credentialFor, templateTrusted, type RuntimeHandler } from '../execute.ts';
+import { assertAddressAllowed } from '../http-client.ts';
 import { jsonOutput } from './result.ts';
 
 /** The status a tool result that reports `isError` maps to. */
@@ -48,8 +49,10 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   const args = toolArguments(built.request);
   const tool = action.tool ?? action.key;
 
-  const injection = await credentialFor(deps, input.orgId, service, instance.credentials, action, input.userId);
   const url = new URL(service.mcp.url);
+  // A member's own MCP template is held to the outbound address policy like raw HTTP (vetted ones are not).
+  if (!templateTrusted(instance.origin)) await assertAddressAllowed(url, deps.outbound.policy);
+  const injection = await credentialFor(deps, input.orgId, service, instance.credentials, action, input.userId, { host: url.hostname, origin: instance.origin });
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
 
   const started = performance.now();
