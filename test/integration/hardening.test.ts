@@ -307,4 +307,47 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
     expect((await member('POST', '/v1/secrets', { name: 'MY_KEY', value: 'a', scope: 'user' })).status).toBe(201);
     expect((await member('POST', '/v1/secrets', { name: 'MY_KEY', value: 'b' })).status).toBe(200);
   });
+
+  it('the authority matrix for people: admin, the owning member and another member on every secret and template route', async () => {
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const b = await seedUser(gw.databaseUrl, { orgId, email: 'member-b-matrix@example.test' });
+    const other = gw.as(await gw.login(b.email, b.password));
+    const who = { admin, owner: member, other } as const;
+    type Who = keyof typeof who;
+    // Fresh resources per row, so each cell meets the same state.
+    const orgSecret = async () => (await admin('POST', '/v1/secrets', { name: `MX_ORG_${Math.random().toString(36).slice(2, 8)}`, value: 'o', allowed_hosts: ['api.example.com'] })).body;
+    const ownSecret = async () => (await member('POST', '/v1/secrets', { name: `MX_OWN_${Math.random().toString(36).slice(2, 8)}`, value: 'm', scope: 'user' })).body;
+    const orgTemplate = async () => (await admin('POST', '/v1/templates', { scope: 'org', document: personal(`mx-org-${Math.random().toString(36).slice(2, 8)}`, null) })).body;
+    const ownTemplate = async () => (await member('POST', '/v1/templates', { scope: 'user', document: personal(`mx-own-${Math.random().toString(36).slice(2, 8)}`, null) })).body;
+    type Make = () => Promise<{ id: string; name?: string; key?: string }>;
+    const rows: Array<{ label: string; make: Make; call: (r: { id: string; name?: string; key?: string }) => [string, string, unknown?]; expect: Record<Who, number> }> = [
+      { label: 'GET org secret', make: orgSecret, call: (r) => ['GET', `/v1/secrets/${r.id}`], expect: { admin: 200, owner: 200, other: 200 } },
+      { label: 'rotate org secret', make: orgSecret, call: (r) => ['POST', '/v1/secrets', { name: r.name, value: 'new', allowed_hosts: ['127.0.0.1'] }], expect: { admin: 200, owner: 403, other: 403 } },
+      { label: 'restore org secret', make: orgSecret, call: (r) => ['POST', `/v1/secrets/${r.id}/versions/1/restore`], expect: { admin: 200, owner: 403, other: 403 } },
+      { label: 'versions of org secret', make: orgSecret, call: (r) => ['GET', `/v1/secrets/${r.id}/versions`], expect: { admin: 200, owner: 200, other: 200 } },
+      { label: 'DELETE org secret', make: orgSecret, call: (r) => ['DELETE', `/v1/secrets/${r.id}`], expect: { admin: 204, owner: 403, other: 403 } },
+      { label: 'GET own secret', make: ownSecret, call: (r) => ['GET', `/v1/secrets/${r.id}`], expect: { admin: 200, owner: 200, other: 404 } },
+      { label: 'rotate own secret', make: ownSecret, call: (r) => ['POST', '/v1/secrets', { name: r.name, value: 'new' }], expect: { admin: 200, owner: 200, other: 409 } },
+      { label: 'restore own secret', make: ownSecret, call: (r) => ['POST', `/v1/secrets/${r.id}/versions/1/restore`], expect: { admin: 200, owner: 200, other: 404 } },
+      { label: 'versions of own secret', make: ownSecret, call: (r) => ['GET', `/v1/secrets/${r.id}/versions`], expect: { admin: 200, owner: 200, other: 404 } },
+      { label: 'DELETE own secret', make: ownSecret, call: (r) => ['DELETE', `/v1/secrets/${r.id}`], expect: { admin: 204, owner: 204, other: 404 } },
+      { label: 'GET org template', make: orgTemplate, call: (r) => ['GET', `/v1/templates/${r.id}`], expect: { admin: 200, owner: 200, other: 200 } },
+      { label: 'PUT org template', make: orgTemplate, call: (r) => ['PUT', `/v1/templates/${r.id}`, { document: personal(r.key!, null) }], expect: { admin: 200, owner: 403, other: 403 } },
+      { label: 'DELETE org template', make: orgTemplate, call: (r) => ['DELETE', `/v1/templates/${r.id}`], expect: { admin: 204, owner: 403, other: 403 } },
+      { label: 'GET own template', make: ownTemplate, call: (r) => ['GET', `/v1/templates/${r.id}`], expect: { admin: 404, owner: 200, other: 404 } },
+      { label: 'PUT own template', make: ownTemplate, call: (r) => ['PUT', `/v1/templates/${r.id}`, { document: personal(r.key!, null) }], expect: { admin: 404, owner: 200, other: 404 } },
+      { label: 'DELETE own template', make: ownTemplate, call: (r) => ['DELETE', `/v1/templates/${r.id}`], expect: { admin: 404, owner: 204, other: 404 } },
+    ];
+    const failures: string[] = [];
+    for (const row of rows) {
+      for (const w of Object.keys(who) as Who[]) {
+        const made = await row.make();
+        const [method, path, body] = row.call(made);
+        const res = await who[w](method, path, body);
+        if (res.status !== row.expect[w]) failures.push(`${row.label} as ${w}: expected ${row.expect[w]}, got ${res.status} ${res.text.slice(0, 160)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
 });
+
