@@ -7,6 +7,7 @@ import { authenticate } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
 import { operationsOf, type OperationSpec } from './http/api-router.ts';
 import { refuseUnstorableInput } from './http/input-guard.ts';
+import { createStreamGuard } from './auth/stream-guard.ts';
 import { API_VERSION, documentRoutes } from './http/openapi/routes.ts';
 import { buildOpenApiDocument } from './http/openapi/document.ts';
 import { referencePageRoutes } from './http/openapi/reference-page.ts';
@@ -100,7 +101,15 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
   v1.use(add(downloadRoutes(services.downloads)));
-  v1.use(add(eventRoutes({ events: services.events, hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }) })));
+  v1.use(
+    add(
+      eventRoutes({
+        events: services.events,
+        hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }),
+        guard: createStreamGuard({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger, auth: services.auth }),
+      }),
+    ),
+  );
   v1.use(
     add(callRoutes(services.calls, (p, ref) => services.connections.refOf(p, ref))),
   );

@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { createIdentityService } from './identities/service.ts';
 import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
-import { createCallService } from './calls/service.ts';
+import { createCallService, type CallService } from './calls/service.ts';
 import { createOrgService } from './orgs/service.ts';
 import { createDiagnosticsService } from './diagnostics/service.ts';
 import { saveDownload } from './downloads/store.ts';
@@ -48,7 +48,9 @@ export function createServices(deps: ServiceDeps) {
   const auth = createAuthService({ pool: deps.pool, verifyAccessToken: oauthTokens.verify });
   const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger });
   const oauth = createOAuthService({ pool: deps.pool });
-  const identities = createIdentityService({ pool: deps.pool });
+  // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
+  let calls: CallService | undefined;
+  const identities = createIdentityService({ pool: deps.pool, closePendingOf: (ids, reason) => calls!.cancelPendingOf(ids, reason) });
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
@@ -80,7 +82,7 @@ export function createServices(deps: ServiceDeps) {
       };
     },
   };
-  const calls = createCallService({
+  calls = createCallService({
     pool: deps.pool,
     temporal: deps.temporal,
     taskQueue: deps.taskQueue,

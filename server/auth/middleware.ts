@@ -7,6 +7,8 @@ import type { AcceptedKinds, AuthService } from './service.ts';
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
+    /** The credential that authenticated the request (a stream re-checks it: stream-guard.ts). */
+    credential?: { token: string; accept: AcceptedKinds };
   }
 }
 
@@ -63,7 +65,9 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: { p
     }
     if (!token) throw unauthenticated();
     // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.
-    req.principal = await auth.authenticate(token, header !== undefined ? accept : { session: true, agentKey: false, oauth: false });
+    const kinds = header !== undefined ? accept : { session: true, agentKey: false, oauth: false };
+    req.principal = await auth.authenticate(token, kinds);
+    req.credential = { token, accept: kinds };
     next();
   };
 }

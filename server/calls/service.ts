@@ -15,6 +15,7 @@ import { renderSummary } from '../../core/registry/summary.ts';
 import {
   CALL_SEARCH_ATTRIBUTES,
   callWorkflowId,
+  cancelUpdate,
   outcomeUpdate,
   replayUpdate,
   type CallOutcome,
@@ -528,6 +529,22 @@ export function createCallService(deps: CallServiceDeps) {
       const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
       const execution = approval ? await store.getExecutionByApproval(pool, approval.id) : null;
       return presentCall(call, approval, execution);
+    },
+
+    /**
+     * Cancels the open approvals raised by these identities (they were revoked or archived), each
+     * through its workflow's cancel update as its requester would: the same record, audit row,
+     * events and webhooks. Best effort per approval: one that cannot be cancelled now is logged.
+     */
+    async cancelPendingOf(requesterIds: string[], reason: string): Promise<void> {
+      for (const a of await store.openApprovalsOf(pool, requesterIds)) {
+        try {
+          await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(cancelUpdate, { args: [{ callerId: a.requester_id, reason }] });
+        } catch (err) {
+          if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id).catch(() => undefined);
+          else deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not cancel the approval of a revoked identity');
+        }
+      }
     },
 
     describeFor,

@@ -223,6 +223,11 @@ export async function setCallStatus(db: Db, id: string, status: string, approval
 
 export const getApproval = (db: Db, id: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE id = ${id}`);
 
+/** Approvals still waiting for a decision, raised by any of these identities. */
+export const openApprovalsOf = (db: Db, requesterIds: readonly string[]) =>
+  db.any(sql.type(approvalRow)`
+    SELECT * FROM approvals WHERE requester_id = ANY(${sql.array(requesterIds, 'uuid')}) AND status IN ('pending', 'bubbled')`);
+
 /** The approval a call raised (a call that joined another's has none of its own). */
 export const getApprovalOfCall = (db: Db, callId: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE call_id = ${callId}`);
 

@@ -1,6 +1,7 @@
 // GET /v1/events: Server-Sent Events for people signed in to the dashboard. Each event carries its
 // id; a client that reconnects with Last-Event-ID (header, or `last_event_id` for a fresh
 // EventSource) gets what it missed, or a `gap` event telling it to refetch.
+import type { StreamGuard } from '../auth/stream-guard.ts';
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
@@ -20,7 +21,7 @@ function frame(e: UserEvent): string {
   return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, type: e.type, ...e.data })}\n\n`;
 }
 
-export function eventRoutes(deps: { events: EventService; hub: UserEventHub }): Router {
+export function eventRoutes(deps: { events: EventService; hub: UserEventHub; guard: StreamGuard }): Router {
   const r = apiRouter({ tags: ['Events'] });
   r.route({
     method: 'get',
@@ -82,6 +83,9 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub }): 
       end,
     );
     cleanup.push(unsubscribe);
+    if (closed) return end();
+    // Signing out (or the person's deactivation) ends the stream, on every replica.
+    if (req.credential) cleanup.push(await deps.guard.watch(req.credential.token, req.credential.accept, end));
     if (closed) return end();
 
     res.writeHead(200, {

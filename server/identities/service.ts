@@ -69,7 +69,11 @@ export function publicKey(k: store.AgentKeyRow) {
   };
 }
 
-export function createIdentityService(deps: { pool: DatabasePool }) {
+export function createIdentityService(deps: {
+  pool: DatabasePool;
+  /** Ends what the revoked identities still had open: their pending approvals (cancelled with `reason`). */
+  closePendingOf?: (requesterIds: string[], reason: string) => Promise<void>;
+}) {
   const { pool } = deps;
 
   /** The identity if the principal may see it; 404 otherwise, so ids of others never leak. */
@@ -194,6 +198,8 @@ export function createIdentityService(deps: { pool: DatabasePool }) {
         await store.setStatus(tx, subtree.map((s) => s.id), status);
         await revokeBindingsOfAgents(tx, subtree.filter((s) => s.kind !== 'user').map((s) => s.id));
       });
+      // Their open approvals leave every inbox: nobody should decide for an identity that is gone.
+      await deps.closePendingOf?.(subtree.map((s) => s.id), `the requesting ${target.kind} was ${status}`);
       return publicIdentity((await store.getIdentity(pool, id))!);
     },
 

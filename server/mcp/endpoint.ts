@@ -19,6 +19,7 @@ import type { Services } from '../services.ts';
 import { guardJsonRpc } from './jsonrpc-guard.ts';
 import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
 import { createAgentEventHub, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
+import { createStreamGuard } from '../auth/stream-guard.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
@@ -72,6 +73,7 @@ export function createGatewayMcpServer(ctx: ToolContext, opts: { selfApprove: bo
 export function mcpRoutes(deps: McpEndpointDeps): Router {
   const { services, config, logger } = deps;
   const events = deps.events ?? createAgentEventHub({ connectionUri: deps.connectionUri, logger });
+  const guard = createStreamGuard({ connectionUri: deps.connectionUri, logger, auth: services.auth });
   const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
   const router = Router();
 
@@ -180,6 +182,15 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     cleanup.push(unsubscribe);
+    // Revoking the agent, its key or its OAuth grant ends the stream (on every replica).
+    try {
+      cleanup.push(await guard.watch((req as AuthedRequest).auth!.token, { session: false, agentKey: true, oauth: true }, end));
+    } catch (err) {
+      end();
+      req.log.error({ err }, 'could not watch the stream credential');
+      throw new AppError('unavailable', 'the notification stream is not available right now');
+    }
+    if (closed) return;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.write('retry: 5000\n: connected\n\n');
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
+import { openSse, type SseStream } from '../support/sse.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 
 const TEMPLATE_KEY = 'tpl-KNOWN-custom-header-6161';
@@ -351,3 +352,71 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
   });
 });
 
+
+describe('streams end when their credential does', () => {
+  let gw: TestGateway;
+  let admin: ReturnType<TestGateway['as']>;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    admin = gw.as(gw.adminToken);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  /** Whether the stream ended by itself within a bound (generous: the machine may be loaded). */
+  const endsWithin = (s: SseStream, ms: number) => Promise.race([s.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+  it('revoking an agent ends its GET /mcp stream and cancels its pending approvals with the reason', async () => {
+    const made = await admin('POST', '/v1/identities/agents', { name: 'revoked-streamer' });
+    const key = made.body.key.token as string;
+    const widgets = await startUpstream();
+    try {
+      expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('stream-widgets', widgets.url) })).status).toBe(201);
+      expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'stream-secret' })).status).toBe(201);
+      const pending = await gw.as(key)('POST', '/v1/actions/call', { service: 'stream-widgets', action: 'create_item', params: { name: 'left-behind' } });
+      expect(pending.status, pending.text).toBe(202);
+      const stream = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${key}` });
+      expect(stream.status).toBe(200);
+      const other = await admin('POST', '/v1/identities/agents', { name: 'still-here' });
+      const kept = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${other.body.key.token}` });
+      expect((await admin('POST', `/v1/identities/${made.body.identity.id}/revoke`)).status).toBe(200);
+      expect(await endsWithin(stream, 10_000)).toBe(true);
+      expect(await endsWithin(kept, 1_000)).toBe(false);
+      kept.close();
+      const approval = await admin('GET', `/v1/approvals/${pending.body.approval_id}`);
+      expect(approval.body).toMatchObject({ status: 'cancelled', reason: 'the requesting agent was revoked' });
+      const inbox = await admin('GET', '/v1/approvals?status=pending');
+      expect(inbox.body.approvals.map((a: { id: string }) => a.id)).not.toContain(pending.body.approval_id);
+    } finally {
+      await widgets.close();
+    }
+  });
+
+  it('revoking an agent key ends the streams it opened; signing out ends the person’s GET /v1/events', async () => {
+    const made = await admin('POST', '/v1/identities/agents', { name: 'key-streamer' });
+    const stream = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${made.body.key.token}` });
+    expect((await admin('POST', `/v1/identities/${made.body.identity.id}/keys/${made.body.key.id}/revoke`)).status).toBe(204);
+    expect(await endsWithin(stream, 10_000)).toBe(true);
+
+    const session = await gw.login('admin@example.test', 'correct horse battery staple');
+    const events = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${session}` });
+    expect(events.status).toBe(200);
+    expect((await gw.as(session)('POST', '/v1/auth/logout')).status).toBe(204);
+    expect(await endsWithin(events, 10_000)).toBe(true);
+  });
+
+  it('a revocation on one replica ends the stream held by another (the same LISTEN/NOTIFY path)', async () => {
+    const replica = await startTestGateway({ databaseUrl: gw.databaseUrl, role: 'api', taskQueue: gw.taskQueue });
+    try {
+      const made = await admin('POST', '/v1/identities/agents', { name: 'replica-streamer' });
+      const stream = await openSse(`${replica.url}/mcp`, { authorization: `Bearer ${made.body.key.token}` });
+      expect(stream.status).toBe(200);
+      expect((await admin('POST', `/v1/identities/${made.body.identity.id}/revoke`)).status).toBe(200);
+      expect(await endsWithin(stream, 10_000)).toBe(true);
+    } finally {
+      await replica.stop();
+    }
+  });
+});

@@ -10,6 +10,8 @@ export interface SseStream {
   events: SseEvent[];
   /** Waits until an event satisfying `ok` has arrived (generous bound; the machine may be loaded). */
   waitFor(ok: (e: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
+  /** Settles when the server ends the stream (or it is closed here). */
+  ended: Promise<void>;
   close(): void;
 }
 
@@ -18,8 +20,9 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal });
   const events: SseEvent[] = [];
   const waiters = new Set<() => void>();
+  let ended: Promise<void> = Promise.resolve();
   if (res.ok && res.body) {
-    void (async () => {
+    ended = (async () => {
       const decoder = new TextDecoder();
       let buf = '';
       try {
@@ -57,6 +60,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   return {
     status: res.status,
     events,
+    ended,
     async waitFor(ok, timeoutMs = 30_000) {
       const found = events.find(ok);
       if (found) return found;
