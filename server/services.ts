@@ -49,8 +49,8 @@ export function createServices(deps: ServiceDeps) {
   const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger });
   const oauth = createOAuthService({ pool: deps.pool });
   // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
-  let calls: CallService | undefined;
-  const identities = createIdentityService({ pool: deps.pool, closePendingOf: (ids, reason) => calls!.cancelPendingOf(ids, reason) });
+  const late: { calls?: CallService } = {};
+  const identities = createIdentityService({ pool: deps.pool, closePendingOf: (ids, reason) => late.calls!.cancelPendingOf(ids, reason) });
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
@@ -82,7 +82,7 @@ export function createServices(deps: ServiceDeps) {
       };
     },
   };
-  calls = createCallService({
+  const calls = createCallService({
     pool: deps.pool,
     temporal: deps.temporal,
     taskQueue: deps.taskQueue,
@@ -95,6 +95,7 @@ export function createServices(deps: ServiceDeps) {
     connections,
     logger: deps.logger,
   });
+  late.calls = calls;
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
