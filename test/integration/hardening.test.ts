@@ -228,12 +228,29 @@ describe('hardening against what testers tried from outside', () => {
 });
 
 describe('an https PUBLIC_URL', () => {
-  it('sets Secure on the session cookie without any proxy header', async () => {
+  it('sets Secure on the session cookie and the OAuth interaction cookies without any proxy header', async () => {
     const gw = await startTestGateway({ env: { PUBLIC_URL: 'https://gateway.example.test' } });
     try {
       const res = await gw.request('POST', '/v1/auth/login', { body: { email: 'admin@example.test', password: 'correct horse battery staple' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const redirectUri = 'http://127.0.0.1:9/callback';
+      const reg = await gw.request('POST', '/oauth/register', { body: { redirect_uris: [redirectUri], client_name: 'secure-cookie-test', token_endpoint_auth_method: 'none' } });
+      expect(reg.status, reg.text).toBe(201);
+      const params = new URLSearchParams({
+        response_type: 'code',
+        client_id: reg.body.client_id,
+        redirect_uri: redirectUri,
+        state: 'st',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        resource: 'https://gateway.example.test/mcp',
+      });
+      const authorize = await fetch(`${gw.url}/oauth/authorize?${params}`, { redirect: 'manual' });
+      const cookies = authorize.headers.getSetCookie();
+      expect(authorize.status, await authorize.text()).toBeGreaterThanOrEqual(300);
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) expect(c, c).toMatch(/; secure/i);
     } finally {
       await gw.stop();
     }
@@ -309,7 +326,7 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
     expect((await member('POST', '/v1/secrets', { name: 'MY_KEY', value: 'b' })).status).toBe(200);
   });
 
-  it('the authority matrix for people: admin, the owning member and another member on every secret and template route', async () => {
+  it('the authority matrix for people: admin, the owning member and another member on every secret, template and connection route', async () => {
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     const b = await seedUser(gw.databaseUrl, { orgId, email: 'member-b-matrix@example.test' });
     const other = gw.as(await gw.login(b.email, b.password));
@@ -320,8 +337,14 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
     const ownSecret = async () => (await member('POST', '/v1/secrets', { name: `MX_OWN_${Math.random().toString(36).slice(2, 8)}`, value: 'm', scope: 'user' })).body;
     const orgTemplate = async () => (await admin('POST', '/v1/templates', { scope: 'org', document: personal(`mx-org-${Math.random().toString(36).slice(2, 8)}`, null) })).body;
     const ownTemplate = async () => (await member('POST', '/v1/templates', { scope: 'user', document: personal(`mx-own-${Math.random().toString(36).slice(2, 8)}`, null) })).body;
+    // A pending connection of the owning member (no network: its provider is never reached here).
+    const app = { client_id: 'mx-client', client_secret: 'mx-client-secret', authorization_url: 'https://idp.example.test/auth', token_url: 'https://idp.example.test/token' };
+    expect((await admin('PUT', '/v1/oauth-apps/mx-idp', app)).status).toBe(201);
+    const ownConnection = async () => (await member('POST', '/v1/connections', { provider: 'mx-idp', name: `mx-${Math.random().toString(36).slice(2, 8)}` })).body.connection;
     type Make = () => Promise<{ id: string; name?: string; key?: string }>;
-    const rows: Array<{ label: string; make: Make; call: (r: { id: string; name?: string; key?: string }) => [string, string, unknown?]; expect: Record<Who, number> }> = [
+    /** A status, or 'allowed': anything but a refusal (403, 404, or 401 unauthenticated), e.g. a pending connection's needs_authentication. */
+    type Cell = number | 'allowed';
+    const rows: Array<{ label: string; make: Make; call: (r: { id: string; name?: string; key?: string }) => [string, string, unknown?]; expect: Record<Who, Cell> }> = [
       { label: 'GET org secret', make: orgSecret, call: (r) => ['GET', `/v1/secrets/${r.id}`], expect: { admin: 200, owner: 200, other: 200 } },
       { label: 'rotate org secret', make: orgSecret, call: (r) => ['POST', '/v1/secrets', { name: r.name, value: 'new', allowed_hosts: ['127.0.0.1'] }], expect: { admin: 200, owner: 403, other: 403 } },
       { label: 'restore org secret', make: orgSecret, call: (r) => ['POST', `/v1/secrets/${r.id}/versions/1/restore`], expect: { admin: 200, owner: 403, other: 403 } },
@@ -338,6 +361,12 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
       { label: 'GET own template', make: ownTemplate, call: (r) => ['GET', `/v1/templates/${r.id}`], expect: { admin: 404, owner: 200, other: 404 } },
       { label: 'PUT own template', make: ownTemplate, call: (r) => ['PUT', `/v1/templates/${r.id}`, { document: personal(r.key!, null) }], expect: { admin: 404, owner: 200, other: 404 } },
       { label: 'DELETE own template', make: ownTemplate, call: (r) => ['DELETE', `/v1/templates/${r.id}`], expect: { admin: 404, owner: 204, other: 404 } },
+      { label: 'GET own connection', make: ownConnection, call: (r) => ['GET', `/v1/connections/${r.id}`], expect: { admin: 200, owner: 200, other: 404 } },
+      { label: 'authorize own connection', make: ownConnection, call: (r) => ['POST', `/v1/connections/${r.id}/authorize`], expect: { admin: 'allowed', owner: 'allowed', other: 404 } },
+      { label: 'refresh own connection', make: ownConnection, call: (r) => ['POST', `/v1/connections/${r.id}/refresh`], expect: { admin: 'allowed', owner: 'allowed', other: 404 } },
+      { label: 'DELETE own connection', make: ownConnection, call: (r) => ['DELETE', `/v1/connections/${r.id}`], expect: { admin: 'allowed', owner: 'allowed', other: 404 } },
+      { label: 'raw HTTP with own connection', make: ownConnection, call: (r) => ['POST', '/v1/actions/http', { connection: r.id, method: 'GET', url: 'https://idp.example.test/me' }], expect: { admin: 403, owner: 'allowed', other: 404 } },
+      { label: 'PUT an OAuth app', make: async () => ({ id: 'mx-idp' }), call: (r) => ['PUT', `/v1/oauth-apps/${r.id}`, app], expect: { admin: 200, owner: 403, other: 403 } },
     ];
     const failures: string[] = [];
     for (const row of rows) {
@@ -345,7 +374,10 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
         const made = await row.make();
         const [method, path, body] = row.call(made);
         const res = await who[w](method, path, body);
-        if (res.status !== row.expect[w]) failures.push(`${row.label} as ${w}: expected ${row.expect[w]}, got ${res.status} ${res.text.slice(0, 160)}`);
+        const cell = row.expect[w];
+        const refused = [403, 404].includes(res.status) || (res.status === 401 && res.body?.error?.code === 'unauthenticated');
+        const ok = cell === 'allowed' ? !refused : res.status === cell;
+        if (!ok) failures.push(`${row.label} as ${w}: expected ${cell}, got ${res.status} ${res.text.slice(0, 160)}`);
       }
     }
     expect(failures).toEqual([]);
