@@ -59,14 +59,18 @@ function decodeArg(arg: string): string {
   }
 }
 
-/** What one (possibly broadened) key grants, in words. */
+/**
+ * What one (possibly broadened) key grants, in words — exactly what it matches, never less: a raw
+ * HTTP key binds method, host and path, not the query or the body; an action key binds the action
+ * and its scope argument, not its other parameters.
+ */
 function describeKey(key: string): string {
   const p = parseOrThrow(key);
   if (p.service === HTTP_SERVICE) {
     const host = hostOf(p);
     if (p.action === ANY_VERB || p.action === '*') return `Any request to ${host}`;
     if (p.arg === `${host}/*`) return `Any ${p.action} request to ${host}`;
-    return `${p.action} ${decodeArg(p.arg)}`;
+    return `${p.action} ${decodeArg(p.arg)} with any query and body`;
   }
   if (p.service === SECRET_SERVICE) {
     // The host stays bound by the secret's own allowed_hosts even when the rule says `*`.
@@ -74,12 +78,12 @@ function describeKey(key: string): string {
   }
   if (p.action === '*') return `Any action on ${p.service}`;
   if (p.arg === '*') return `Any ${p.action} on ${p.service}`;
-  return `${p.action} on ${p.service} for ${decodeArg(p.arg)}`;
+  if (p.arg === MISSING_ARG) return `${p.action} on ${p.service} without its scope parameter, with any other parameters`;
+  return `${p.action} on ${p.service} for ${decodeArg(p.arg)}, with any other parameters`;
 }
 
-function describeTier(keys: readonly string[], level: number): string {
-  // Exact keys can still be whole-action keys (arg `*`); then say what they really grant.
-  if (level === 0 && keys.every((k) => !k.includes('*'))) return 'Only this exact call';
+/** A tier says exactly what its keys grant (issue 26: "only this exact call" was never true). */
+function describeTier(keys: readonly string[]): string {
   return unique(keys.map(describeKey)).join('; ');
 }
 
@@ -95,7 +99,7 @@ export function suggestedTiers(keys: readonly string[]): Tier[] {
   for (let level = 0; level < LEVELS; level++) {
     const tierKeys = unique(exact.map((k) => broaden(k, level)));
     if (tiers.some((t) => sameSet(t.keys, tierKeys))) continue;
-    tiers.push({ keys: tierKeys, description: describeTier(tierKeys, level) });
+    tiers.push({ keys: tierKeys, description: describeTier(tierKeys) });
   }
   return tiers;
 }

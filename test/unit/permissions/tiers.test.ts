@@ -8,7 +8,7 @@ describe('suggestedTiers', () => {
       'service key with arg',
       ['slack:post:C1'],
       [
-        { keys: ['slack:post:C1'], description: 'Only this exact call' },
+        { keys: ['slack:post:C1'], description: 'post on slack for C1, with any other parameters' },
         { keys: ['slack:post:*'], description: 'Any post on slack' },
         { keys: ['slack:*:*'], description: 'Any action on slack' },
       ],
@@ -25,7 +25,7 @@ describe('suggestedTiers', () => {
       'missing scope value stays narrow in the first tier',
       ['slack:post:<missing>'],
       [
-        { keys: ['slack:post:<missing>'], description: 'Only this exact call' },
+        { keys: ['slack:post:<missing>'], description: 'post on slack without its scope parameter, with any other parameters' },
         { keys: ['slack:post:*'], description: 'Any post on slack' },
         { keys: ['slack:*:*'], description: 'Any action on slack' },
       ],
@@ -34,7 +34,7 @@ describe('suggestedTiers', () => {
       'raw http key',
       ['http:POST:api.example.com/a/b'],
       [
-        { keys: ['http:POST:api.example.com/a/b'], description: 'Only this exact call' },
+        { keys: ['http:POST:api.example.com/a/b'], description: 'POST api.example.com/a/b with any query and body' },
         { keys: ['http:POST:api.example.com/*'], description: 'Any POST request to api.example.com' },
         { keys: ['http:ANY:api.example.com/*'], description: 'Any request to api.example.com' },
       ],
@@ -43,7 +43,7 @@ describe('suggestedTiers', () => {
       'raw http root path',
       ['http:GET:h.com:8080/'],
       [
-        { keys: ['http:GET:h.com:8080/'], description: 'Only this exact call' },
+        { keys: ['http:GET:h.com:8080/'], description: 'GET h.com:8080/ with any query and body' },
         { keys: ['http:GET:h.com:8080/*'], description: 'Any GET request to h.com:8080' },
         { keys: ['http:ANY:h.com:8080/*'], description: 'Any request to h.com:8080' },
       ],
@@ -52,7 +52,10 @@ describe('suggestedTiers', () => {
       'several keys broaden together and deduplicate',
       ['slack:post:C1', 'slack:post:C2', 'slack:read:C1', 'slack:post:C1'],
       [
-        { keys: ['slack:post:C1', 'slack:post:C2', 'slack:read:C1'], description: 'Only this exact call' },
+        {
+          keys: ['slack:post:C1', 'slack:post:C2', 'slack:read:C1'],
+          description: 'post on slack for C1, with any other parameters; post on slack for C2, with any other parameters; read on slack for C1, with any other parameters',
+        },
         { keys: ['slack:post:*', 'slack:read:*'], description: 'Any post on slack; Any read on slack' },
         { keys: ['slack:*:*'], description: 'Any action on slack' },
       ],
@@ -61,7 +64,7 @@ describe('suggestedTiers', () => {
       'mixed service and http keys',
       ['github:merge:7', 'http:PUT:h.com/x'],
       [
-        { keys: ['github:merge:7', 'http:PUT:h.com/x'], description: 'Only this exact call' },
+        { keys: ['github:merge:7', 'http:PUT:h.com/x'], description: 'merge on github for 7, with any other parameters; PUT h.com/x with any query and body' },
         { keys: ['github:merge:*', 'http:PUT:h.com/*'], description: 'Any merge on github; Any PUT request to h.com' },
         { keys: ['github:*:*', 'http:ANY:h.com/*'], description: 'Any action on github; Any request to h.com' },
       ],
@@ -70,7 +73,7 @@ describe('suggestedTiers', () => {
       'exact tier with a whole-action key says what it grants',
       ['slack:post:C1', 'slack:list:*'],
       [
-        { keys: ['slack:post:C1', 'slack:list:*'], description: 'post on slack for C1; Any list on slack' },
+        { keys: ['slack:post:C1', 'slack:list:*'], description: 'post on slack for C1, with any other parameters; Any list on slack' },
         { keys: ['slack:post:*', 'slack:list:*'], description: 'Any post on slack; Any list on slack' },
         { keys: ['slack:*:*'], description: 'Any action on slack' },
       ],
