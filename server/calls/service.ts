@@ -34,7 +34,8 @@ import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { isAdmin } from '../auth/principal.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
-import { assertInjectable, type ExecutorDeps } from '../execution/execute.ts';
+import { assertInjectable, templateTrusted, type ExecutorDeps } from '../execution/execute.ts';
+import { assertAddressAllowed } from '../execution/http-client.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
@@ -269,6 +270,11 @@ export function createCallService(deps: CallServiceDeps) {
     }
     if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
     assertForwardableHeaders(input.headers ?? {});
+    // A call that could never be sent is refused now, with the error the send would give, instead
+    // of asking a person first (vetted templates' hosts are exempt, as at the send).
+    if (deps.executor && !(templateTrusted(instance.origin) && instance.service.hosts.includes(url.hostname.toLowerCase()))) {
+      await assertAddressAllowed(url, deps.executor.outbound.policy);
+    }
     const keys = [httpPermissionKey(method, url)];
     let description = `${method} ${url.origin}${url.pathname}`;
     const disclosed: DisclosedValue[] = [];

@@ -47,9 +47,21 @@ export function createOAuthServer(deps: OAuthServerDeps) {
       }
       next();
     });
+    const publicHost = new URL(publicUrl).host;
+    const https = publicUrl.startsWith('https://');
     router.use((req, res, next) => {
       if (!PROVIDER_PATH.test(req.path)) return next();
       if (req.method === 'GET' && req.path === OAUTH_ROUTES.authorization) withMcpScope(req);
+      // The metadata's URLs (endpoints, jwks) are built from PUBLIC_URL, never from what the
+      // request claims: a foreign Host or X-Forwarded-Host gets the same document. (The flow's own
+      // redirects stay on the host the browser is using, so a replica keeps its own flows.)
+      if (req.path.startsWith('/.well-known/')) {
+        req.headers.host = publicHost;
+        delete req.headers['x-forwarded-host'];
+        if (https) req.headers['x-forwarded-proto'] = 'https';
+        else delete req.headers['x-forwarded-proto'];
+        res.setHeader('Cache-Control', 'public, max-age=300');
+      }
       runtime().then((rt) => rt.handler(req, res), next);
     });
     return router;

@@ -452,3 +452,53 @@ describe('streams end when their credential does', () => {
     }
   });
 });
+
+describe('a raw HTTP call that could never be sent', () => {
+  it('is refused at once (403, the send’s own error) instead of raising an approval', async () => {
+    const gw = await startTestGateway();
+    try {
+      const made = await gw.as(gw.adminToken)('POST', '/v1/identities/agents', { name: 'no-rules' });
+      const agent = gw.as(made.body.key.token);
+      for (const url of ['http://127.0.0.1:9/x', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/internal', 'http://localhost:9/x']) {
+        const r = await agent('POST', '/v1/actions/call', { service: 'http', method: 'POST', path: url, body: { a: 1 } });
+        expect(r.status, `${url}: ${r.text}`).toBe(403);
+        expect(r.body.error.message).toContain('private or reserved address');
+      }
+      expect((await gw.as(gw.adminToken)('GET', '/v1/approvals?status=pending')).body.approvals).toHaveLength(0);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+describe('OAuth metadata', () => {
+  it('is built from PUBLIC_URL whatever Host or X-Forwarded-Host a request claims, and says how long to cache it', async () => {
+    const gw = await startTestGateway({ env: { PUBLIC_URL: 'https://gateway.example.test' } });
+    const get = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+        const u = new URL(gw.url + path);
+        const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, headers }, (res) => {
+          let text = '';
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+        for (const headers of [{ host: 'evil.example' }, { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }]) {
+          const r = await get(path, headers);
+          expect(r.status, path).toBe(200);
+          expect(JSON.stringify(r.body), path).not.toContain('evil.example');
+          for (const field of ['issuer', 'authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'jwks_uri']) {
+            expect(r.body[field], `${path} ${field}`).toMatch(/^https:\/\/gateway\.example\.test(\/|$)/);
+          }
+          expect(r.headers['cache-control']).toContain('max-age');
+        }
+      }
+    } finally {
+      await gw.stop();
+    }
+  });
+});

@@ -330,8 +330,9 @@ describe('the OAuth 2.1 authorization server', () => {
       expect(login.status).toBe(200);
       const t = await authorizeBound(b);
       expect(decodeJwt(t.access_token).sub).toBe(agentId);
-      // Signing out of the dashboard signs out of the authorization server too.
-      await b.fetch('/v1/auth/logout', { method: 'POST' });
+      // Signing out of the dashboard signs out of the authorization server too (as the dashboard
+      // does it: same origin, JSON; a cookie request from anywhere else is refused).
+      expect((await b.fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json', origin: new URL(gw.url).origin } })).status).toBe(204);
       const step = pageOf(await b.follow(authorizeUrl()));
       expect(step.url.pathname).toMatch(/^\/oauth\/signin\//);
     });
