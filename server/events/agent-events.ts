@@ -59,6 +59,22 @@ export async function notifyAgentEvent(
   }
 }
 
+/** The kind of agent event that is not about an approval: the agent's tool list changed. */
+export const TOOLS_LIST_CHANGED = 'tools.list_changed';
+
+/**
+ * Tells the agent's open `GET /mcp` streams (on any replica) that its tool list changed (its person
+ * turned self-approval on or off: `gateway_approve_self` appears or goes). Best effort.
+ */
+export async function notifyToolsListChanged(db: CommonQueryMethods, agentId: string, logger?: Pick<Logger, 'warn'>): Promise<void> {
+  try {
+    const payload = JSON.stringify({ agent_id: agentId, event: { type: TOOLS_LIST_CHANGED, approval_id: '' } });
+    await db.query(sql.unsafe`SELECT pg_notify(${AGENT_EVENTS_CHANNEL}, ${payload})`);
+  } catch (err) {
+    logger?.warn({ err: (err as Error).message }, 'could not notify agent event streams of a tool list change');
+  }
+}
+
 export interface AgentEventHub {
   /**
    * Delivers the agent's events to `onEvent` until the returned function is called. `onLost` runs

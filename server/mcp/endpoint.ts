@@ -18,7 +18,7 @@ import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { guardJsonRpc } from './jsonrpc-guard.ts';
 import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
-import { createAgentEventHub, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
+import { createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { createStreamGuard } from '../auth/stream-guard.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 
@@ -48,6 +48,8 @@ type AuthedRequest = Request & { auth?: AuthInfo };
 
 /** The JSON-RPC notification a GET /mcp stream carries for one approval transition. */
 export function eventNotification(event: AgentEvent) {
+  // The tool list changed (self-approval turned on or off): the notification MCP names for it.
+  if (event.type === TOOLS_LIST_CHANGED) return { jsonrpc: '2.0' as const, method: 'notifications/tools/list_changed' };
   return { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', logger: 'gateway', data: event } };
 }
 

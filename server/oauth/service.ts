@@ -1,6 +1,7 @@
 // Managing what the authorization server handed out: org admins see and revoke the registered
 // clients their users bound; people see and revoke their own bindings and decide whether the
 // bound agent may approve its own requests. Each method: authorize → load/validate → write.
+import { notifyToolsListChanged } from '../events/agent-events.ts';
 import type { DatabasePool } from 'slonik';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { forbidden, notFound } from '../errors.ts';
@@ -115,6 +116,8 @@ export function createOAuthService(deps: { pool: DatabasePool }) {
       const b = await loadVisibleBinding(p, id);
       const updated = await store.setSelfApprove(pool, b.id, enabled);
       if (!updated) throw notFound('live binding');
+      // tools.listChanged is declared: the agent's streams learn that gateway_approve_self came or went.
+      if (updated.self_approve_enabled !== b.self_approve_enabled) await notifyToolsListChanged(pool, updated.agent_id);
       return publicBinding(updated);
     },
   };

@@ -487,7 +487,7 @@ describe('OAuth metadata', () => {
       });
     try {
       for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
-        for (const headers of [{ host: 'evil.example' }, { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }]) {
+        for (const headers of [{ host: 'evil.example' }, { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }] as Array<Record<string, string>>) {
           const r = await get(path, headers);
           expect(r.status, path).toBe(200);
           expect(JSON.stringify(r.body), path).not.toContain('evil.example');

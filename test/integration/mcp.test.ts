@@ -19,6 +19,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { CLI } from '../support/processes.ts';
 import { seedUser, type SeededUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { openSse } from '../support/sse.ts';
 import { until } from '../support/wait.ts';
 
 const SECRET = 'sk_upstream_MCP_KNOWN_SECRET_5310';
@@ -635,6 +636,19 @@ describe('the MCP endpoint', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('gateway_approve_self');
       expect(expectToolError(await call(client, 'gateway_approve_self', { approval_id: another.approval_id, resolution: 'allow' }), 'forbidden').message).toMatch(/not enabled/);
       expect((await human('GET', `/v1/approvals/${another.approval_id}`)).body.status).toBe('pending');
+    });
+
+    it('sends notifications/tools/list_changed on the agent’s stream when self-approval is turned on or off (tools.listChanged is declared)', async () => {
+      const stream = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${provider.saved!.access_token}` });
+      try {
+        expect(stream.status).toBe(200);
+        expect((await human('PATCH', `/v1/oauth/bindings/${bindingId}`, { self_approve_enabled: true })).status).toBe(200);
+        await stream.waitFor((e) => e.data?.method === 'notifications/tools/list_changed');
+        expect((await human('PATCH', `/v1/oauth/bindings/${bindingId}`, { self_approve_enabled: false })).status).toBe(200);
+        await until(async () => stream.events.filter((e) => e.data?.method === 'notifications/tools/list_changed').length, (n) => n === 2);
+      } finally {
+        stream.close();
+      }
     });
 
     it('refreshes an expired access token (rotating the refresh token), then stops working once revoked', async () => {
