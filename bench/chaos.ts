@@ -199,13 +199,17 @@ async function main() {
   }
 
   /** Retries an API call through outages (no answer, 500, 503, 504); any other answer is final (502 is outcome_unknown). */
-  async function persist(fn: () => Promise<ApiResponse>, untilMs: number): Promise<ApiResponse | null> {
+  /** What the last attempt of `persist` got, by label (reported when a call is lost). */
+  const lastSeen = new Map<string, string>();
+  async function persist(fn: () => Promise<ApiResponse>, untilMs: number, label?: string): Promise<ApiResponse | null> {
     while (Date.now() < untilMs) {
       try {
         const r = await fn();
+        if (label) lastSeen.set(label, `${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
         if (![500, 503, 504].includes(r.status)) return r;
-      } catch {
+      } catch (err) {
         /* connection refused or reset while a process is down */
+        if (label) lastSeen.set(label, `no answer: ${(err as Error).message}`);
       }
       await sleep(250);
     }
@@ -269,7 +273,7 @@ async function main() {
       path === 'covered_get' ? { service: 'widgets', action: 'get_item', params: { id: name } } : { service: 'widgets', action: 'create_item', params: { name } };
     /** A covered call until it answers (the same key each time): its final answer, or null. */
     const covered = (path: PathName, name: string, untilMs: number) =>
-      persist(() => keyedCall(d.base, tenant.covered, `key-${name}`, coveredBody(path, name)), untilMs);
+      persist(() => keyedCall(d.base, tenant.covered, `key-${name}`, coveredBody(path, name)), untilMs, name);
     const coveredPaths = ['covered_get', 'covered_post'] as const;
     const firstCovered = coveredPaths.flatMap((path) => names(path).map((name) => covered(path, name, Date.now() + 5_000).catch(() => null)));
     const firstDrive = decide(Date.now() + 5_000).catch(() => undefined);
@@ -297,7 +301,7 @@ async function main() {
         names(path).map(async (name) => {
           const r = await covered(path, name, lostAt);
           if (!r || ![200, 502, 504].includes(r.status)) {
-            console.log(`  trial ${n}: ${path} ${name} got no final answer: ${r ? `${r.status} ${JSON.stringify(r.body)}` : 'none'}`);
+            console.log(`  trial ${n}: ${path} ${name} got no final answer: ${r ? `${r.status} ${JSON.stringify(r.body)}` : `none (last: ${lastSeen.get(name) ?? 'nothing'})`}`);
             return null;
           }
           const callId = r.body?.call_id ?? r.body?.error?.details?.call_id;

@@ -46,6 +46,8 @@ function checkMessage(message: unknown): JsonRpcError | null {
   const id = idOf(message);
   if (!isRecord(message) || message.jsonrpc !== '2.0') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
   if ('id' in message && id === null && message.id !== null) return failure(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or a number');
+  // MCP: a request's id MUST NOT be null (JSON-RPC allows it only for errors about unreadable ids).
+  if ('method' in message && 'id' in message && message.id === null) return failure(null, ErrorCode.InvalidRequest, 'Invalid Request: a request id must not be null');
   const isResponse = 'result' in message || 'error' in message;
   if (isResponse) return 'method' in message ? failure(id, ErrorCode.InvalidRequest, 'Invalid Request: a message is either a request or a response') : null;
   if (typeof message.method !== 'string' || message.method === '') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: method must be a non-empty string');
@@ -59,6 +61,9 @@ function checkMessage(message: unknown): JsonRpcError | null {
   return failure(id, ErrorCode.InvalidParams, `Invalid params for ${message.method}: ${issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, { issues });
 }
 
+/** The MCP revisions that allowed JSON-RPC batches (removed in 2025-06-18). */
+const BATCHING_REVISIONS = new Set(['2024-11-05', '2025-03-26']);
+
 export interface GuardAnswer {
   status: number;
   body: JsonRpcError | JsonRpcError[];
@@ -71,6 +76,11 @@ export interface GuardAnswer {
 export function guardJsonRpc(body: unknown, protocolVersion: string | undefined): GuardAnswer | null {
   const messages = Array.isArray(body) ? body : [body];
   if (Array.isArray(body) && body.length === 0) return { status: 400, body: failure(null, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch') };
+  // Batching was removed in 2025-06-18: refused there and after (and without a version header,
+  // which means initialize or a newer client); the older revisions that allowed it get arrays.
+  if (Array.isArray(body) && !BATCHING_REVISIONS.has(protocolVersion ?? '')) {
+    return { status: 400, body: failure(null, ErrorCode.InvalidRequest, `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${protocolVersion ?? 'negotiated by initialize'} (only ${[...BATCHING_REVISIONS].join(', ')})`) };
+  }
   if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
     const message = `Invalid Request: unsupported MCP-Protocol-Version ${JSON.stringify(protocolVersion)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
     const errors = messages.map((m) => failure(idOf(m), ErrorCode.InvalidRequest, message));

@@ -502,3 +502,47 @@ describe('OAuth metadata', () => {
     }
   });
 });
+
+describe('JSON-RPC edges on /mcp', () => {
+  let gw: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    key = (await gw.as(gw.adminToken)('POST', '/v1/identities/agents', { name: 'jsonrpc-edges' })).body.key.token;
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+  const post = async (body: unknown, version: string) => {
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': version },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    const json = text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)));
+    return { status: res.status, body: json };
+  };
+
+  it('a request with "id": null is -32600 Invalid Request, not a parse error', async () => {
+    const r = await post({ jsonrpc: '2.0', id: null, method: 'tools/list' }, '2025-06-18');
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe(-32600);
+  });
+
+  it('a batch is refused under revisions without batching and answered as an array where allowed', async () => {
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ];
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const r = await post(batch, version);
+      expect(r.status, version).toBe(400);
+      expect(r.body.error.code, version).toBe(-32600);
+    }
+    const allowed = await post(batch, '2025-03-26');
+    expect(allowed.status).toBe(200);
+    const answers = (Array.isArray(allowed.body[0]) ? allowed.body.flat() : allowed.body) as Array<{ id: number; result?: unknown }>;
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2]);
+  });
+});
