@@ -64,6 +64,7 @@ export function createServices(deps: ServiceDeps) {
   const executor: ExecutorDeps = {
     secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
     secretForUse: (orgId, name, userId) => vault.secretForUse(orgId, name, userId),
+    secretWithBinding: (orgId, name, userId) => vault.resolveSecret(orgId, name, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },

@@ -26,6 +26,8 @@ export interface ExecutorDeps {
   runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
   /** The value of a vault secret usable by `userId`'s chains (the org's or that user's own). */
   secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
+  /** The same, with what binds it (allowed_hosts, owner), in one round trip (a template's credential). */
+  secretWithBinding?(orgId: string, name: string, userId?: string): Promise<{ value: string; allowedHosts: string[] | null; ownerId: string | null } | null>;
   /** Where a secret may be injected by raw HTTP (never the value); absent → raw injection is refused. */
   secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null; ownerId: string | null } | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
@@ -85,9 +87,7 @@ export const templateTrusted = (origin: TemplateOrigin): boolean => origin !== '
  * `allowed_hosts` when it has the list (on every path: templates, instances, raw HTTP, runtimes);
  * without the list, a vetted template, or the requester's own template with the requester's own secret.
  */
-async function assertSecretBound(deps: ExecutorDeps, orgId: string, name: string, userId: string | undefined, target: CredentialTarget): Promise<void> {
-  const use = userId !== undefined && deps.secretForUse ? await deps.secretForUse(orgId, name, userId) : null;
-  if (!use) return; // the value lookup below answers credential_missing
+function assertSecretBound(name: string, use: { allowedHosts: string[] | null; ownerId: string | null }, userId: string | undefined, target: CredentialTarget): void {
   if (use.allowedHosts !== null) {
     if (!secretAllowedForHost(use.allowedHosts, target.host)) {
       throw new AppError('secret_not_allowed_for_host', `secret "${name}" may not be sent to ${target.host} (allowed_hosts: ${use.allowedHosts.join(', ') || 'none'})`, { secret_name: name, host: target.host });
@@ -101,6 +101,19 @@ async function assertSecretBound(deps: ExecutorDeps, orgId: string, name: string
       { secret_name: name, host: target.host },
     );
   }
+}
+
+/** A template's secret: its value once its binding allows `target` (null: no such secret). */
+async function boundSecretValue(deps: ExecutorDeps, orgId: string, name: string, userId: string | undefined, target: CredentialTarget): Promise<string | null> {
+  if (deps.secretWithBinding) {
+    const found = await deps.secretWithBinding(orgId, name, userId);
+    if (!found) return null;
+    assertSecretBound(name, found, userId, target);
+    return found.value;
+  }
+  const use = userId !== undefined && deps.secretForUse ? await deps.secretForUse(orgId, name, userId) : null;
+  if (use) assertSecretBound(name, use, userId, target);
+  return deps.secretValue(orgId, name, userId);
 }
 
 /** The credential to inject, or the typed error that says why there is none. */
@@ -125,8 +138,7 @@ export async function credentialFor(
     return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
   }
   if (usable(secretChoice) && secretChoice?.type === 'secret') {
-    await assertSecretBound(deps, orgId, secretChoice.secretName, userId, target);
-    const value = await deps.secretValue(orgId, secretChoice.secretName, userId);
+    const value = await boundSecretValue(deps, orgId, secretChoice.secretName, userId, target);
     if (value !== null) {
       const method = service.authMethods.find((m) => m.name === secretChoice.method);
       if (method?.type === 'apiKey') {

@@ -109,6 +109,24 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
     if (s.owner_id === null && !isAdmin(p)) throw forbidden(`secret "${s.name}" belongs to the organisation: only an org admin may rotate, restore or delete it`);
   }
 
+  /**
+   * The current value of a live secret usable by `userId`'s chains (org-level callers pass no
+   * user), with its allowed_hosts and owner, or null. The plaintext is handed to the caller only;
+   * nothing here logs or stores it.
+   */
+  async function resolveSecret(orgId: string, name: string, userId?: string): Promise<{ value: string; allowedHosts: string[] | null; ownerId: string | null } | null> {
+    const current = await store.currentEnvelopeByName(pool, orgId, name);
+    if (!current) return null;
+    // A user's own secret serves only that user's chains.
+    if (userId !== undefined ? !usableBy(current, userId) : current.owner_id !== null) return null;
+    const plaintext = keyring.decrypt(current.envelope, secretAad(current.org_id, current.secret_id, current.version));
+    try {
+      return { value: plaintext.toString('utf8'), allowedHosts: current.allowed_hosts, ownerId: current.owner_id };
+    } finally {
+      plaintext.fill(0);
+    }
+  }
+
   async function loadSecret(p: UserPrincipal, id: string): Promise<store.SecretRow> {
     const row = await store.getSecret(pool, p.orgId, id);
     if (!row || !visibleTo(p, row)) throw notFound('secret');
@@ -208,17 +226,11 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
      * The plaintext is handed to the caller only; nothing here logs or stores it.
      */
     async resolveSecretValue(orgId: string, name: string, userId?: string): Promise<string | null> {
-      const current = await store.currentEnvelopeByName(pool, orgId, name);
-      if (!current) return null;
-      // A user's own secret serves only that user's chains (org-level callers pass no user).
-      if (userId !== undefined ? !usableBy(current, userId) : current.owner_id !== null) return null;
-      const plaintext = keyring.decrypt(current.envelope, secretAad(current.org_id, current.secret_id, current.version));
-      try {
-        return plaintext.toString('utf8');
-      } finally {
-        plaintext.fill(0);
-      }
+      return (await resolveSecret(orgId, name, userId))?.value ?? null;
     },
+
+    /** The value with what binds it (hosts, owner), in one round trip: a template's credential. */
+    resolveSecret,
   };
 }
 

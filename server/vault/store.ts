@@ -111,12 +111,19 @@ export const getVersion = (db: Db, secretId: string, version: number) =>
   db.maybeOne(sql.type(versionWithEnvelopeRow)`
     SELECT ${VERSION_COLUMNS}, envelope FROM secret_versions WHERE secret_id = ${secretId} AND version = ${version}`);
 
-const currentEnvelopeRow = z.object({ org_id: z.string(), owner_id: z.string().nullable(), secret_id: z.string(), version: z.number(), envelope: envelopeSchema });
+const currentEnvelopeRow = z.object({
+  org_id: z.string(),
+  owner_id: z.string().nullable(),
+  allowed_hosts: z.array(z.string()).nullable(),
+  secret_id: z.string(),
+  version: z.number(),
+  envelope: envelopeSchema,
+});
 
 /** The current version's envelope of a live secret, by name, in one round trip (the executor). */
 export const currentEnvelopeByName = (db: Db, orgId: string, name: string) =>
   db.maybeOne(sql.type(currentEnvelopeRow)`
-    SELECT s.org_id, s.owner_id, v.secret_id, v.version, v.envelope
+    SELECT s.org_id, s.owner_id, s.allowed_hosts, v.secret_id, v.version, v.envelope
     FROM secrets s JOIN secret_versions v ON v.secret_id = s.id AND v.version = s.current_version
     WHERE s.org_id = ${orgId} AND s.name = ${name} AND s.deleted_at IS NULL AND s.current_version > 0`);
 

@@ -310,6 +310,43 @@ describe('a member’s templates and org secrets (no outbound allowlist: loopbac
     expect(exempt.body.status, exempt.text).toBe('called');
   });
 
+  it('a member’s template cannot reach a private address through a resolve lookup or the MCP runtime either', async () => {
+    const before = up.requests.length;
+    const withLookup = {
+      openapi: '3.1.0',
+      info: { title: 'Mine with lookups', key: 'mine-lookup', version: '1' },
+      servers: [{ url: up.url }],
+      paths: {
+        '/folders/{folder_id}/items': {
+          get: {
+            operationId: 'list_folder',
+            summary: 'List items in folder {folder_id}',
+            parameters: [{ name: 'folder_id', in: 'path', required: true, schema: { type: 'string' }, 'x-gateway-resolve': { get: '/folders/{folder_id}', pick: 'name' } }],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    };
+    expect((await member('POST', '/v1/templates', { scope: 'user', document: withLookup })).status).toBe(201);
+    const looked = await member('POST', '/v1/actions/call', { service: 'mine-lookup', action: 'list_folder', params: { folder_id: 'f1' } });
+    expect(looked.status, looked.text).toBe(403);
+    const mcpDoc = {
+      openapi: '3.1.0',
+      info: { title: 'Mine over MCP', key: 'mine-mcp', version: '1' },
+      runtime: 'mcp',
+      mcp: { url: `${up.url}/mcp` },
+      servers: [{ url: up.url }],
+      paths: { '/echo': { post: { operationId: 'echo', summary: 'Echo', risk: 'read', responses: { '200': { description: 'ok' } } } } },
+    };
+    const reg = await member('POST', '/v1/templates', { scope: 'user', document: mcpDoc });
+    expect(reg.status, reg.text).toBe(201);
+    const viaMcp = await member('POST', '/v1/actions/call', { service: 'mine-mcp', action: 'echo', params: {} });
+    expect(viaMcp.status, viaMcp.text).toBe(403);
+    expect(viaMcp.body.error.message).toContain('private or reserved address');
+    // Neither the lookup, nor the call, nor the MCP handshake reached the loopback server.
+    expect(up.requests.length).toBe(before);
+  });
+
   it('only an admin rotates, restores or deletes an org secret; a restore restores the hosts its version had', async () => {
     const created = await admin('POST', '/v1/secrets', { name: 'ROTATED_KEY', value: 'v1-value', allowed_hosts: ['api.example.com'] });
     const id = created.body.id;
