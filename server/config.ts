@@ -19,6 +19,13 @@ const optionalString = z
 
 const envSchema = z.object({
   PORT: port.default(8080),
+  /** The interface to listen on: unset = every interface (the container image says 0.0.0.0); `npm run cluster` binds 127.0.0.1. */
+  HOST: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, 'must be a hostname or an IP address')
+      .optional(),
+  ),
   PUBLIC_URL: optionalString.pipe(
     z
       .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
@@ -94,8 +101,13 @@ function listError(parse: (v: string) => unknown, input: unknown): string {
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Every variable the gateway reads (what `npm run cluster` passes through to its replicas). */
+export const GATEWAY_ENV_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
 export interface Config {
   port: number;
+  /** Interface to listen on (undefined: all). */
+  host: string | undefined;
   publicUrl: string;
   /** Host / Origin headers accepted at /mcp. */
   hostPolicy: HostPolicy;
@@ -168,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     port: e.PORT,
+    host: e.HOST?.replace(/^\[|\]$/g, ''),
     publicUrl,
     hostPolicy: hostPolicy(publicUrl, parseHostList(e.ALLOWED_HOSTS), parseOriginList(e.ALLOWED_ORIGINS)),
     dataDir: path.resolve(e.DATA_DIR),

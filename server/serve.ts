@@ -146,7 +146,9 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, () => resolve());
+      // HOST picks the interface (the cluster: loopback); unset, every interface as before.
+      if (config.host) server.listen(config.port, config.host, () => resolve());
+      else server.listen(config.port, () => resolve());
     });
     onStop('HTTP server', () => closeServer(server));
     const port = (server.address() as AddressInfo).port;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { GATEWAY_ENV_NAMES } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { acquireDataDirLock, ensureDataDir } from '../embedded/data-dir.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-postgres.ts';
@@ -32,6 +33,27 @@ export const GATEWAY_PROCESS_ENV = { MALLOC_ARENA_MAX: '2' } as const;
 import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised, type TemporalPorts } from './temporal-server.ts';
 
 const GATEWAY_CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway.ts');
+
+/**
+ * What the cluster sets on its replicas itself, whatever the operator's environment says: where
+ * each replica listens and is reached, the shared PostgreSQL and Temporal, the shared key and
+ * admin. Every other gateway variable (GATEWAY_ENV_NAMES) is passed through.
+ */
+export const CLUSTER_SETS: readonly string[] = [
+  'PORT',
+  'PUBLIC_URL',
+  'DATABASE_URL',
+  'DATA_DIR',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_PORT',
+  'TEMPORAL_UI_PORT',
+  'TEMPORAL_CLI_PATH',
+  'GATEWAY_MASTER_KEY',
+  'GATEWAY_ADMIN_EMAIL',
+  'GATEWAY_ADMIN_PASSWORD',
+  'NODE_ENV',
+];
 
 export interface ClusterPorts {
   postgres: number;
@@ -222,9 +244,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     // One address for callers, as behind a load balancer: OAuth issuer, approval URLs.
     const publicUrl = `http://localhost:${ports.api[0]}`;
     const admin = { email: 'admin@gateway.local', password: settings.adminPassword };
+    // The operator's own gateway settings (OUTBOUND_ALLOWLIST, LOG_LEVEL, HOST, …) reach every
+    // replica; the cluster then sets what makes it a cluster (CLUSTER_SETS), which wins.
+    const passedThrough = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && GATEWAY_ENV_NAMES.includes(k) && !CLUSTER_SETS.includes(k)));
     const gatewayEnv = (port: number): NodeJS.ProcessEnv => ({
       PATH: process.env.PATH,
       HOME: process.env.HOME,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...passedThrough,
       NODE_ENV: 'production',
       PORT: String(port),
       PUBLIC_URL: publicUrl,
@@ -234,7 +262,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       GATEWAY_MASTER_KEY: settings.masterKey,
       GATEWAY_ADMIN_EMAIL: admin.email,
       GATEWAY_ADMIN_PASSWORD: admin.password,
-      LOG_LEVEL: 'info',
       NODE_OPTIONS: GATEWAY_NODE_FLAGS.join(' '),
       ...GATEWAY_PROCESS_ENV,
       ...opts.gatewayEnv,

@@ -4,7 +4,7 @@
 // the module behind `npm run cluster`. Third parties are real HTTP servers on loopback.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -70,6 +70,10 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
   beforeAll(async () => {
     up = await startUpstream();
     dir = await mkdtemp(path.join(os.tmpdir(), 'gateway-cluster-'));
+    // The operator's own settings, in the environment `npm run cluster` runs in (issue 26 item 15).
+    process.env.OUTBOUND_ALLOWLIST = '127.0.0.1';
+    process.env.UPSTREAM_TIMEOUT_MS = '17000';
+    process.env.PUBLIC_URL = 'http://operator-set.example'; // set by the cluster itself: not passed
     cluster = await startCluster({
       dir,
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'warn'),
@@ -90,6 +94,9 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
   }, 1_200_000);
 
   afterAll(async () => {
+    delete process.env.OUTBOUND_ALLOWLIST;
+    delete process.env.UPSTREAM_TIMEOUT_MS;
+    delete process.env.PUBLIC_URL;
     await temporalConn?.close();
     await db?.end();
     await cluster?.stop();
@@ -110,6 +117,27 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     const attrs = await temporalConn.operatorService.listSearchAttributes({ namespace: cluster.namespace });
     for (const name of ['GatewayOrg', 'GatewayAgent', 'GatewayService', 'GatewayAction', 'GatewayStatus']) expect(attrs.customAttributes).toHaveProperty(name);
     for (const r of [...cluster.api, ...cluster.workers]) expect((await request(r.url, 'GET', '/readyz')).body.status).toBe('ready');
+  });
+
+  it('passes the operator’s gateway variables to every replica (except what the cluster sets) and binds them to loopback', async () => {
+    for (const r of [...cluster.api, ...cluster.workers]) {
+      const env = Object.fromEntries(
+        (await readFile(`/proc/${r.process.pid}/environ`, 'utf8'))
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
+      expect(env, r.name).toMatchObject({ OUTBOUND_ALLOWLIST: '127.0.0.1', UPSTREAM_TIMEOUT_MS: '17000', PUBLIC_URL: cluster.publicUrl, HOST: '127.0.0.1' });
+      // The listening socket, read from /proc/net/tcp (no traffic): 127.0.0.1, not every interface.
+      const hexPort = r.port.toString(16).toUpperCase().padStart(4, '0');
+      const listening = (await readFile('/proc/net/tcp', 'utf8'))
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A')
+        .map((f) => f[1]!.split(':')[0]);
+      expect(listening, r.name).toEqual(['0100007F']);
+      expect((await readFile('/proc/net/tcp6', 'utf8').catch(() => '')).includes(`:${hexPort} 00000000000000000000000000000000:0000 0A`), r.name).toBe(false);
+    }
   });
 
   it('a gateway brought to a namespace without its search attributes registers them; its calls work at once', async () => {
