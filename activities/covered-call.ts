@@ -69,6 +69,16 @@ export function createCoveredCall(deps: CoveredCallDeps) {
     return { stored, redacted: call.request_redacted, instance };
   }
 
+  /** The request, planned with its credential (nothing sent). */
+  async function plan(spec: CallSpec) {
+    const prepared = takePreparedCall(spec.callId) ?? (await loadPrepared(spec));
+    const { stored, instance } = prepared;
+    const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
+    if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
+    const planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: spec.verbose });
+    return { planned, redacted: prepared.redacted };
+  }
+
   /** The final state, retried briefly until it lands: a request that left must not be re-run for a PostgreSQL blip. */
   const finish = (spec: CallSpec, status: 'called' | 'failed', f: calls.CallFinish, e: CallEvent) =>
     untilLanded(() => calls.finishCallWithAudit(pool, spec.callId, status, f, entryFor(spec, e)));
@@ -89,15 +99,23 @@ export function createCoveredCall(deps: CoveredCallDeps) {
     let planned;
     let redacted: unknown;
     try {
-      const prepared = takePreparedCall(spec.callId) ?? (await loadPrepared(spec));
-      const { stored, instance } = prepared;
-      redacted = prepared.redacted;
-      const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
-      if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-      planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: spec.verbose });
+      // Nothing has left yet: a dependency that is briefly away (PostgreSQL restarting under the
+      // vault or the registry) is waited for here rather than turned into a final failure.
+      ({ planned, redacted } = await untilLanded(
+        async () => {
+          try {
+            return await plan(spec);
+          } catch (err) {
+            if (err instanceof AppError) throw new Final(err);
+            throw err;
+          }
+        },
+        30_000,
+        (err) => !(err instanceof Final),
+      ));
     } catch (err) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
-      return failed(spec, unexpected(deps, spec, err));
+      return failed(spec, err instanceof Final ? toErrorBody(err.error) : notSent(deps, spec, err));
     }
     if (claim.previouslyMarked && !planned.idempotent) {
       deps.logger.warn({ call_id: spec.callId }, 'a non-idempotent covered request may already have left: not sending it again');
@@ -122,6 +140,21 @@ export function createCoveredCall(deps: CoveredCallDeps) {
   };
 }
 
+/** A typed error while planning: final at once (retrying cannot fix a missing credential). */
+class Final extends Error {
+  readonly error: AppError;
+  constructor(error: AppError) {
+    super(error.message);
+    this.error = error;
+  }
+}
+
+/** A dependency stayed away while planning: nothing was sent, and the caller is told so. */
+function notSent(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
+  deps.logger.error({ err, call_id: spec.callId }, 'could not prepare the covered call');
+  return { code: 'unavailable', message: 'a dependency of the gateway stayed unreachable while the call was being prepared: nothing was sent; call again with a new Idempotency-Key' };
+}
+
 /** The error a caller sees; anything untyped is logged (it is a defect or an outage) and stays generic. */
 function unexpected(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
   if (!(err instanceof AppError)) deps.logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
@@ -144,13 +177,13 @@ export function recordedCoveredOutcome(spec: CallSpec, claim: Pick<calls.CallCla
  * Writes what must land after a request left: retried (briefly) until it does, so a PostgreSQL
  * restart does not turn a sent call into a re-run. Bounded: past it, the error surfaces.
  */
-export async function untilLanded<T>(write: () => Promise<T>, budgetMs = 30_000): Promise<T> {
+export async function untilLanded<T>(write: () => Promise<T>, budgetMs = 30_000, retryable: (err: unknown) => boolean = () => true): Promise<T> {
   const deadline = Date.now() + budgetMs;
   for (let delay = 200; ; delay = Math.min(delay * 2, 2_000)) {
     try {
       return await write();
     } catch (err) {
-      if (Date.now() + delay > deadline) throw err;
+      if (!retryable(err) || Date.now() + delay > deadline) throw err;
       await new Promise((r) => setTimeout(r, delay));
     }
   }
