@@ -183,7 +183,14 @@ async function resume(caller: Caller, approvalId: string, o: CallOptions): Promi
     return await finish(caller, await post(caller, { approval_id: approvalId }), o);
   } catch (err) {
     const status = ((err as { details?: { status?: unknown } }).details?.status ?? '') as string;
-    if ((err as { code?: string }).code !== 'conflict' || !['pending', 'bubbled'].includes(status)) throw err;
+    const code = (err as { code?: string }).code;
+    // An approval that ended without running the call (expired, cancelled, superseded, or its
+    // execution expired or was cancelled): the call failed, exit 1, as the README says.
+    if (code === 'conflict' && ['expired', 'cancelled', 'superseded'].includes(status)) {
+      say(note('red', `The approval is ${status}; the call did not run.`));
+      return EXIT.failed;
+    }
+    if (code !== 'conflict' || !['pending', 'bubbled'].includes(status)) throw err;
     if (!o.wait) {
       say(`The approval is still ${status}: add --wait to wait for it.`);
       return EXIT.pending;

@@ -120,6 +120,22 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect((await gw.as(gw.adminToken)('POST', `/v1/identities/${agentId}/rules/${rule.body.id}/revoke`)).status).toBe(204);
   });
 
+  it('call --resume of an approval that expired exits 1 and says so', async () => {
+    const admin = gw.as(gw.adminToken);
+    expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 2 })).status).toBe(200);
+    try {
+      const r = await cli(['call', 'widgets', 'create_item', '-p', 'name=will-expire'], agentEnv);
+      expect(r.code).toBe(3);
+      const id = /approval: +([0-9a-f-]{36})/.exec(r.stderr)![1]!;
+      await until(() => admin('GET', `/v1/approvals/${id}`), (a) => a.body.status === 'expired', 30_000);
+      const resumed = await cli(['call', '--resume', id], agentEnv);
+      expect(resumed.code).toBe(1);
+      expect(resumed.stderr).toContain('The approval is expired; the call did not run.');
+    } finally {
+      expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 900 })).status).toBe(200);
+    }
+  });
+
   it('an uncovered call is pending: the approval on stderr, exit 3', async () => {
     const r = await cli(['call', 'widgets', 'create_item', '-p', 'name=draft'], agentEnv);
     expect(r.code).toBe(3);
