@@ -1,5 +1,6 @@
 // For approvers: `gateway approvals [show ID | watch]`, `gateway approve ID`, `gateway deny ID`.
 import { Option, type Command } from 'commander';
+import { resolveApprovalRef } from '../lib/approval-ref.ts';
 import { ok, resolveCaller, type Caller } from '../lib/caller.ts';
 import { usageError } from '../lib/errors.ts';
 import type { Approval } from '../lib/follow.ts';
@@ -42,9 +43,9 @@ async function list(o: { status?: string; all?: boolean; limit: string; json?: b
   print(table(['RISK', 'DESCRIPTION', 'REQUESTER', 'AGE', 'EXPIRES', 'ID'], page.approvals.map((a) => row(a, paths))));
 }
 
-async function show(id: string, o: { json?: boolean }, cmd: Command): Promise<void> {
+async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<void> {
   const c = await caller(cmd);
-  const a = await getApproval(c, id);
+  const a = await getApproval(c, await resolveApprovalRef(c, ref));
   if (o.json) return printJson(a);
   const { paths } = await identityPaths(c);
   const lines = [
@@ -71,8 +72,9 @@ async function show(id: string, o: { json?: boolean }, cmd: Command): Promise<vo
   print(lines.join('\n'));
 }
 
-async function decide(id: string, body: Record<string, unknown>, o: { json?: boolean }, cmd: Command): Promise<void> {
+async function decide(ref: string, body: Record<string, unknown>, o: { json?: boolean }, cmd: Command): Promise<void> {
   const c = await caller(cmd);
+  const id = await resolveApprovalRef(c, ref);
   const record = await ok(c.api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: body as never }));
   if (o.json) return printJson(record);
   const exec = record.execution ? `; the call is ${record.execution.status}` : '';
@@ -83,7 +85,8 @@ async function approve(id: string, o: { remember?: string[]; tier?: string; ttl?
   let keys = o.remember ?? [];
   if (o.tier !== undefined) {
     const n = Number(o.tier);
-    const a = await getApproval(await caller(cmd), id);
+    const c = await caller(cmd);
+    const a = await getApproval(c, await resolveApprovalRef(c, id));
     const tier = a.suggested_tiers[n - 1];
     if (!Number.isInteger(n) || !tier) throw usageError(`--tier is 1-${a.suggested_tiers.length} (see \`gateway approvals show ${id}\`)`);
     keys = [...keys, ...tier.keys];
@@ -146,7 +149,7 @@ export function approvalsCommands(program: Command): void {
   approvals
     .command('show')
     .description('one approval: action, disclosed fields, permission keys, tiers, execution')
-    .argument('<id>', 'the approval id')
+    .argument('<id>', 'the approval id, or any unique start of it')
     .option('--json', 'machine-readable output')
     .action((id: string, _o: unknown, cmd: Command) => show(id, cmd.optsWithGlobals(), cmd));
   approvals
@@ -158,7 +161,7 @@ export function approvalsCommands(program: Command): void {
   program
     .command('approve')
     .description('allow a pending call (once, or remember keys for a while)')
-    .argument('<id>', 'the approval id')
+    .argument('<id>', 'the approval id, or any unique start of it')
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
@@ -167,7 +170,7 @@ export function approvalsCommands(program: Command): void {
   program
     .command('deny')
     .description('refuse a pending call; the caller sees the reason')
-    .argument('<id>', 'the approval id')
+    .argument('<id>', 'the approval id, or any unique start of it')
     .option('--reason <text>', 'why (shown to the caller)')
     .option('--json', 'machine-readable output')
     .action((id: string, o: { reason?: string; json?: boolean }, cmd: Command) => decide(id, { decision: 'deny', ...(o.reason ? { reason: o.reason } : {}) }, o, cmd));

@@ -3,6 +3,7 @@
 // with --wait follows the approval live until the call ran, was denied or expired.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { resolveApprovalRef } from '../lib/approval-ref.ts';
 import { Command, Option } from 'commander';
 import { actionParams, rawBody, type Reader } from '../lib/call-input.ts';
 import { envelopeMessage, resolveCaller, type Caller } from '../lib/caller.ts';
@@ -108,7 +109,9 @@ async function waitFor(caller: Caller, approvalId: string, expiresAt: string | n
   let state = 'waiting for a person to decide';
   const text = () => `${state}${expires && state.startsWith('waiting for a person') ? ` · expires in ${clock(Date.parse(expires) - Date.now())}` : ''}${live ? ' · live' : ' · polling'}`;
   // The spinner and its countdown only on a terminal; elsewhere one line says what is happening.
-  const spinner = process.stderr.isTTY ? (await import('ora')).default({ text: text(), stream: process.stderr, isEnabled: true, color: process.env.NO_COLOR ? false : 'cyan' }).start() : null;
+  // discardStdin off: the terminal stays in cooked mode, so Ctrl-C is a real SIGINT (handled
+  // below: exit 130, the approval stays) and the terminal is never left without echo.
+  const spinner = process.stderr.isTTY ? (await import('ora')).default({ text: text(), stream: process.stderr, isEnabled: true, color: process.env.NO_COLOR ? false : 'cyan', discardStdin: false }).start() : null;
   if (!spinner) say(`Waiting for a person to decide (up to ${o.timeout}; Ctrl-C stops waiting, the approval stays)…`);
   const tick = spinner ? setInterval(() => (spinner.text = text()), 1000) : null;
   try {
@@ -205,7 +208,7 @@ async function run(service: string | undefined, action: string | undefined, give
   if (modes !== 1) throw usageError('give SERVICE ACTION, --url URL (raw HTTP) or --resume APPROVAL_ID');
   const caller = await resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
   if (o.resume !== undefined) {
-    process.exitCode = await resume(caller, o.resume, o);
+    process.exitCode = await resume(caller, await resolveApprovalRef(caller, o.resume), o);
     return;
   }
   let body: Record<string, unknown>;
@@ -239,7 +242,7 @@ export function callCommand(): Command {
     .option('--verbose', 'the full result: status, headers, raw body')
     .option('--wait', 'when approval is needed, wait for the decision and print the result')
     .option('--timeout <duration>', 'how long --wait waits (90s, 15m, 1h)', '15m')
-    .option('--resume <approval_id>', 'resume an approved call (or read its result)')
+    .option('--resume <approval_id>', 'resume an approved call (or read its result); any unique start of the id will do')
     .option('--json', 'print the whole outcome as JSON (for scripts)')
     .option('--idempotency-key <key>', 'name this call: running the command again with the same key (and the same call) returns the first outcome and never sends it twice (default: a new key each run, reused by the command\'s own retries)')
     .addHelpText(

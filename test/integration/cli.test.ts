@@ -143,10 +143,17 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain('Approval needed [med] Create item "draft"');
     expect(r.stderr).toMatch(/approve at: +http:\/\/\S+\/approvals\/[0-9a-f-]{36}/);
     const id = /approval: +([0-9a-f-]{36})/.exec(r.stderr)![1]!;
-    const resumed = await cli(['call', '--resume', id], agentEnv);
+    // Any unique start of the id will do (as git and docker take ids); an unknown one is named.
+    const resumed = await cli(['call', '--resume', id.slice(0, 8)], agentEnv);
     expect(resumed.code).toBe(3);
     expect(resumed.stderr).toContain('still pending');
-    expect((await cli(['deny', id, '--reason', 'tidy up'], person)).code).toBe(0);
+    const shown = await cli(['approvals', 'show', id.slice(0, 10), '--json'], person);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout).id).toBe(id);
+    const unknown = await cli(['deny', 'fffff0000', '--reason', 'x'], person);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no approval starts with fffff0000');
+    expect((await cli(['deny', id.slice(0, 12), '--reason', 'tidy up'], person)).code).toBe(0);
   });
 
   it('call --wait is resolved by `gateway approve` in a second process: the result is printed, exit 0', async () => {
@@ -208,6 +215,28 @@ describe('the gateway command', { timeout: 180_000 }, () => {
       expect(end).toContain('✔ allowed');
       expect(end).toContain('"url": "/items/tty1"');
       expect(end).toContain('EXIT=0');
+    } finally {
+      await tmux('kill-server').catch(() => undefined);
+    }
+  });
+
+  it('on a terminal (tmux): Ctrl-C during call --wait exits 130 with a hint, the approval stays pending and the terminal keeps echo', async () => {
+    const sock = `gateway-cli-int-${process.pid}`;
+    const tmux = (...args: string[]) => exec('tmux', ['-u', '-L', sock, ...args]);
+    const env = { ...agentEnv, PATH: process.env.PATH ?? '', TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const line = `cd ${shq(ROOT)} && env -i ${Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ')} ${NODE} ${BIN} call widgets delete_item -p id=tty-int --wait; echo "EXIT=$?"; stty -a | grep -o -- '-\?echo ' | head -1; sleep 600`;
+    const screen = async () => (await tmux('capture-pane', '-p', '-t', 'int')).stdout;
+    try {
+      await tmux('new-session', '-d', '-s', 'int', '-x', '160', '-y', '20', line);
+      await until(() => screen(), (s) => /waiting for a person to decide/.test(s), 60_000);
+      await tmux('send-keys', '-t', 'int', 'C-c');
+      const end = await until(() => screen(), (s) => s.includes('EXIT='), 30_000);
+      expect(end).toContain('EXIT=130');
+      expect(end).toMatch(/stopped waiting; the approval stays: gateway call --resume [0-9a-f-]{36} --wait/);
+      // `stty -a` lists "echo" (on), not "-echo": the terminal was left as it was.
+      expect(end).toMatch(/^echo $/m);
+      const id = /--resume ([0-9a-f-]{36})/.exec(end)![1]!;
+      expect((await gw.as(gw.adminToken)('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
     } finally {
       await tmux('kill-server').catch(() => undefined);
     }
