@@ -103,7 +103,9 @@ async function waitFor(caller: Caller, approvalId: string, expiresAt: string | n
   if (timeoutMs === null) throw usageError(`--timeout takes a duration like 90s, 15m or 1h (got ${JSON.stringify(o.timeout)})`);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
-  process.once('SIGINT', onSigint);
+  // `on`, not `once`: the spinner's exit hook (signal-exit) re-raises SIGINT, killing the process
+  // without our message, when it sees no other listener — and `once` removes ours before it runs.
+  process.on('SIGINT', onSigint);
   let expires = expiresAt;
   let live = false;
   let state = 'waiting for a person to decide';

@@ -44,7 +44,9 @@ export function assertDashboardOrigin(req: Request, publicUrl: string): void {
       reason: 'cross_origin',
     });
   }
-  if (!req.is('application/json')) {
+  // The header itself: `req.is()` answers null for a request without a body (a bodiless POST or DELETE).
+  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
     throw new AppError('invalid_request', 'a dashboard request must send Content-Type: application/json', { reason: 'content_type' });
   }
 }

@@ -270,11 +270,7 @@ export function createCallService(deps: CallServiceDeps) {
     }
     if (input.secret && instance.service.key !== 'http') throw invalidRequest('per-call secret injection is only for the http service', { field: 'secret' });
     assertForwardableHeaders(input.headers ?? {});
-    // A call that could never be sent is refused now, with the error the send would give, instead
-    // of asking a person first (vetted templates' hosts are exempt, as at the send).
-    if (deps.executor && !(templateTrusted(instance.origin) && instance.service.hosts.includes(url.hostname.toLowerCase()))) {
-      await assertAddressAllowed(url, deps.executor.outbound.policy);
-    }
+
     const keys = [httpPermissionKey(method, url)];
     let description = `${method} ${url.origin}${url.pathname}`;
     const disclosed: DisclosedValue[] = [];
@@ -302,6 +298,12 @@ export function createCallService(deps: CallServiceDeps) {
       }
       description += ` with the ${connection.provider} token of connection ${connection.name}`;
       disclosed.push({ label: 'Connection token', value: `${connection.name} (${connection.provider}) to ${url.host}` });
+    }
+    // A call that could never be sent is refused now, with the error the send would give, instead
+    // of asking a person first (vetted templates' hosts are exempt, as at the send). After the
+    // credential checks: a missing or misbound credential is the more useful answer.
+    if (deps.executor && !(templateTrusted(instance.origin) && instance.service.hosts.includes(url.hostname.toLowerCase()))) {
+      await assertAddressAllowed(url, deps.executor.outbound.policy);
     }
     const stored: StoredRequest = {
       kind: 'http',

@@ -224,17 +224,20 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     const sock = `gateway-cli-int-${process.pid}`;
     const tmux = (...args: string[]) => exec('tmux', ['-u', '-L', sock, ...args]);
     const env = { ...agentEnv, PATH: process.env.PATH ?? '', TERM: 'xterm-256color', LANG: 'C.UTF-8' };
-    const line = `cd ${shq(ROOT)} && env -i ${Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ')} ${NODE} ${BIN} call widgets delete_item -p id=tty-int --wait; echo "EXIT=$?"; stty -a | grep -o -- '-\?echo ' | head -1; sleep 600`;
+    // `trap : INT`: the pane's shell survives the Ctrl-C (a handler, not an ignore, so the CLI
+    // still gets SIGINT's default disposition and its own handler) to report the exit code.
+    const line = `trap : INT; cd ${shq(ROOT)} && env -i ${Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ')} ${NODE} ${BIN} call widgets delete_item -p id=tty-int --wait; echo "EXIT=$?"; stty -a | grep -o -- '-\\?echo ' | head -1; sleep 600`;
     const screen = async () => (await tmux('capture-pane', '-p', '-t', 'int')).stdout;
     try {
       await tmux('new-session', '-d', '-s', 'int', '-x', '160', '-y', '20', line);
       await until(() => screen(), (s) => /waiting for a person to decide/.test(s), 60_000);
       await tmux('send-keys', '-t', 'int', 'C-c');
-      const end = await until(() => screen(), (s) => s.includes('EXIT='), 30_000);
+      // Wait for the line `stty` prints after the exit code.
+      const end = await until(() => screen(), (s) => s.includes('EXIT=') && /^-?echo\s*$/m.test(s), 30_000);
       expect(end).toContain('EXIT=130');
       expect(end).toMatch(/stopped waiting; the approval stays: gateway call --resume [0-9a-f-]{36} --wait/);
       // `stty -a` lists "echo" (on), not "-echo": the terminal was left as it was.
-      expect(end).toMatch(/^echo $/m);
+      expect(end).toMatch(/^echo\s*$/m);
       const id = /--resume ([0-9a-f-]{36})/.exec(end)![1]!;
       expect((await gw.as(gw.adminToken)('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
     } finally {
