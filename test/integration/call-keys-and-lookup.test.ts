@@ -4,11 +4,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
-import { startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
+import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 
 describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
@@ -26,20 +25,8 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
   const hits = (pred: (r: RecordedRequest) => boolean) => up.requests.filter(pred).length;
   const keyed = (token: string, key: string, body: unknown) =>
     gw.request('POST', '/v1/actions/call', { body, headers: { authorization: `Bearer ${token}`, 'idempotency-key': key } });
-  /** Holds matching upstream requests until released. */
-  const hold = (match: (r: RecordedRequest) => boolean) => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    up.handle((req, res: http.ServerResponse) => {
-      const answer = () => {
-        res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ok: true, url: req.url }));
-      };
-      if (match(req)) void gate.then(answer);
-      else answer();
-    });
-    return release;
-  };
+  /** Holds matching upstream requests until released (the "slow upstream"). */
+  const hold = (match: (r: RecordedRequest) => boolean) => holdRequests(up, match);
 
   beforeAll(async () => {
     up = await startUpstream();

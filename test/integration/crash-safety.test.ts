@@ -4,14 +4,13 @@
 // with `outcome_unknown` where a non-idempotent request may have left, never sent twice.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import type http from 'node:http';
 import { freePort } from '../../server/embedded/processes.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { createTestDatabase } from '../support/gateway.ts';
 import { apiClient, gatewayEnv, killHard, setUpTenant, startServe, stopGently, type Tenant } from '../support/gateway-process.ts';
 import type { CliProcess } from '../support/processes.ts';
 import { withPool } from '../support/seed.ts';
-import { startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
+import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -41,19 +40,7 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
       90_000,
     ).then((r) => r.body.execution);
   /** Holds matching upstream requests until released (the "slow upstream"). */
-  const holdUpstream = (match: (r: RecordedRequest) => boolean) => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    up.handle((req, res: http.ServerResponse) => {
-      const answer = () => {
-        res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ok: true, url: req.url }));
-      };
-      if (match(req)) void gate.then(answer);
-      else answer();
-    });
-    return release;
-  };
+  const holdUpstream = (match: (r: RecordedRequest) => boolean) => holdRequests(up, match);
   const hits = (pred: (r: RecordedRequest) => boolean) => up.requests.filter(pred);
   const named = (name: string) => (r: RecordedRequest) => r.method === 'POST' && r.body.includes(`"${name}"`);
 

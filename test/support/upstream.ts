@@ -49,6 +49,24 @@ export async function startUpstream(): Promise<Upstream> {
   };
 }
 
+/**
+ * Makes the upstream hold every request matching `match` until the returned release is called
+ * (the "slow upstream"); the others are answered at once. Answers are 201 for POST, 200 otherwise.
+ */
+export function holdRequests(up: Upstream, match: (r: RecordedRequest) => boolean): () => void {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  up.handle((req, res: http.ServerResponse) => {
+    const answer = () => {
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, url: req.url }));
+    };
+    if (match(req)) void gate.then(answer);
+    else answer();
+  });
+  return release;
+}
+
 /** A service document for the upstream: API-key auth from the vault, read/write/delete actions. */
 export function upstreamServiceDoc(key: string, baseUrl: string) {
   return {
