@@ -54,8 +54,11 @@ const benchEnv = {
 
 const leftRunning = (processes: readonly MeasuredProcess[]) => processes.filter((p) => isRunning(p.pid)).map((p) => p.name);
 
-/** One `gateway serve` (API and worker roles) with its embedded PostgreSQL and Temporal dev server. */
-export async function startEmbeddedTarget(): Promise<BenchTarget> {
+/**
+ * One `gateway serve` (API and worker roles) with its embedded PostgreSQL and Temporal dev server.
+ * `root`: another checkout's gateway (an A/B of two versions in one run, bench/covered-ab.ts).
+ */
+export async function startEmbeddedTarget(opts: { root?: string } = {}): Promise<BenchTarget> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-'));
   await chmod(dataDir, 0o755);
   const port = await freePort();
@@ -74,7 +77,8 @@ export async function startEmbeddedTarget(): Promise<BenchTarget> {
     ...benchEnv,
   };
   // Started like `npm run serve` starts it (the same V8 flags and environment).
-  const gateway = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.resolve(import.meta.dirname, '..', 'cli', 'gateway.ts'), 'serve'], {
+  const cli = path.resolve(opts.root ?? path.join(import.meta.dirname, '..'), 'cli', 'gateway.ts');
+  const gateway = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), cli, 'serve'], {
     env,
     // The gateway's JSON log goes to stderr with BENCH_LOG_LEVEL (e.g. info), else nowhere.
     stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 2 : 'ignore', 'inherit'],
