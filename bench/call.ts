@@ -18,8 +18,8 @@ import http from 'node:http';
 import os from 'node:os';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import pg from 'pg';
-import { upstreamServiceDoc } from '../test/support/upstream.ts';
 import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
+import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { byGroup, cpuPerCall, latency, round, type ByGroup, type Latency, type Sample } from './support/figures.ts';
 import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenchOptions } from './support/options.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
@@ -162,16 +162,8 @@ async function main(opts: CallBenchOptions) {
       if (res.status >= 300 && !(res.status === 202 && parsed.status === 'pending_approval')) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(parsed)}`);
       return parsed;
     };
-    const admin = (await json('POST', '/v1/auth/login', null, t.admin)).token as string;
     // The benchmarked action carries a disclose filter and a redact path (issue 6: both in the path).
-    const doc = upstreamServiceDoc('widgets', upstreamUrl) as any;
-    doc.paths['/items/{id}'].get['x-gateway-disclose'] = [{ label: 'Item', filter: '.params.id', max_chars: 40 }];
-    doc.paths['/items/{id}'].get['x-gateway-redact'] = ['params.id'];
-    await json('POST', '/v1/templates', admin, { scope: 'org', document: doc });
-    await json('POST', '/v1/secrets', admin, { name: 'WIDGETS_KEY', value: 'bench-secret' });
-    const agent = await json('POST', '/v1/identities/agents', admin, { name: 'bench-agent' });
-    await json('POST', `/v1/identities/${agent.identity.id}/rules`, admin, { effect: 'allow', pattern: 'widgets:get_item:*' });
-    const key = agent.key.token as string;
+    const { adminToken: admin, key } = await setUpCoveredAgent(json, t.admin, upstreamUrl);
 
     const callBody = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
     const gatewayCall = async () => {

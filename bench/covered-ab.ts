@@ -5,7 +5,7 @@
 // the p50 difference, with a bootstrap 95 % interval. Loopback only; bounded by --calls.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { upstreamServiceDoc } from '../test/support/upstream.ts';
+import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { latency, round } from './support/figures.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
@@ -30,15 +30,7 @@ async function covered(t: BenchTarget, upstreamUrl: string): Promise<() => Promi
     if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(parsed)}`);
     return parsed;
   };
-  const admin = (await json('POST', '/v1/auth/login', null, t.admin)).token as string;
-  const doc = upstreamServiceDoc('widgets', upstreamUrl) as any;
-  doc.paths['/items/{id}'].get['x-gateway-disclose'] = [{ label: 'Item', filter: '.params.id', max_chars: 40 }];
-  doc.paths['/items/{id}'].get['x-gateway-redact'] = ['params.id'];
-  await json('POST', '/v1/templates', admin, { scope: 'org', document: doc });
-  await json('POST', '/v1/secrets', admin, { name: 'WIDGETS_KEY', value: 'bench-secret' });
-  const agent = await json('POST', '/v1/identities/agents', admin, { name: 'bench-agent' });
-  await json('POST', `/v1/identities/${agent.identity.id}/rules`, admin, { effect: 'allow', pattern: 'widgets:get_item:*' });
-  const key = agent.key.token as string;
+  const { key } = await setUpCoveredAgent(json, t.admin, upstreamUrl);
   const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
   return async () => {
     const started = performance.now();
