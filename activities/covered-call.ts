@@ -4,6 +4,7 @@
 import type { DatabasePool } from 'slonik';
 import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/store.ts';
 import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
+import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
@@ -13,7 +14,7 @@ import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
-import type { CallOutcome, CallResult, CallSpec, ErrorBody } from '../workflows/definitions.ts';
+import type { CallOutcome, CallSpec, ErrorBody } from '../workflows/definitions.ts';
 
 export interface CoveredCallDeps {
   pool: DatabasePool;
@@ -101,21 +102,11 @@ export function createCoveredCall(deps: CoveredCallDeps) {
     try {
       // Nothing has left yet: a dependency that is briefly away (PostgreSQL restarting under the
       // vault or the registry) is waited for here rather than turned into a final failure.
-      ({ planned, redacted } = await untilLanded(
-        async () => {
-          try {
-            return await plan(spec);
-          } catch (err) {
-            if (err instanceof AppError) throw new Final(err);
-            throw err;
-          }
-        },
-        30_000,
-        (err) => !(err instanceof Final),
-      ));
+      // A typed error (a missing credential, a disabled action) is final at once.
+      ({ planned, redacted } = await untilLanded(() => plan(spec), 30_000, (err) => !(err instanceof AppError)));
     } catch (err) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
-      return failed(spec, err instanceof Final ? toErrorBody(err.error) : notSent(deps, spec, err));
+      return failed(spec, err instanceof AppError ? toErrorBody(err) : notSent(deps, spec, err));
     }
     if (claim.previouslyMarked && !planned.idempotent) {
       deps.logger.warn({ call_id: spec.callId }, 'a non-idempotent covered request may already have left: not sending it again');
@@ -140,15 +131,6 @@ export function createCoveredCall(deps: CoveredCallDeps) {
   };
 }
 
-/** A typed error while planning: final at once (retrying cannot fix a missing credential). */
-class Final extends Error {
-  readonly error: AppError;
-  constructor(error: AppError) {
-    super(error.message);
-    this.error = error;
-  }
-}
-
 /** A dependency stayed away while planning: nothing was sent, and the caller is told so. */
 function notSent(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
   deps.logger.error({ err, call_id: spec.callId }, 'could not prepare the covered call');
@@ -166,11 +148,10 @@ function unexpected(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorB
  * committed. The recorded outcome is the answer; nothing is sent. Null: not final (run the step).
  */
 export function recordedCoveredOutcome(spec: CallSpec, claim: Pick<calls.CallClaim, 'status' | 'result' | 'error' | 'http_status_code'>): CoveredResult | null {
-  if (claim.status === 'called') {
-    return { outcome: { status: 'called', result: claim.result as CallResult, action_description: spec.description }, httpStatusCode: claim.http_status_code, executionStatus: null };
-  }
-  if (claim.status === 'failed' && claim.error) return { outcome: { status: 'error', error: claim.error as ErrorBody }, httpStatusCode: null, executionStatus: null };
-  return null;
+  // The same reading of a final row as a keyed retry's answer (call-answers.ts); a denial is judged again.
+  const outcome = finalAnswer({ ...claim, description: spec.description });
+  if (!outcome || outcome.status === 'denied') return null;
+  return { outcome, httpStatusCode: outcome.status === 'called' ? claim.http_status_code : null, executionStatus: null };
 }
 
 /**
