@@ -1,7 +1,7 @@
 // Activities of the call workflow: every read and write of the call's read model, the permission
 // check against current rules, the upstream execution, audit rows and webhook events. Each is
 // idempotent under retry (ids come from the workflow; inserts tolerate replays).
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
@@ -23,8 +23,12 @@ import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { Envelope } from '../core/vault/envelope.ts';
 import {
   callWorkflowId,
+  isApprovalRecord,
+  sharedOutcomeSignal,
   supersedeSignal,
+  type ApprovalRecord,
   type CallOutcome,
+  type CallWorkflowResult,
   type CallSpec,
   type ErrorBody,
   type ExecutionStatus,
@@ -132,7 +136,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       if (row.id !== input.approvalId) {
         await calls.finishCall(pool, spec.callId, 'deduplicated', null, { approvalId: row.id });
         await audit(spec, { event: 'approval.deduplicated', actorId: spec.requesterId, approvalId: row.id });
-        return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: row.id };
+        return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: row.id, joinedCallId: row.call_id };
       }
       if (inserted) {
         await calls.setCallStatus(pool, spec.callId, 'pending_approval', row.id);
@@ -148,6 +152,29 @@ export function createCallActivities(deps: CallActivityDeps) {
         }
       }
       return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null };
+    },
+
+    /** The approval's final state, sent to every call that joined it (a closed one is skipped). */
+    async shareOutcome(input: { approvalId: string; callId: string; record: ApprovalRecord }) {
+      for (const id of await calls.callsJoinedTo(pool, input.approvalId, input.callId)) {
+        try {
+          await deps.temporal.workflow.getHandle(callWorkflowId(id)).signal(sharedOutcomeSignal, input.record);
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        }
+      }
+    },
+
+    /**
+     * The final state of the call a deduplicated call joined, read from its closed workflow (the
+     * fallback when its signal never came); null while it still runs or if it ended without one.
+     */
+    async joinedOutcome(input: { callId: string }): Promise<ApprovalRecord | null> {
+      const handle = deps.temporal.workflow.getHandle(callWorkflowId(input.callId));
+      const described = await handle.describe();
+      if (described.status.name !== 'COMPLETED') return null;
+      const result = (await handle.result()) as CallWorkflowResult;
+      return isApprovalRecord(result) ? result : null;
     },
 
     async recordDecision(input: {

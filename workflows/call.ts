@@ -20,9 +20,11 @@ import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permission
 import {
   CALL_SEARCH_ATTRIBUTES,
   cancelUpdate,
+  isApprovalRecord,
   outcomeUpdate,
   replayUpdate,
   resolveUpdate,
+  sharedOutcomeSignal,
   stateQuery,
   supersedeSignal,
   UPDATE_ERRORS,
@@ -57,7 +59,29 @@ export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> 
   await condition(allHandlersFinished);
   // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
   // not the first answer; histories from before this change keep their old result.
-  return patched(PATCHES.finalResult) ? finalState(s, first) : first;
+  if (!patched(PATCHES.finalResult)) return first;
+  if (s.joined) return followJoined(s, first);
+  const final = finalState(s, first);
+  if (s.approval.id && isApprovalRecord(final) && patched(PATCHES.sharedOutcome)) {
+    await shareActs.shareOutcome({ approvalId: s.approval.id, callId: spec.callId, record: final });
+  }
+  return final;
+}
+
+/**
+ * A call that joined an identical pending approval ends with that approval's final state (sent by
+ * the call that raised it), not `pending_approval`. Should the signal never come (the raising
+ * call ended before this one joined), the raising call's closed workflow is read once its
+ * approval and execution window are surely over.
+ */
+async function followJoined(s: CallRun, first: CallOutcome): Promise<CallWorkflowResult> {
+  const joined = s.joined!;
+  const settled = joined.expiresAt + s.spec.clocks.executionWindowMs + JOINED_GRACE_MS;
+  const signalled = await condition(() => joined.record !== undefined, Math.max(1, settled - Date.now()));
+  const record = signalled ? joined.record! : await acts.joinedOutcome({ callId: joined.callId });
+  if (!record) return first;
+  setStatus(record.execution?.status ?? record.status);
+  return record;
 }
 
 /** The steps in order; returns the first answer (what the `outcome` update gave the caller). */
@@ -147,6 +171,7 @@ const PATCHES = {
   finalResult: 'final-result-v1',
   localSteps: 'local-steps-v1',
   decisionAfterAccept: 'decision-after-accept-v1',
+  sharedOutcome: 'shared-outcome-v1',
 } as const;
 
 /**
@@ -155,6 +180,14 @@ const PATCHES = {
  * a crash can no longer leave a committed decision behind a workflow that never saw it (issue 24).
  * Histories of local-steps-v1 recorded it as a local activity inside the update's task.
  */
+/** Sharing the final state with joined calls: local (no extra server round trip), retried until it lands. */
+const shareActs = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+/** How long past its approval's expiry and execution window a joined call waits for the signal. */
+const JOINED_GRACE_MS = 5 * 60_000;
+
 const decisionActs = () => (patched(PATCHES.decisionAfterAccept) ? acts : patched(PATCHES.localSteps) ? decisionLocal : acts);
 
 
@@ -189,6 +222,8 @@ interface CallRun {
   remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string };
   /** A decision is being persisted: a second one must not pass its validator meanwhile. */
   resolving: boolean;
+  /** This call joined another call's pending approval: that call, and its final state once sent. */
+  joined?: { callId: string; expiresAt: number; record?: ApprovalRecord };
 }
 
 function newCallState(spec: CallSpec): CallRun {
@@ -263,6 +298,9 @@ function installHandlers(s: CallRun): void {
   setHandler(cancelUpdate, (input) => onCancel(s, input), { validator: (input) => validateCancel(s, input) });
   setHandler(supersedeSignal, ({ byApprovalId }) => {
     if (isOpen(s)) s.approval.supersededBy = byApprovalId;
+  });
+  setHandler(sharedOutcomeSignal, (record) => {
+    if (s.joined) s.joined.record = record;
   });
 }
 
@@ -421,8 +459,10 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
   };
   s.outcome = pending;
   if (raised.deduplicatedInto) {
-    // An identical request of this agent is already pending: this call answers with that one.
+    // An identical request of this agent is already pending: this call answers with that one,
+    // and (histories from before shared-outcome-v1 aside) ends with its final state.
     setStatus('deduplicated');
+    if (raised.joinedCallId && patched(PATCHES.sharedOutcome)) s.joined = { callId: raised.joinedCallId, expiresAt: s.approval.expiresAt };
     return false;
   }
   s.approval.status = 'pending';

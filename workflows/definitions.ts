@@ -151,6 +151,9 @@ export interface ApprovalRecord {
  */
 export type CallWorkflowResult = CallOutcome | ApprovalRecord;
 
+/** The workflow ended with its approval's record (it raised or joined one), not a call outcome. */
+export const isApprovalRecord = (r: CallWorkflowResult): r is ApprovalRecord => 'id' in r && 'derived_keys' in r;
+
 export type Decision = 'allow' | 'allow_remember' | 'deny' | 'bubble';
 
 export interface ResolveInput {
@@ -180,6 +183,11 @@ export interface CancelInput {
 
 export const cancelUpdate = defineUpdate<ApprovalRecord, [CancelInput]>('cancel');
 export const supersedeSignal = defineSignal<[{ byApprovalId: string }]>('supersede');
+/**
+ * The final state of an approval, sent by the call that raised it to the calls that joined it
+ * (deduplicated into it): their workflows end with the shared outcome, not `pending_approval`.
+ */
+export const sharedOutcomeSignal = defineSignal<[ApprovalRecord]>('shared-outcome');
 
 export interface CallState {
   approvalId: string | null;

@@ -231,6 +231,11 @@ export const openApprovalsOf = (db: Db, requesterIds: readonly string[]) =>
 /** The approval a call raised (a call that joined another's has none of its own). */
 export const getApprovalOfCall = (db: Db, callId: string) => db.maybeOne(sql.type(approvalRow)`SELECT * FROM approvals WHERE call_id = ${callId}`);
 
+/** The calls that joined an approval raised by another call (deduplicated into it). */
+export const callsJoinedTo = (db: Db, approvalId: string, raisedBy: string) =>
+  db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM calls WHERE approval_id = ${approvalId} AND status = 'deduplicated' AND id <> ${raisedBy}`);
+
 export const findPendingDuplicate = (db: Db, requesterId: string, dedupeKey: string) =>
   db.maybeOne(sql.type(approvalRow)`
     SELECT * FROM approvals WHERE requester_id = ${requesterId} AND dedupe_key = ${dedupeKey} AND status = 'pending'`);

@@ -332,6 +332,24 @@ describe('the durable call', () => {
     expect(await resultOf(coveredCallId)).toMatchObject({ status: 'called', result: { status_code: 200 } });
   });
 
+  it('ends a call deduplicated into another pending approval with that approval\'s outcome (workflow result and status)', async () => {
+    const joiner = await makeAgent({ name: 'joiner' });
+    const before = up.requests.length;
+    const params = { service: 'widgets', action: 'create_item', params: { name: 'joined' } };
+    const first = await joiner.call('POST', '/v1/actions/call', params);
+    const joined = await joiner.call('POST', '/v1/actions/call', params);
+    expect(joined.body).toMatchObject({ status: 'pending_approval', approval_id: first.body.approval_id });
+    expect(joined.body.call_id).not.toBe(first.body.call_id);
+    expect((await human('POST', `/v1/approvals/${first.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const handle = gw.temporal.workflow.getHandle(callWorkflowId(joined.body.call_id));
+    const result: any = await handle.result();
+    expect(result).toMatchObject({ id: first.body.approval_id, status: 'allowed', execution: { status: 'executed', http_status_code: 200 } });
+    const status = (await handle.describe()).searchAttributes.GatewayStatus;
+    expect(status).toEqual(['executed']);
+    // The shared approval ran once, for both calls.
+    expect(up.requests.length).toBe(before + 1);
+  });
+
   it('lets operators filter calls in Temporal by org, agent, service, action and status', async () => {
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     const found = await until(
