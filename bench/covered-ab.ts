@@ -1,15 +1,16 @@
-// npm run bench:ab -- --other <checkout> [--calls 300] — the covered call of two versions of the
-// gateway in one run: this tree (A) and another checkout (B, e.g. `git worktree add /tmp/b <rev>`),
+// npm run bench:ab -- --other <checkout> [--base <checkout>] [--calls 300] — the covered call of two
+// versions of the gateway in one run: this tree or --base (A) and another checkout (B, e.g. `git worktree add /tmp/b <rev>`),
 // each with its own embedded PostgreSQL and Temporal, called alternately call by call (A then B,
 // then B then A, …), so both meet the same moments of a noisy machine. Prints p50/p95 of each and
 // the p50 difference, with a bootstrap 95 % interval. Loopback only; bounded by --calls.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { latency, round } from './support/figures.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
-const { values: args } = parseArgs({ options: { other: { type: 'string' }, calls: { type: 'string', default: '300' }, warmup: { type: 'string', default: '60' } } });
+const { values: args } = parseArgs({ options: { other: { type: 'string' }, base: { type: 'string' }, calls: { type: 'string', default: '300' }, warmup: { type: 'string', default: '60' } } });
 if (!args.other) {
   process.stderr.write('usage: npm run bench:ab -- --other <checkout of the other version> [--calls 300] [--warmup 60]\n');
   process.exit(2);
@@ -41,6 +42,19 @@ async function covered(t: BenchTarget, upstreamUrl: string): Promise<() => Promi
   };
 }
 
+/** The gateway database's transaction count (each standalone statement is one), once backends have published it. */
+async function statements(t: BenchTarget): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1_500));
+  const client = new pg.Client({ connectionString: t.databaseUrl });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()');
+    return Number(r.rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -67,10 +81,11 @@ async function main() {
   const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
   const targets: BenchTarget[] = [];
   try {
-    targets.push(await startEmbeddedTarget());
+    targets.push(await startEmbeddedTarget(args.base ? { root: args.base } : {}));
     targets.push(await startEmbeddedTarget({ root: args.other! }));
     const [a, b] = [await covered(targets[0]!, upstreamUrl), await covered(targets[1]!, upstreamUrl)];
     for (let i = 0; i < WARMUP; i++) await Promise.all([a(), b()].map((p) => p.catch((err: unknown) => Promise.reject(err))));
+    const before = await Promise.all(targets.map(statements));
     const la: number[] = [];
     const lb: number[] = [];
     for (let i = 0; i < CALLS; i++) {
@@ -83,13 +98,15 @@ async function main() {
         la.push(await a());
       }
     }
+    const perCall = (await Promise.all(targets.map(statements))).map((n, i) => round((n - before[i]!) / CALLS, 2));
     const A = latency(la);
     const B = latency(lb);
     const [lo, hi] = bootstrapDiff(la, lb);
     console.log(`covered calls, alternated call by call (${CALLS} each, after ${WARMUP} warm-up pairs)`);
     console.log(`                     p50 ms   p95 ms   p99 ms`);
-    console.log(`A (this tree)      ${String(A.p50).padStart(7)}  ${String(A.p95).padStart(7)}  ${String(A.p99).padStart(7)}`);
+    console.log(`A (${args.base ?? 'this tree'})      ${String(A.p50).padStart(7)}  ${String(A.p95).padStart(7)}  ${String(A.p99).padStart(7)}`);
     console.log(`B (${args.other})  ${String(B.p50).padStart(7)}  ${String(B.p95).padStart(7)}  ${String(B.p99).padStart(7)}`);
+    console.log(`SQL statements per covered call: A ${perCall[0]}, B ${perCall[1]} (PostgreSQL transactions in the gateway's database)`);
     console.log(`p50 A − B: ${round(median(la) - median(lb), 2)} ms (95 % bootstrap interval ${round(lo, 2)} … ${round(hi, 2)} ms); p50 A / B: ${round(median(la) / median(lb), 3)}`);
   } finally {
     for (const t of targets) await t.stop().catch(() => undefined);
