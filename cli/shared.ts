@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+// Server-side helpers of the commands that run the gateway (serve, migrate, vault): the client
+// commands never import this file, so `gateway help` and `gateway call` load no server code.
 import { ConfigError, loadConfig, type Config } from '../server/config.ts';
 
 /** Loads configuration or exits with one line that names the bad variable. */
@@ -14,12 +15,4 @@ export function configOrExit(): Config {
   }
 }
 
-/** A file's text, or null when it does not exist (any other error is thrown). */
-export async function readTextIfExists(file: string): Promise<string | null> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-}
+export { readTextIfExists } from './lib/files.ts';

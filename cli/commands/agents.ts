@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { ok, resolveCaller } from '../lib/caller.ts';
 import { age, table } from '../lib/format.ts';
-import { chainPaths } from '../lib/identities.ts';
+import { chainPaths, resolveIdentityRef } from '../lib/identities.ts';
 import { print, printJson, say } from '../lib/output.ts';
 
 const caller = (cmd: Command) => resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
@@ -27,19 +27,20 @@ export function agentsCommand(): Command {
     .command('create')
     .description('create an agent (or a subagent with --parent) and print its key once')
     .argument('<name>', 'a name people will recognise')
-    .option('--parent <id>', 'make it a subagent of this agent')
+    .option('--parent <agent>', 'make it a subagent of this agent: its name, id, or the start of its id')
     .option('--inherit', 'a subagent that uses its parent\'s rules')
     .option('--no-auto-call', 'after approval, wait for the agent to resume the call itself')
     .option('--json', 'machine-readable output (includes the key)')
     .action(async (name: string, _o: unknown, cmd: Command) => {
       const o = cmd.optsWithGlobals<{ parent?: string; inherit?: boolean; autoCall: boolean; json?: boolean }>();
+      const c = await caller(cmd);
       const body = {
         name,
-        ...(o.parent ? { parent_id: o.parent } : {}),
+        ...(o.parent ? { parent_id: await resolveIdentityRef(c, o.parent) } : {}),
         ...(o.inherit ? { inherit_permissions: true } : {}),
         ...(o.autoCall ? {} : { auto_call_on_approve: false }),
       };
-      const created = await ok((await caller(cmd)).api.POST('/v1/identities/agents', { body }));
+      const created = await ok(c.api.POST('/v1/identities/agents', { body }));
       if (o.json) return printJson(created);
       say(`Created ${created.identity.kind} "${created.identity.name}" (${created.identity.id}).`);
       say('Its key, shown once — store it now (e.g. GATEWAY_AGENT_KEY):');

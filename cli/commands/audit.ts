@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import type { components } from '../../core/api/client.ts';
 import { ok, resolveCaller } from '../lib/caller.ts';
 import { usageError } from '../lib/errors.ts';
+import { resolveIdentityRef } from '../lib/identities.ts';
 import { clip, csvField, table } from '../lib/format.ts';
 import { print, say } from '../lib/output.ts';
 
@@ -23,7 +24,7 @@ interface AuditOptions {
 export function auditCommand(): Command {
   return new Command('audit')
     .description('the audit log, newest first')
-    .option('--identity <id>', 'entries of this identity (and its chain)')
+    .option('--identity <agent>', 'entries of this identity (and its chain): its name, id, or the start of its id')
     .option('--service <name>', 'only this service')
     .option('--action <name>', 'only this action')
     .option('--event <name>', 'only this event (e.g. approval.raised)')
@@ -35,9 +36,11 @@ export function auditCommand(): Command {
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw usageError('--limit is a positive number');
       const c = await resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
+      const identity = o.identity === undefined ? undefined : await resolveIdentityRef(c, o.identity);
       const filters = Object.fromEntries(
-        (['identity', 'service', 'action', 'event', 'since', 'until'] as const).filter((k) => o[k] !== undefined).map((k) => [k, o[k]]),
+        (['service', 'action', 'event', 'since', 'until'] as const).filter((k) => o[k] !== undefined).map((k) => [k, o[k]]),
       );
+      if (identity) filters.identity = identity;
       const entries: Entry[] = [];
       let cursor: string | undefined;
       do {

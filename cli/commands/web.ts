@@ -7,7 +7,6 @@ import { checkUrl, profileName } from '../lib/caller.ts';
 import { CliError, usageError } from '../lib/errors.ts';
 import { say } from '../lib/output.ts';
 import { readProfile } from '../lib/profiles.ts';
-import { startWebServer } from '../lib/web-server.ts';
 
 const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', '..', 'web', 'build');
 
@@ -34,7 +33,7 @@ export function webCommand(): Command {
       const api = checkUrl(raw, '--api');
       const dir = path.resolve(o.dir ?? WEB_BUILD_DIR);
       if (!existsSync(path.join(dir, 'index.html'))) say(`No dashboard build in ${dir}: run \`npm run build\` (the API is proxied all the same).`);
-      const server = await startWebServer({ dir, api, host: o.host, port }).catch((err: Error) => {
+      const server = await (await import('../lib/web-server.ts')).startWebServer({ dir, api, host: o.host, port }).catch((err: Error) => {
         throw new CliError(`cannot listen on ${o.host}:${port}: ${err.message}`);
       });
       say(`Dashboard at ${server.url} → API ${api} (Ctrl-C to stop)`);

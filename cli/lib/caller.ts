@@ -4,7 +4,6 @@
 //   the agent's OAuth credentials stored by `gateway mcp login` (refreshed as they expire).
 import { createClient, type ApiClient } from '../../core/api/client.ts';
 import { credentialsPath, normalizeBaseUrl, readCredentials } from '../mcp/credentials.ts';
-import { OAuthSession } from '../mcp/oauth.ts';
 import { CliError } from './errors.ts';
 import { DEFAULT_PROFILE, readProfile } from './profiles.ts';
 
@@ -34,14 +33,20 @@ function authedFetch(tokens: TokenSource): typeof globalThis.fetch {
   return async (input, init) => {
     const request = new Request(input, init);
     const retry = request.clone();
+    // The caller's signal goes to fetch itself. Passed only inside `request`, it reaches the
+    // fetch through that Request's own signal, which undici holds weakly: once `request` is
+    // garbage-collected an abort is lost, and an event stream stays open after the command has
+    // finished (`call --wait` never exiting after long waits).
+    const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+    const direct = signal ? { signal } : undefined;
     const sent = await tokens.token();
     request.headers.set('authorization', `Bearer ${sent}`);
-    const res = await fetch(request);
+    const res = await fetch(request, direct);
     if (res.status !== 401) return res;
     const next = await tokens.renew(sent);
     if (!next) return res;
     retry.headers.set('authorization', `Bearer ${next}`);
-    return fetch(retry);
+    return fetch(retry, direct);
   };
 }
 
@@ -78,6 +83,8 @@ export async function resolveCaller(opts: { profile?: string | undefined }): Pro
   const file = credentialsPath();
   const creds = await readCredentials(file).catch(() => null);
   if (creds && (!envUrl || envUrl === creds.url) && (!stored || stored.url === creds.url)) {
+    // Loaded only here: the OAuth client (and the MCP SDK under it) is not needed by other callers.
+    const { OAuthSession } = await import('../mcp/oauth.ts');
     const session = new OAuthSession(file, creds);
     return build(creds.url, 'agent', `gateway mcp login (${file})`, profile, session);
   }

@@ -47,7 +47,21 @@ _gateway() {
   done
   COMPREPLY=($(compgen -W "$(_gateway_words "$path")" -- "$cur"))
 }
+# \`npx gateway …\` (the command run from a project): completed as gateway, one word on.
+_gateway_npx() {
+  if ((COMP_CWORD >= 2)) && [[ "\${COMP_WORDS[1]}" == gateway ]]; then
+    COMP_WORDS=("\${COMP_WORDS[@]:1}")
+    COMP_CWORD=$((COMP_CWORD - 1))
+    _gateway
+  elif ((COMP_CWORD == 1)); then
+    COMPREPLY=($(compgen -W gateway -- "\${COMP_WORDS[1]}"))
+  else
+    COMPREPLY=()
+  fi
+}
 complete -F _gateway gateway
+# npx is left alone when something else already completes it.
+complete -p npx >/dev/null 2>&1 || complete -F _gateway_npx npx
 `;
 }
 

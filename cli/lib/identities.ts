@@ -1,6 +1,7 @@
 // Names instead of UUIDs: the chain of each identity the caller can see, e.g. "ada › assistant › helper".
 import type { components } from '../../core/api/client.ts';
 import { ok, type Caller } from './caller.ts';
+import { CliError, EXIT } from './errors.ts';
 
 type Identity = components['schemas']['Identity'];
 
@@ -29,3 +30,22 @@ export async function identityPaths(caller: Caller): Promise<{ list: Identity[];
 export const requesterPath = (paths: Map<string, string>, r: { id: string; name?: string }) => paths.get(r.id) ?? r.name ?? r.id;
 
 export { ok };
+
+const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ID_PREFIX = /^[0-9a-f][0-9a-f-]{0,35}$/i;
+
+/**
+ * An agent or person named on the command line: its full id, its name, or any unique start of its
+ * id (as git and docker take object ids), among the identities the caller can see.
+ */
+export async function resolveIdentityRef(caller: Caller, ref: string): Promise<string> {
+  if (FULL_ID.test(ref)) return ref.toLowerCase();
+  const { list, paths } = await identityPaths(caller);
+  const wanted = ref.toLowerCase();
+  const byName = list.filter((i) => i.name.toLowerCase() === wanted || paths.get(i.id)?.toLowerCase() === wanted);
+  const found = byName.length ? byName : ID_PREFIX.test(ref) ? list.filter((i) => i.id.startsWith(wanted)) : [];
+  if (found.length === 1) return found[0]!.id;
+  if (found.length === 0) throw new CliError(`no agent or person is named ${JSON.stringify(ref)} or has an id starting with it (see \`gateway agents\`)`, EXIT.usage);
+  const named = found.slice(0, 5).map((i) => `${paths.get(i.id) ?? i.name} (${i.id})`).join(', ');
+  throw new CliError(`${JSON.stringify(ref)} is ambiguous: it names ${found.length} identities — ${named}; give the id, or more of it`, EXIT.usage);
+}

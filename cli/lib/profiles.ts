@@ -6,7 +6,7 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { credentialsPath } from '../mcp/credentials.ts';
-import { readTextIfExists } from '../shared.ts';
+import { readTextIfExists } from './files.ts';
 import { CliError } from './errors.ts';
 
 export const DEFAULT_PROFILE = 'default';

@@ -6,7 +6,7 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { readTextIfExists } from '../shared.ts';
+import { readTextIfExists } from '../lib/files.ts';
 
 export const credentialsSchema = z.object({
   url: z.url(),

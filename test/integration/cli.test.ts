@@ -189,14 +189,18 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(done.stdout).toBe('');
   });
 
-  it('on a terminal (tmux): a spinner with the live expiry countdown, and the approvals table', async () => {
+  it('on a terminal (tmux): a spinner with the live expiry countdown, and the approvals table; the command exits once the result is printed, garbage collected during the wait or not', async () => {
     const sock = `gateway-cli-${process.pid}`;
+    // Collections during the wait, as a long one (70 s and more) meets them: `call --wait` used
+    // to stay open after printing its result once its event stream's request had been collected.
+    const gcFile = path.join(home, 'gc-count');
+    const collecting = { NODE_OPTIONS: `--expose-gc --import ${path.join(ROOT, 'test', 'support', 'collect-garbage-often.ts')}`, GATEWAY_TEST_GC_FILE: gcFile };
     const tmux = (...args: string[]) => exec('tmux', ['-u', '-L', sock, ...args]);
     const shell = (env: RunOptions['env'], args: string) =>
       `cd ${shq(ROOT)} && env -i ${Object.entries({ ...env, PATH: process.env.PATH ?? '', TERM: 'xterm-256color', LANG: 'C.UTF-8' }).map(([k, v]) => `${k}=${shq(v)}`).join(' ')} ${NODE} ${BIN} ${args}; echo "EXIT=$?"; sleep 600`;
     const screen = async (name: string) => (await tmux('capture-pane', '-p', '-t', name)).stdout;
     try {
-      await tmux('new-session', '-d', '-s', 'agent', '-x', '160', '-y', '20', shell(agentEnv, 'call widgets delete_item -p id=tty1 --wait'));
+      await tmux('new-session', '-d', '-s', 'agent', '-x', '160', '-y', '20', shell({ ...agentEnv, ...collecting }, 'call widgets delete_item -p id=tty1 --wait'));
       // GET /mcp carries the agent's events: the spinner says so once the stream is open.
       const spinning = await until(() => screen('agent'), (s) => /expires in \d+:\d\d · live/.test(s), 60_000);
       expect(spinning).toContain('Approval needed [high] Delete item tty1');
@@ -210,6 +214,7 @@ describe('the gateway command', { timeout: 180_000 }, () => {
       expect(listed).toMatch(/high +Delete item tty1 +owner › assistant +\d+s ago +in 1[45]m \d+s +[0-9a-f-]{36}/);
 
       const id = /([0-9a-f-]{36})/.exec(listed.split('\n').find((l) => l.includes('tty1'))!)![1]!;
+      await until(() => readFile(gcFile, 'utf8').catch(() => ''), (n) => n.length >= 5, 60_000);
       expect((await cli(['approve', id], person)).code).toBe(0);
       const end = await until(() => screen('agent'), (s) => s.includes('EXIT='), 90_000);
       expect(end).toContain('✔ allowed');
@@ -309,6 +314,26 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(help.stdout).toContain('Exit codes:');
   });
 
+  it('agents are named by name or any unique start of their id: agents create --parent, audit --identity', async () => {
+    const sub = await cli(['agents', 'create', 'cli-helper', '--parent', 'assistant', '--json'], person);
+    expect(sub.code, sub.stderr).toBe(0);
+    expect(JSON.parse(sub.stdout).identity).toMatchObject({ name: 'cli-helper', parent_id: agentId });
+    const byPrefix = await cli(['agents', 'create', 'cli-helper-2', '--parent', agentId.slice(0, 8), '--json'], person);
+    expect(byPrefix.code, byPrefix.stderr).toBe(0);
+    expect(JSON.parse(byPrefix.stdout).identity.parent_id).toBe(agentId);
+    const audit = await cli(['audit', '--identity', 'assistant', '--format', 'jsonl', '--limit', '20'], person);
+    expect(audit.code, audit.stderr).toBe(0);
+    const rows = audit.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.identity_chain).toContain(agentId);
+    const unknown = await cli(['audit', '--identity', 'nobody-by-this-name'], person);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^gateway: no agent or person is named "nobody-by-this-name"/);
+    // The chain path as `gateway agents` prints it names one too.
+    const byPath = await cli(['audit', '--identity', 'owner › assistant', '--format', 'jsonl', '--limit', '5'], person);
+    expect(byPath.code, byPath.stderr).toBe(0);
+  });
+
   it('audit exports CSV and JSON lines', async () => {
     const jsonl = await cli(['audit', '--format', 'jsonl', '--limit', '5'], person);
     expect(jsonl.code).toBe(0);
@@ -318,9 +343,28 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(csv.stdout.split('\n')[0]).toBe('at,event,service,action,decision,http_status_code,permission_keys,actor_id,approval_id,call_id,request_id');
   });
 
-  it('bash completion offers commands and options', async () => {
+  it('bash completion offers commands and options, by prefix, for `gateway` and `npx gateway`', async () => {
     const script = (await cli(['completion', 'bash'], {})).stdout;
-    const { stdout } = await exec('bash', ['-c', `${script}\nCOMP_WORDS=(gateway appr); COMP_CWORD=1; _gateway; echo "\${COMPREPLY[*]}"; COMP_WORDS=(gateway approvals --st); COMP_CWORD=2; _gateway; echo "\${COMPREPLY[*]}"`]);
-    expect(stdout.split('\n')).toEqual(['approvals approve', '--status', '']);
+    const complete = async (fn: string, words: string[]) =>
+      (await exec('bash', ['-c', `${script}\nCOMP_WORDS=(${words.map(shq).join(' ')}); COMP_CWORD=${words.length - 1}; ${fn}; echo "\${COMPREPLY[*]}"`])).stdout.trim();
+    expect(await complete('_gateway', ['gateway', 'appr'])).toBe('approvals approve');
+    expect(await complete('_gateway', ['gateway', 'approvals', '--st'])).toBe('--status');
+    expect(await complete('_gateway_npx', ['npx', 'gateway', 'appr'])).toBe('approvals approve');
+    expect(await complete('_gateway_npx', ['npx', 'gateway', 'approvals', '--st'])).toBe('--status');
+    expect(await complete('_gateway_npx', ['npx', 'gat'])).toBe('gateway');
+    expect(await complete('_gateway_npx', ['npx', 'eslint', '--fi'])).toBe('');
+    // Registered for npx as well (unless npx already has a completion).
+    const registered = (await exec('bash', ['-c', `${script}\ncomplete -p npx`])).stdout;
+    expect(registered).toContain('_gateway_npx');
+  });
+
+  it('the client commands load no server code: `gateway help` imports neither express, the MCP SDK nor server/', async () => {
+    // Which modules `help` loads, recorded by a resolve hook (its start time follows from this).
+    const hook = `data:text/javascript,${encodeURIComponent("import { registerHooks } from 'node:module'; registerHooks({ resolve(s, c, next) { const r = next(s, c); process.stderr.write('LOADED ' + r.url + '\\n'); return r; } });")}`;
+    const { stdout, stderr } = await exec(NODE, ['--import', hook, BIN, 'help'], { cwd: ROOT });
+    expect(stdout).toContain('Usage: gateway');
+    const loaded = stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice(7));
+    expect(loaded.length).toBeGreaterThan(10);
+    expect(loaded.filter((u) => /node_modules\/(express|@modelcontextprotocol|@temporalio|slonik|pg)\/|\/server\//.test(u))).toEqual([]);
   });
 });
