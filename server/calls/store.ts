@@ -82,6 +82,12 @@ export const executionRow = z.object({
 });
 export type ExecutionRow = z.infer<typeof executionRow>;
 
+// Row schemas are module constants: building a zod schema per call costs more than using it.
+const existingCallRow = callRow.extend({ inserted: z.boolean() });
+const markedCallRow = callRow.extend({ previously_marked: z.boolean() });
+const sendAttempts = z.object({ send_attempts: z.number() });
+const idColumn = z.object({ id: z.string() });
+
 export async function insertCall(
   db: Db,
   c: {
@@ -105,7 +111,7 @@ export async function insertCall(
 ): Promise<CallRow | null> {
   // A call id derived from an Idempotency-Key may exist already: then nothing is written and the
   // existing row is returned (the caller compares digests and attaches to that call).
-  const existing = await db.maybeOne(sql.type(callRow.extend({ inserted: z.boolean() }))`
+  const existing = await db.maybeOne(sql.type(existingCallRow)`
     WITH ins AS (
       INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
                          description, request_redacted, request_envelope, disclosed, request_id, request_digest)
@@ -131,6 +137,7 @@ export const callClaim = z.object({
   http_status_code: z.number().nullable(),
 });
 export type CallClaim = z.infer<typeof callClaim>;
+const callClaimOrNone = callClaim.nullable();
 
 /**
  * The covered path's check read and its durable "about to send" mark in one statement (issue 24):
@@ -146,7 +153,7 @@ export async function chainWithSendClaim(db: Db, requesterId: string, callId: st
                  FROM calls WHERE id = ${callId} FOR UPDATE),
         mark AS (UPDATE calls c SET send_marked_at = now() FROM prev WHERE c.id = prev.id RETURNING c.id)`,
       also: sql.fragment`(SELECT row_to_json(prev) FROM prev)`,
-      schema: callClaim.nullable(),
+      schema: callClaimOrNone,
     }),
   );
   return { ...chainAndRules(rows), call: ((rows[0] as { extra?: CallClaim | null } | undefined)?.extra ?? null) as CallClaim | null };
@@ -157,7 +164,7 @@ export async function chainWithSendClaim(db: Db, requesterId: string, callId: st
  * trip): returns the row and whether an earlier attempt had already marked it.
  */
 export const claimCallSend = (db: Db, id: string) =>
-  db.maybeOne(sql.type(callRow.extend({ previously_marked: z.boolean() }))`
+  db.maybeOne(sql.type(markedCallRow)`
     UPDATE calls c SET send_marked_at = now()
     FROM (SELECT id, send_marked_at IS NOT NULL AS previously_marked FROM calls WHERE id = ${id} FOR UPDATE) prev
     WHERE c.id = prev.id
@@ -168,7 +175,7 @@ export const claimCallSend = (db: Db, id: string) =>
  * how many sends were marked so far, this one included (more than 1: an earlier one may have left).
  */
 export const markExecutionSend = (db: Db, id: string) =>
-  db.oneFirst(sql.type(z.object({ send_attempts: z.number() }))`
+  db.oneFirst(sql.type(sendAttempts)`
     UPDATE executions SET send_marked_at = now(), send_attempts = send_attempts + 1 WHERE id = ${id}
     RETURNING send_attempts`);
 
@@ -233,7 +240,7 @@ export const getApprovalOfCall = (db: Db, callId: string) => db.maybeOne(sql.typ
 
 /** The calls that joined an approval raised by another call (deduplicated into it). */
 export const callsJoinedTo = (db: Db, approvalId: string, raisedBy: string) =>
-  db.anyFirst(sql.type(z.object({ id: z.string() }))`
+  db.anyFirst(sql.type(idColumn)`
     SELECT id FROM calls WHERE approval_id = ${approvalId} AND status = 'deduplicated' AND id <> ${raisedBy}`);
 
 export const findPendingDuplicate = (db: Db, requesterId: string, dedupeKey: string) =>
