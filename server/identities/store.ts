@@ -130,13 +130,22 @@ const chainRow = identityRow.extend({ depth: z.number() });
 const ruleJson = z.object({ id: z.string(), effect: z.enum(['allow', 'deny']), pattern: z.string(), expires_at: z.string().nullable() });
 const chainWithRulesRow = chainRow.extend({ rules: z.array(ruleJson) });
 
+// Row schemas are built once per `extra` schema: building (and compiling) a zod schema costs more
+// than validating with it, and this runs on every call.
+const extendedRows = new WeakMap<z.ZodTypeAny, z.ZodTypeAny>();
+function withExtra(schema: z.ZodTypeAny) {
+  let row = extendedRows.get(schema);
+  if (!row) extendedRows.set(schema, (row = chainWithRulesRow.extend({ extra: schema })));
+  return row as typeof chainWithRulesRow;
+}
+
 /**
  * The chain's rows with their live rules, as a statement other statements can extend: `with` adds
  * CTEs after the chain's and `also` a column to every row (e.g. the covered call's send claim, so the
  * check and the mark share one round trip).
  */
 export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, extra?: { with: ReturnType<typeof sql.fragment>; also: ReturnType<typeof sql.fragment>; schema: T }) {
-  const rowSchema = extra ? chainWithRulesRow.extend({ extra: extra.schema }) : chainWithRulesRow;
+  const rowSchema = extra ? withExtra(extra.schema) : chainWithRulesRow;
   return sql.type(rowSchema)`
     WITH RECURSIVE chain AS (
       SELECT i.*, 0 AS depth FROM identities i WHERE i.id = ${id}
