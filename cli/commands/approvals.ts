@@ -43,6 +43,23 @@ async function list(o: { status?: string; all?: boolean; limit: string; json?: b
   print(table(['RISK', 'DESCRIPTION', 'REQUESTER', 'AGE', 'EXPIRES', 'ID'], page.approvals.map((a) => row(a, paths))));
 }
 
+/** Past this many lines (or characters) a body is cut, with a marker: --json shows it whole. */
+const BODY_LINES = 40;
+const BODY_CHARS = 4_000;
+
+/** What will be sent, as the approver must see it before deciding: method, URL and body (redacted). */
+export function requestLines(r: { method: string; url: string; body?: unknown }): string[] {
+  const lines = [`request:     ${r.method} ${r.url}`];
+  if (r.body === undefined || r.body === null || r.body === '') return lines;
+  const text = typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2);
+  let shown = text.split('\n');
+  const cut = shown.length > BODY_LINES || text.length > BODY_CHARS;
+  if (cut) shown = text.slice(0, BODY_CHARS).split('\n').slice(0, BODY_LINES);
+  lines.push('body:', ...shown.map((l) => `  ${l}`));
+  if (cut) lines.push(`  … (truncated: ${text.length} characters in all; --json shows the whole body)`);
+  return lines;
+}
+
 async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<void> {
   const c = await caller(cmd);
   const a = await getApproval(c, await resolveApprovalRef(c, ref));
@@ -57,6 +74,7 @@ async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<v
     `expires:     ${expiresIn(a.expires_at)}`,
     `service:     ${a.action ? `${a.action.service} · ${a.action.action}` : '-'}`,
     `keys:        ${a.permission_keys.join(', ')}`,
+    ...(a.action ? requestLines(a.action.request) : []),
   ];
   const disclosed = Array.isArray(a.action?.disclosed) ? (a.action.disclosed as Array<{ label?: unknown; value?: unknown }>) : [];
   if (disclosed.length) {

@@ -170,6 +170,9 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('Create item "report" in q3');
     expect(shown.stdout).toContain('widgets:create_item:report');
+    // What will be sent, where the decision is made: method, URL and body.
+    expect(shown.stdout).toMatch(/^request: +POST http:\/\/127\.0\.0\.1:\d+\/items$/m);
+    expect(shown.stdout).toMatch(/^body:\n {2}\{\n {4}"name": "report",\n {4}"folder": "q3"\n {2}\}$/m);
     const approved = await cli(['approve', id], person);
     expect(approved.code).toBe(0);
     expect(approved.stderr).toContain(`Allowed ${id}`);
