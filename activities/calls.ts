@@ -4,23 +4,20 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
-import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
+import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
-import { createCoveredCall, entryFor, recordedCoveredOutcome, untilLanded, type CallEvent } from './covered-call.ts';
+import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
-import { AppError } from '../server/errors.ts';
-import { executeUpstream, planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
-import { createExecutionStepActivities, OUTCOME_UNKNOWN } from './execution-steps.ts';
-import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
+import type { ExecutorDeps } from '../server/execution/execute.ts';
+import { createExecutionStepActivities } from './execution-steps.ts';
 import * as identities from '../server/identities/store.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
-import type { Envelope } from '../core/vault/envelope.ts';
 import {
   callWorkflowId,
   isApprovalRecord,
@@ -65,11 +62,6 @@ function disclosedDetails(spec: CallSpec): { disclosed?: CallSpec['disclosed'] }
   return spec.disclosed?.length ? { disclosed: spec.disclosed } : {};
 }
 
-function toErrorBody(err: unknown): ErrorBody {
-  if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
-  return { code: 'internal', message: 'internal error while executing the call' };
-}
-
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
   const executeCovered = createCoveredCall(deps);
@@ -105,11 +97,6 @@ export function createCallActivities(deps: CallActivityDeps) {
   }
 
   const acts = {
-    async checkPermission({ spec }: { spec: CallSpec }): Promise<CheckResult> {
-      // The chain and its rules in one read (the live statuses: they may have changed since the API).
-      return verdict(spec, () => checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
-    },
-
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
       const { spec } = input;
       const expiresAt = new Date(Date.now() + spec.clocks.approvalTtlMs);
@@ -236,75 +223,6 @@ export function createCallActivities(deps: CallActivityDeps) {
       await calls.updateExecution(pool, input.executionId, { status: input.status, finished: true });
       await calls.finishCall(pool, input.spec.callId, `execution_${input.status}`, null);
       await audit(input.spec, { event: `execution.${input.status}`, approvalId: input.approvalId, executionId: input.executionId, decision: input.status });
-    },
-
-    async executeCall(input: { spec: CallSpec; executionId: string | null; triggeredBy: 'user' | 'agent' | 'auto' | null; recheck: boolean; approvalId?: string | null }): Promise<ExecuteCallResult> {
-      const { spec, executionId } = input;
-      const approvalId = input.approvalId ?? null;
-      if (executionId) {
-        await calls.updateExecution(pool, executionId, { status: 'executing', triggeredBy: input.triggeredBy, started: true });
-        await audit(spec, { event: 'execution.started', actorId: input.triggeredBy === 'auto' ? null : spec.requesterId, approvalId, executionId, details: { triggered_by: input.triggeredBy } });
-      }
-      const fail = async (error: ErrorBody, status: ExecutionStatus = 'failed'): Promise<ExecuteCallResult> => {
-        await calls.finishCall(pool, spec.callId, executionId ? `execution_${status}` : 'failed', null);
-        if (executionId) await calls.updateExecution(pool, executionId, { status, error, finished: true });
-        await audit(spec, { event: executionId ? (status === 'cancelled' ? 'execution.cancelled' : 'execution.failed') : 'call.failed', approvalId, executionId, decision: status, details: { error } });
-        if (executionId) await emit(spec, 'approval.execution_failed', await approvalEventData(approvalId!));
-        return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: executionId ? status : null };
-      };
-
-      try {
-        if (input.recheck) {
-          // Rules may have changed while the call waited: a new deny, or a revoked identity, wins.
-          const refusal = recheckRefusal(await checkLiveChain(pool, spec.requesterId, spec.permissionKeys));
-          if (refusal) return await fail(refusal, 'cancelled');
-        }
-        // The covered path's "about to send" mark rides on the read of the call (issue 11): a
-        // re-run after a crash (the local activity runs again) sees it and never repeats a
-        // non-idempotent request. The replay of histories from before the split keeps its read.
-        const call = executionId ? await calls.getCall(pool, spec.callId) : await calls.claimCallSend(pool, spec.callId);
-        if (!call) throw new Error(`call ${spec.callId} not found`);
-        const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
-        const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
-        const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
-        if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-        const executeInput = {
-          orgId: spec.orgId,
-          requesterId: spec.requesterId,
-          userId: spec.userId,
-          instance,
-          action,
-          request: stored,
-          verbose: spec.verbose && input.triggeredBy === null,
-        };
-        let out;
-        if (executionId) out = await executeUpstream(deps.executor, executeInput);
-        else {
-          const planned = await planUpstream(deps.executor, executeInput);
-          if ('previously_marked' in call && call.previously_marked && !planned.idempotent) {
-            logger.warn({ call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
-            return await fail(OUTCOME_UNKNOWN);
-          }
-          out = await planned.send(spec.callId);
-        }
-        const outcome: CallOutcome = { status: 'called', result: out.result, action_description: spec.description };
-        await untilLanded(() => calls.finishCall(pool, spec.callId, executionId ? 'executed' : 'called', out.httpStatusCode));
-        if (executionId) await calls.updateExecution(pool, executionId, { status: 'executed', httpStatusCode: out.httpStatusCode, result: out.result, finished: true });
-        await untilLanded(() => audit(spec, {
-          event: executionId ? 'execution.executed' : 'call.called',
-          actorId: spec.requesterId,
-          approvalId,
-          executionId,
-          decision: executionId ? 'executed' : 'covered',
-          httpStatusCode: out.httpStatusCode,
-          details: { duration_ms: out.result.duration_ms, request: call.request_redacted, ...disclosedDetails(spec) },
-        }));
-        if (executionId) await emit(spec, 'approval.executed', await approvalEventData(approvalId!));
-        return { outcome, httpStatusCode: out.httpStatusCode, executionStatus: executionId ? 'executed' : null };
-      } catch (err) {
-        if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-        return fail(toErrorBody(err));
-      }
     },
 
     /** allow_remember: rules on the closest non-inheriting ancestor, and on any other identity below the resolver still uncovered. */

@@ -6,10 +6,10 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
+  deprecatePatch,
   patched,
   proxyActivities,
   proxyLocalActivities,
-  type RetryPolicy,
   setHandler,
   upsertSearchAttributes,
   uuid4,
@@ -59,11 +59,11 @@ export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> 
   await condition(allHandlersFinished);
   // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
   // not the first answer; histories from before this change keep their old result.
-  if (!patched(PATCHES.finalResult)) return first;
+  deprecatePatch(DEPRECATED_PATCHES.finalResult);
   if (s.joined) return followJoined(s, first);
   const final = finalState(s, first);
   if (s.approval.id && isApprovalRecord(final) && patched(PATCHES.sharedOutcome)) {
-    await shareActs.shareOutcome({ approvalId: s.approval.id, callId: spec.callId, record: final });
+    await localUntilLanded.shareOutcome({ approvalId: s.approval.id, callId: spec.callId, record: final });
   }
   return final;
 }
@@ -78,7 +78,7 @@ async function followJoined(s: CallRun, first: CallOutcome): Promise<CallWorkflo
   const joined = s.joined!;
   const settled = joined.expiresAt + s.spec.clocks.executionWindowMs + JOINED_GRACE_MS;
   const signalled = await condition(() => joined.record !== undefined, Math.max(1, settled - Date.now()));
-  const record = signalled ? joined.record! : await acts.joinedOutcome({ callId: joined.callId });
+  const record = signalled ? joined.record! : await retriedBriefly.joinedOutcome({ callId: joined.callId });
   if (!record) return first;
   setStatus(record.execution?.status ?? record.status);
   return record;
@@ -97,7 +97,7 @@ async function runCall(s: CallRun): Promise<CallOutcome> {
   return s.outcome!;
 }
 
-// --- how activities run -------------------------------------------------------------------------
+// --- how activities run: one proxy per retry policy ----------------------------------------------
 
 /**
  * Error types an activity throws that no retry can fix: the names the SDK records for our typed
@@ -105,91 +105,94 @@ async function runCall(s: CallRun): Promise<CallOutcome> {
  */
 const NON_RETRYABLE = ['AppError', 'PermissionInputError', 'ZodError'];
 
-const acts = proxyActivities<CallActivities>({
-  // Short: a completion lost with a dead worker (or Temporal) is retried within seconds.
+/**
+ * Regular activities retried briefly (10 attempts; a completion lost with a dead worker, or
+ * Temporal, is retried within seconds): the approval's lifecycle — decisions (after the update was
+ * accepted, so a crash never leaves a committed decision behind a workflow that did not see it),
+ * bubbles, expiry, superseding — and the rules an allow_remember plants.
+ */
+const retriedBriefly = proxyActivities<CallActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
 });
-// The upstream call itself is not retried blindly: a POST that reached the server must not run twice.
-const execActs = proxyActivities<CallActivities>({
+/**
+ * The first answer — check, then send or raise — as local activities: inside the same workflow
+ * task, with no server round trip per step (a covered call completes in one task). Retried until
+ * they land, for up to 10 minutes (a PostgreSQL restart must not fail the call's workflow): safe,
+ * because the check's read writes the durable send mark (a re-run never sends a non-idempotent
+ * request again) and raising an approval is idempotent by its id.
+ */
+const firstSteps = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { maximumAttempts: 1 },
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '200 ms', maximumInterval: '5 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
 });
-// The first answer (check, then execute or raise) runs as local activities: inside the same
-// workflow task, with no server round trip per step. A covered call thus completes in one task.
-// They are retried until they land (a PostgreSQL restart must not fail the call's workflow), for
-// up to 10 minutes: safe because the check's read writes the durable send mark (a retry never
-// sends a non-idempotent request again) and raising an approval is idempotent by its id.
-const FIRST_STEP_RETRY = { initialInterval: '200 ms', maximumInterval: '5 seconds', nonRetryableErrorTypes: NON_RETRYABLE } as const satisfies RetryPolicy;
-const firstActs = proxyLocalActivities<CallActivities>({
+/**
+ * Local activities retried until they land, for as long as it takes: the re-check that prepares an
+ * approved send, and sharing an approval's final state with the calls that joined it.
+ */
+const localUntilLanded = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '30 seconds',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: FIRST_STEP_RETRY,
-});
-const firstExec = proxyLocalActivities<CallActivities>({
-  startToCloseTimeout: '2 minutes',
-  scheduleToCloseTimeout: '10 minutes',
-  retry: FIRST_STEP_RETRY,
-});
-
-// The approved call's execution steps (issue 11; activities/execution-steps.ts). Short timeouts
-// and heartbeats: a dead worker is noticed within seconds and the step runs again elsewhere.
-// Prepare and record are idempotent and retried until they land; send is guarded by its mark.
-const prepareStep = proxyActivities<CallActivities>({
-  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
 });
-const sendStep = proxyActivities<CallActivities>({
+/**
+ * The approved call's final record: local, and retried on every error until it lands — an
+ * execution must never stay open behind a finished workflow.
+ */
+const recordedWhatever = proxyLocalActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
+});
+/** The same, as a regular activity: an execution window that passed (recorded from a timer). */
+const recordedWhateverRegular = proxyActivities<CallActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
+});
+/**
+ * The approved send: a regular activity, so its heartbeats show a dead worker within seconds and
+ * its completion is in the history the moment it is known; retried (20 attempts) behind its
+ * durable mark, which keeps a request that may have left from being sent again.
+ */
+const sentWithHeartbeat = proxyActivities<CallActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE },
 });
-const recordStep = proxyActivities<CallActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
-});
-// The same steps as local activities (PATCHES.localSteps): a decision, the re-check before the
-// send and the final record run inside the workflow task that needs them, with no server round
-// trip each. Only the send stays a regular activity: its heartbeats detect a dead worker in
-// seconds, and its completion is in the history the moment it is known.
-const decisionLocal = proxyLocalActivities<CallActivities>({
+/** Decisions of local-steps-v1 histories (issue 14 to 24): a local activity inside the update's task. */
+const decisionsLocalV3 = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
 });
-const prepareLocal = proxyLocalActivities<CallActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
-});
-const recordLocal = proxyLocalActivities<CallActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds' },
-});
 
-/** Patch ids (workflow versioning): histories recorded before a change replay the old path. */
+/**
+ * Patch ids (workflow versioning). `patched`: histories recorded before the change replay the old
+ * path. `deprecated`: the old path is gone (no workflow that needs it can still be open: a call
+ * lives at most its approval TTL plus its execution window); the marker is still written and
+ * accepted. docs/decisions.md ("Workflow versions") says when each can go entirely.
+ */
 const PATCHES = {
-  executionSteps: 'execution-steps-v1',
-  finalResult: 'final-result-v1',
-  localSteps: 'local-steps-v1',
   decisionAfterAccept: 'decision-after-accept-v1',
   sharedOutcome: 'shared-outcome-v1',
 } as const;
+const DEPRECATED_PATCHES = {
+  executionSteps: 'execution-steps-v1',
+  finalResult: 'final-result-v1',
+  localSteps: 'local-steps-v1',
+} as const;
 
 /**
- * Where a person's decision is recorded. Now: a regular activity, so the workflow task that
- * accepts the update completes (the acceptance is in the history) before anything is committed —
- * a crash can no longer leave a committed decision behind a workflow that never saw it (issue 24).
+ * Where a person's decision is recorded: a regular activity, so the workflow task that accepts the
+ * update completes (the acceptance is in the history) before anything is committed (issue 24).
  * Histories of local-steps-v1 recorded it as a local activity inside the update's task.
  */
-/** Sharing the final state with joined calls: local (no extra server round trip), retried until it lands. */
-const shareActs = proxyLocalActivities<CallActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE },
-});
+function decisionActs() {
+  if (patched(PATCHES.decisionAfterAccept)) return retriedBriefly;
+  deprecatePatch(DEPRECATED_PATCHES.localSteps);
+  return decisionsLocalV3;
+}
+
 /** How long past its approval's expiry and execution window a joined call waits for the signal. */
 const JOINED_GRACE_MS = 5 * 60_000;
-
-const decisionActs = () => (patched(PATCHES.decisionAfterAccept) ? acts : patched(PATCHES.localSteps) ? decisionLocal : acts);
-
 
 /** An update refused: its type and details reach the API intact (UPDATE_ERROR_CODES maps them). */
 function reject(type: UpdateErrorType, message: string, details: Record<string, unknown> = {}): never {
@@ -417,7 +420,7 @@ async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord>
  * activity (no second round). Returns the answer when the call ends here, else null (a gap).
  */
 async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
-  const { check, executed } = await firstExec.checkThenExecute({ spec: s.spec });
+  const { check, executed } = await firstSteps.checkThenExecute({ spec: s.spec });
   if (check.outcome === 'error') {
     s.outcome = { status: 'error', error: check.error };
     setStatus('failed');
@@ -441,7 +444,7 @@ async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
 async function raiseApproval(s: CallRun): Promise<boolean> {
   const { spec, tiers } = s;
   const gap = s.gap!;
-  const raised = await firstActs.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4() });
+  const raised = await firstSteps.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4() });
   s.approval.id = raised.approvalId;
   s.approval.expiresAt = Date.parse(raised.expiresAt);
   s.approval.resolverId = raised.resolverId;
@@ -485,14 +488,14 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
     if (decided) break;
     if (Date.now() >= approval.expiresAt) {
       approval.status = 'expired';
-      await acts.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
+      await retriedBriefly.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
       setStatus('expired');
       return false;
     }
     if (approval.bubbleAt !== null && Date.now() >= approval.bubbleAt) {
       const next = nextResolverAbove(s, approval.resolverId!);
       if (next !== approval.resolverId) {
-        await acts.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
+        await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
         approval.resolverId = next;
         approval.status = 'bubbled';
       }
@@ -501,7 +504,7 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
   }
   if (approval.supersededBy && isOpen(s)) {
     approval.status = 'superseded';
-    await acts.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${approval.supersededBy}` });
+    await retriedBriefly.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${approval.supersededBy}` });
     setStatus('superseded');
     return false;
   }
@@ -525,7 +528,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
   if (!started) {
     execution.status = 'expired';
     // Retried until it lands: an execution must never stay open behind a finished workflow.
-    await recordStep.recordExecution({ spec, approvalId, executionId: execution.id, status: 'expired', triggeredBy: null });
+    await recordedWhateverRegular.recordExecution({ spec, approvalId, executionId: execution.id, status: 'expired', triggeredBy: null });
     s.executionOutcome = { status: 'error', error: { code: 'conflict', message: 'the approved call was not resumed within its execution window' } };
     setStatus('expired');
     return null;
@@ -533,9 +536,8 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
   const { triggeredBy } = s.replay!;
   execution.status = 'executing';
   execution.triggered_by = triggeredBy;
-  const executed = patched(PATCHES.executionSteps)
-    ? await executeApproved({ spec, approvalId, executionId: execution.id }, triggeredBy)
-    : await execActs.executeCall({ spec, executionId: execution.id, triggeredBy, recheck: true, approvalId });
+  deprecatePatch(DEPRECATED_PATCHES.executionSteps);
+  const executed = await executeApproved({ spec, approvalId, executionId: execution.id }, triggeredBy);
   execution.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
   if (executed.httpStatusCode !== null) execution.http_status_code = executed.httpStatusCode;
   if (executed.outcome.status === 'called') execution.result = executed.outcome.result;
@@ -548,7 +550,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
 /** 5. allow_remember: the rules are planted only after the replay succeeded. */
 async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise<void> {
   if (!s.remember || executed.outcome.status !== 'called') return;
-  await acts.plantRules({ spec: s.spec, approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
+  await retriedBriefly.plantRules({ spec: s.spec, approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
 }
 
 /**
@@ -556,9 +558,9 @@ async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise
  * lands). Whatever fails on the way, the execution ends in a final state, written and returned.
  */
 async function executeApproved(step: { spec: CallSpec; approvalId: string; executionId: string }, triggeredBy: 'user' | 'agent' | 'auto'): Promise<ExecuteCallResult> {
-  const local = patched(PATCHES.localSteps);
-  const prepare = local ? prepareLocal : prepareStep;
-  const record = local ? recordLocal : recordStep;
+  deprecatePatch(DEPRECATED_PATCHES.localSteps);
+  const prepare = localUntilLanded;
+  const record = recordedWhatever;
   try {
     const prepared = await prepare.prepareExecution({ ...step, triggeredBy });
     if (!prepared.proceed) return prepared.result;
@@ -567,7 +569,7 @@ async function executeApproved(step: { spec: CallSpec; approvalId: string; execu
   }
   let sent: Parameters<CallActivities['recordExecutionResult']>[0]['sent'];
   try {
-    sent = await sendStep.sendExecution(step);
+    sent = await sentWithHeartbeat.sendExecution(step);
   } catch (err) {
     // Retries ran out (a dependency stayed down): the record step reads the mark to tell whether
     // the request may have left.

@@ -84,7 +84,6 @@ export type ExecutionRow = z.infer<typeof executionRow>;
 
 // Row schemas are module constants: building a zod schema per call costs more than using it.
 const existingCallRow = callRow.extend({ inserted: z.boolean() });
-const markedCallRow = callRow.extend({ previously_marked: z.boolean() });
 const sendAttempts = z.object({ send_attempts: z.number() });
 const idColumn = z.object({ id: z.string() });
 
@@ -158,17 +157,6 @@ export async function chainWithSendClaim(db: Db, requesterId: string, callId: st
   );
   return { ...chainAndRules(rows), call: ((rows[0] as { extra?: CallClaim | null } | undefined)?.extra ?? null) as CallClaim | null };
 }
-
-/**
- * The covered path's "about to send" mark, folded into the read of the call (no extra round
- * trip): returns the row and whether an earlier attempt had already marked it.
- */
-export const claimCallSend = (db: Db, id: string) =>
-  db.maybeOne(sql.type(markedCallRow)`
-    UPDATE calls c SET send_marked_at = now()
-    FROM (SELECT id, send_marked_at IS NOT NULL AS previously_marked FROM calls WHERE id = ${id} FOR UPDATE) prev
-    WHERE c.id = prev.id
-    RETURNING c.*, prev.previously_marked`);
 
 /**
  * An approved execution's "about to send" mark, written just before the request leaves. Returns

@@ -1,4 +1,7 @@
 // The durable call end to end: real PostgreSQL, real Temporal, a real upstream on loopback.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -58,6 +61,9 @@ describe('the durable call', () => {
     hookSecret = hook.body.secret;
   });
   afterAll(async () => {
+    // `RECORD_HISTORIES=v4 npx vitest run test/integration/calls.test.ts` writes this workflow
+    // version's histories to test/fixtures/histories/ for replay-recorded.test.ts.
+    if (process.env.RECORD_HISTORIES && gw) await recordHistories(gw, process.env.RECORD_HISTORIES);
     await gw?.stop();
     await up?.close();
     await hooks?.close();
@@ -383,3 +389,29 @@ describe('the durable call', () => {
     expect(replayed).toBe(callIds.length);
   });
 });
+
+/** One call of each shape this suite leaves behind, by what its rows say, and its history. */
+async function recordHistories(gw: TestGateway, version: string): Promise<void> {
+  const callId = z.object({ id: z.string() });
+  const pick = (where: ReturnType<typeof sql.fragment>) =>
+    gw.pool.maybeOneFirst(sql.type(callId)`
+      SELECT c.id FROM calls c LEFT JOIN approvals a ON a.call_id = c.id LEFT JOIN executions e ON e.approval_id = a.id
+      WHERE ${where} ORDER BY c.created_at LIMIT 1`);
+  const shapes: Record<string, ReturnType<typeof sql.fragment>> = {
+    covered: sql.fragment`c.status = 'called' AND a.id IS NULL`,
+    'allowed-auto': sql.fragment`e.status = 'executed' AND e.triggered_by = 'auto' AND a.decision <> 'allow_remember'`,
+    'allowed-manual': sql.fragment`e.status = 'executed' AND e.triggered_by = 'agent'`,
+    'allowed-remember': sql.fragment`e.status = 'executed' AND a.decision = 'allow_remember'`,
+    'execution-expired': sql.fragment`e.status = 'expired'`,
+    denied: sql.fragment`a.status = 'denied' AND a.decision = 'deny'`,
+    pending: sql.fragment`a.status = 'pending'`,
+    joined: sql.fragment`c.status = 'deduplicated'`,
+  };
+  const dir = path.resolve(import.meta.dirname, '..', 'fixtures', 'histories');
+  for (const [shape, where] of Object.entries(shapes)) {
+    const id = await pick(where);
+    if (!id) throw new Error(`no call of shape ${shape} to record`);
+    const history = await gw.temporal.workflow.getHandle(callWorkflowId(id)).fetchHistory();
+    await writeFile(path.join(dir, `${version}-${shape}.json`), JSON.stringify(temporal.api.history.v1.History.fromObject(history as never).toJSON()));
+  }
+}

@@ -1,13 +1,15 @@
-// Call workflow histories recorded by earlier workflow code. Each must replay with the current
-// code, or workflows running during an upgrade would fail on the first task after it (patched()
-// guards). The first five come from before the crash-safe execution steps and the final-state
-// result (issue 11): a covered call, approvals executed on allow and on resume, a deny, an
-// execution window that expired. The `v2-` ones come from before decisions, the re-check and the
-// final record ran as local activities (issue 14): executed on allow, on resume and with
-// allow_always, denied by a person, and two still in flight when recorded (pending; allowed and
-// waiting for the resume). The `v3-` ones come from local-steps-v1, before a decision became a
-// regular activity recorded after the update's acceptance and before the covered path's send
-// mark (issue 24): the same scenarios and a covered call.
+// Call workflow histories recorded by earlier workflow code, one set per version still supported.
+// Each must replay with the current code, or workflows running during an upgrade would fail on
+// their first task after it (patched() guards). Versions, and when each can go (docs/decisions.md,
+// "Workflow versions"):
+// - `v3-`: local-steps-v1 (issue 14), before a decision became a regular activity recorded after the
+//   update's acceptance and before the covered path's send mark (issue 24);
+// - `v4-`: decision-after-accept-v1 (issue 24), before a deduplicated call followed the approval it
+//   joined to its end (shared-outcome-v1, issue 26);
+// - `v5-`: the current code (recorded with `RECORD_HISTORIES=v5 npx vitest run test/integration/calls.test.ts`).
+// Each set: a covered call, approvals executed on allow, on resume and with allow_remember, an
+// execution window that passed, a deny, a call still pending and (v4 on) a deduplicated call.
+// Histories from before local-steps-v1 (v1, v2) are retired: their patches are deprecated.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -20,17 +22,6 @@ describe('recorded call histories', () => {
   it('replay deterministically with the current workflow code', async () => {
     const files = (await readdir(DIR)).filter((f) => f.endsWith('.json')).sort();
     expect(files).toEqual([
-      'allowed-auto.json',
-      'allowed-manual.json',
-      'covered.json',
-      'denied.json',
-      'execution-expired.json',
-      'v2-allowed-auto.json',
-      'v2-allowed-manual.json',
-      'v2-allowed-remember.json',
-      'v2-allowed-waiting.json',
-      'v2-denied.json',
-      'v2-pending.json',
       'v3-allowed-auto.json',
       'v3-allowed-manual.json',
       'v3-allowed-remember.json',
@@ -38,6 +29,22 @@ describe('recorded call histories', () => {
       'v3-covered.json',
       'v3-denied.json',
       'v3-pending.json',
+      'v4-allowed-auto.json',
+      'v4-allowed-manual.json',
+      'v4-allowed-remember.json',
+      'v4-covered.json',
+      'v4-denied.json',
+      'v4-execution-expired.json',
+      'v4-joined.json',
+      'v4-pending.json',
+      'v5-allowed-auto.json',
+      'v5-allowed-manual.json',
+      'v5-allowed-remember.json',
+      'v5-covered.json',
+      'v5-denied.json',
+      'v5-execution-expired.json',
+      'v5-joined.json',
+      'v5-pending.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.
