@@ -24,11 +24,10 @@ import {
   sharedOutcomeSignal,
   supersedeSignal,
   type ApprovalRecord,
-  type CallOutcome,
+  type CheckResult,
+  type ExecuteCallResult,
   type CallWorkflowResult,
   type CallSpec,
-  type ErrorBody,
-  type ExecutionStatus,
   type Tier,
 } from '../workflows/definitions.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
@@ -43,18 +42,6 @@ export interface CallActivityDeps {
   executor: ExecutorDeps;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
-}
-
-export type CheckResult =
-  | { outcome: 'covered' }
-  | { outcome: 'denied'; reason: string }
-  | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string }
-  | { outcome: 'error'; error: ErrorBody };
-
-export interface ExecuteCallResult {
-  outcome: CallOutcome;
-  httpStatusCode: number | null;
-  executionStatus: ExecutionStatus | null;
 }
 
 /** The call's `disclose` values for audit details (computed over the redacted request). */

@@ -3,17 +3,16 @@
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
 import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/store.ts';
-import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
+import { takePreparedCall } from '../server/calls/handoff.ts';
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
-import { AppError } from '../server/errors.ts';
+import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
-import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
+import { actionOf, loadStoredCall } from '../server/execution/stored-call.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
-import type { Envelope } from '../core/vault/envelope.ts';
 import type { CallOutcome, CallSpec, ErrorBody } from '../workflows/definitions.ts';
 
 export interface CoveredCallDeps {
@@ -48,11 +47,6 @@ export const entryFor = (spec: CallSpec, e: CallEvent): AuditEntry =>
     e,
   );
 
-function toErrorBody(err: unknown): ErrorBody {
-  if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
-  return { code: 'internal', message: 'internal error while executing the call' };
-}
-
 /** What the covered path's claim found: an earlier attempt marked the call (it may have sent). */
 export interface SendClaim {
   previouslyMarked: boolean;
@@ -61,23 +55,14 @@ export interface SendClaim {
 export function createCoveredCall(deps: CoveredCallDeps) {
   const { pool } = deps;
 
-  /** The DB path: another process prepared the call, or this is a retry. */
-  async function loadPrepared(spec: CallSpec): Promise<PreparedCall> {
-    const call = await calls.getCall(pool, spec.callId);
-    if (!call) throw new Error(`call ${spec.callId} not found`);
-    const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
-    const instance = await deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service);
-    return { stored, redacted: call.request_redacted, instance };
-  }
-
-  /** The request, planned with its credential (nothing sent). */
+  /** The request, planned with its credential (nothing sent): as the API prepared it in this process, else from the call row. */
   async function plan(spec: CallSpec) {
-    const prepared = takePreparedCall(spec.callId) ?? (await loadPrepared(spec));
-    const { stored, instance } = prepared;
-    const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
-    if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-    const planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: spec.verbose });
-    return { planned, redacted: prepared.redacted };
+    const handedOff = takePreparedCall(spec.callId);
+    const { request, redacted, instance, action } = handedOff
+      ? { ...handedOff, request: handedOff.stored, action: actionOf(handedOff.instance, handedOff.stored, spec.action) }
+      : await loadStoredCall(deps, spec);
+    const planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: spec.verbose });
+    return { planned, redacted };
   }
 
   /** The final state, retried briefly until it lands: a request that left must not be re-run for a PostgreSQL blip. */
@@ -106,7 +91,7 @@ export function createCoveredCall(deps: CoveredCallDeps) {
       ({ planned, redacted } = await untilLanded(() => plan(spec), 30_000, (err) => !(err instanceof AppError)));
     } catch (err) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
-      return failed(spec, err instanceof AppError ? toErrorBody(err) : notSent(deps, spec, err));
+      return failed(spec, err instanceof AppError ? appErrorBody(err) : notSent(deps, spec, err));
     }
     if (claim.previouslyMarked && !planned.idempotent) {
       deps.logger.warn({ call_id: spec.callId }, 'a non-idempotent covered request may already have left: not sending it again');
@@ -140,7 +125,7 @@ function notSent(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody
 /** The error a caller sees; anything untyped is logged (it is a defect or an outage) and stays generic. */
 function unexpected(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
   if (!(err instanceof AppError)) deps.logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-  return toErrorBody(err);
+  return errorBody(err);
 }
 
 /**

@@ -6,19 +6,17 @@
 // request leaves; a retry of `send` (dead worker, lost completion) reads it to decide.
 import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import type { Envelope } from '../core/vault/envelope.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
-import { AppError } from '../server/errors.ts';
+import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
-import { requestAad, storedRequestSchema } from '../server/execution/stored-request.ts';
+import { loadStoredCall } from '../server/execution/stored-call.ts';
 import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
-import type { CallResult, CallSpec, ErrorBody, ExecutionStatus } from '../workflows/definitions.ts';
+import type { CallResult, CallSpec, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
-import type { ExecuteCallResult } from './calls.ts';
 import { entryFor, type CallEvent } from './covered-call.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 
@@ -47,11 +45,6 @@ interface StepInput {
   spec: CallSpec;
   approvalId: string;
   executionId: string;
-}
-
-function toErrorBody(err: unknown): ErrorBody {
-  if (err instanceof AppError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
-  return { code: 'internal', message: 'internal error while executing the call' };
 }
 
 export function createExecutionStepActivities(deps: ExecutionStepDeps) {
@@ -85,26 +78,14 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       const beat = setInterval(() => heartbeat(), 1_000);
       try {
         heartbeat();
-        // The call row and the instance are independent reads: one round trip's wait. The
-        // instance's failure (e.g. deleted meanwhile) is the call's typed error, below.
-        const [call, resolved] = await Promise.all([
-          calls.getCall(pool, spec.callId),
-          deps.registry.resolveInstance({ orgId: spec.orgId, userId: spec.userId }, spec.service).then(
-            (instance) => ({ instance }),
-            (error: unknown) => ({ error }),
-          ),
-        ]);
-        if (!call) throw new Error(`call ${spec.callId} not found`);
         let planned;
         try {
-          const stored = storedRequestSchema.parse(JSON.parse(deps.keyring.decrypt(call.request_envelope as Envelope, requestAad(spec.callId)).toString('utf8')));
-          if ('error' in resolved) throw resolved.error;
-          const { instance } = resolved;
-          const action = stored.kind === 'action' ? (instance.service.actions.get(spec.action) ?? null) : null;
-          if (stored.kind === 'action' && (!action || action.disabled)) throw new AppError('invalid_request', `action ${spec.action} is not available`);
-          planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request: stored, verbose: false });
+          // The call row and the instance are read side by side; the instance's failure (e.g.
+          // deleted meanwhile) or a disabled action is the call's typed error, nothing sent.
+          const { request, instance, action } = await loadStoredCall(deps, spec);
+          planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false });
         } catch (err) {
-          if (err instanceof AppError) return { kind: 'error', error: toErrorBody(err) };
+          if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
           throw err;
         }
         const marks = await calls.markExecutionSend(pool, executionId);
@@ -118,7 +99,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         } catch (err) {
           if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
           // The request may have left: an unexpected error is final, never a blind resend.
-          return { kind: 'error', error: toErrorBody(err) };
+          return { kind: 'error', error: errorBody(err) };
         }
       } finally {
         clearInterval(beat);

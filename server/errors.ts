@@ -61,11 +61,15 @@ export interface ErrorEnvelope {
   request_id?: string;
 }
 
+/** A typed error as the body every answer carries (REST, MCP, a call's recorded outcome). */
+export const appErrorBody = (err: AppError): ErrorEnvelope['error'] => ({ code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) });
+
+/** Any error as the body a caller sees: a typed one as it is, anything else as a generic `internal`. */
+export const errorBody = (err: unknown, internal = 'internal error while executing the call'): ErrorEnvelope['error'] =>
+  err instanceof AppError ? appErrorBody(err) : { code: 'internal', message: internal };
+
 export function toEnvelope(err: AppError, requestId?: string): ErrorEnvelope {
-  return {
-    error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
-    ...(requestId ? { request_id: requestId } : {}),
-  };
+  return { error: appErrorBody(err), ...(requestId ? { request_id: requestId } : {}) };
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { CheckResult, createCallActivities, ExecuteCallResult } from '../activities/calls.ts';
+import type { createCallActivities } from '../activities/calls.ts';
 import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
@@ -33,6 +33,8 @@ import {
   type ApprovalStatus,
   type CallOutcome,
   type CallResult,
+  type CheckResult,
+  type ExecuteCallResult,
   type CallWorkflowResult,
   type ErrorBody,
   type CallSpec,

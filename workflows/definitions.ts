@@ -151,6 +151,20 @@ export interface ApprovalRecord {
  */
 export type CallWorkflowResult = CallOutcome | ApprovalRecord;
 
+/** The check's verdict (the first step): covered, denied, a gap an approval must close, or an error. */
+export type CheckResult =
+  | { outcome: 'covered' }
+  | { outcome: 'denied'; reason: string }
+  | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string }
+  | { outcome: 'error'; error: ErrorBody };
+
+export interface ExecuteCallResult {
+  outcome: CallOutcome;
+  httpStatusCode: number | null;
+  executionStatus: ExecutionStatus | null;
+}
+
+
 /** The workflow ended with its approval's record (it raised or joined one), not a call outcome. */
 export const isApprovalRecord = (r: CallWorkflowResult): r is ApprovalRecord => 'id' in r && 'derived_keys' in r;
 

@@ -9,7 +9,7 @@ import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
-import { AppError, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
+import { AppError, appErrorBody, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
@@ -387,7 +387,7 @@ export function toolResult(value: Record<string, unknown>): CallToolResult {
 }
 
 export function toolError(err: AppError): CallToolResult {
-  const envelope = { error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } };
+  const envelope = { error: appErrorBody(err) };
   return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope, isError: true };
 }
 

@@ -1,0 +1,67 @@
+// A stored call, loaded to be sent or described: its request decrypted from the call row and
+// parsed, its service instance resolved for the call's owner, its action looked up. One loader for
+// the covered path, the approved send and the description a viewer reads.
+import type { DatabasePool } from 'slonik';
+import type { CompiledAction } from '../../core/registry/types.ts';
+import type { Envelope } from '../../core/vault/envelope.ts';
+import * as calls from '../calls/store.ts';
+import { AppError } from '../errors.ts';
+import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
+import type { VaultKeyring } from '../vault/keyring.ts';
+import { requestAad, storedRequestSchema, type StoredRequest } from './stored-request.ts';
+
+export interface StoredCallDeps {
+  pool: DatabasePool;
+  keyring: VaultKeyring;
+  registry: RegistryService;
+}
+
+/** Which call, and whose: the instance is resolved as its owner sees it. */
+export interface CallRef {
+  callId: string;
+  orgId: string;
+  userId: string;
+  service: string;
+  action: string;
+}
+
+export interface StoredCall {
+  request: StoredRequest;
+  /** What `calls.request_redacted` holds (audit details, the approver's view). */
+  redacted: unknown;
+  instance: ResolvedInstance;
+  /** The action an action call names (null for raw HTTP). */
+  action: CompiledAction | null;
+}
+
+/** The call's request, decrypted (bound to its call id) and parsed. */
+export function decryptStoredRequest(keyring: VaultKeyring, callId: string, envelope: unknown): StoredRequest {
+  return storedRequestSchema.parse(JSON.parse(keyring.decrypt(envelope as Envelope, requestAad(callId)).toString('utf8')));
+}
+
+/** The action an action call names, still offered; raw HTTP has none. A missing or disabled one is the call's typed error. */
+export function actionOf(instance: ResolvedInstance, request: StoredRequest, actionKey: string): CompiledAction | null {
+  if (request.kind !== 'action') return null;
+  const action = instance.service.actions.get(actionKey);
+  if (!action || action.disabled) throw new AppError('invalid_request', `action ${actionKey} is not available`);
+  return action;
+}
+
+/**
+ * Reads the call row and resolves the instance side by side (one round trip's wait), then
+ * decrypts. A missing row is a plain error (retryable: it is written before the workflow starts);
+ * the instance's or the action's absence is the call's typed error.
+ */
+export async function loadStoredCall(deps: StoredCallDeps, ref: CallRef): Promise<StoredCall> {
+  const [row, instance] = await Promise.all([
+    calls.getCall(deps.pool, ref.callId),
+    deps.registry.resolveInstance({ orgId: ref.orgId, userId: ref.userId }, ref.service).then(
+      (resolved) => ({ resolved }),
+      (error: unknown) => ({ error }),
+    ),
+  ]);
+  if (!row) throw new Error(`call ${ref.callId} not found`);
+  if ('error' in instance) throw instance.error;
+  const request = decryptStoredRequest(deps.keyring, ref.callId, row.request_envelope);
+  return { request, redacted: row.request_redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };
+}
