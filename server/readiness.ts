@@ -1,7 +1,7 @@
 // What /readyz reports: the database answers, every migration on disk is applied, Temporal answers.
-import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
 import { pendingMigrations } from './db/migrate.ts';
+import type { TemporalHealth } from './temporal/health.ts';
 
 export interface ReadinessReport {
   ready: boolean;
@@ -19,7 +19,8 @@ async function within<T>(ms: number, p: Promise<T>): Promise<T> {
   }
 }
 
-export async function checkReadiness(deps: { pool: DatabasePool; temporal: Client | undefined }): Promise<ReadinessReport> {
+/** `temporal` is the watcher calls are gated by: asking through it keeps /readyz and the gate in step. */
+export async function checkReadiness(deps: { pool: DatabasePool; temporal: TemporalHealth | undefined }): Promise<ReadinessReport> {
   const checks = { database: 'ok', migrations: 'ok', temporal: 'ok' };
   try {
     await within(2_000, deps.pool.query(sql.unsafe`SELECT 1`));
@@ -32,7 +33,7 @@ export async function checkReadiness(deps: { pool: DatabasePool; temporal: Clien
   if (!deps.temporal) checks.temporal = 'not connected';
   else {
     try {
-      await within(2_000, deps.temporal.connection.workflowService.getSystemInfo({}));
+      await within(2_000, deps.temporal.check(2_000));
     } catch (err) {
       checks.temporal = `error: ${(err as Error).message}`;
     }

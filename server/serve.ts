@@ -139,7 +139,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       logger,
       ...(role !== 'worker' ? { api: { deps: serviceDeps, services } } : {}),
       role,
-      readiness: () => checkReadiness({ pool, temporal: temporalConn.client }),
+      readiness: () => checkReadiness({ pool, temporal: temporalHealth }),
     });
     const server = http.createServer(app);
     answerClientErrors(server);

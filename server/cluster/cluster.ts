@@ -2,11 +2,13 @@
 // (the embedded binaries), a Temporal server on it (built from the Go module proxy), the Temporal
 // UI, and the gateway as separate processes: N × `serve --role api`, M × `serve --role worker`,
 // all on the same database and task queue. Everything lives under one folder; stopping stops
-// every process, starting again over the same folder keeps the data (and the ports).
+// every process, starting again over the same folder keeps the data (and the ports). A process
+// that dies unasked is started again (kept-running.ts), as docker compose restarts a container.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GATEWAY_ENV_NAMES } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { acquireDataDirLock, ensureDataDir } from '../embedded/data-dir.ts';
@@ -14,6 +16,7 @@ import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-post
 import { freePort } from '../embedded/processes.ts';
 import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
+import { keepRunning, type KeptRunning, type StartStep } from './kept-running.ts';
 
 /**
  * V8 flags of every gateway process: a 16 MB young generation and a 512 MB old one (RSS stays
@@ -86,7 +89,8 @@ export interface GatewayReplica {
   url: string;
   port: number;
   logFile: string;
-  process: Supervised;
+  /** Restarted when it dies unasked; `pid` follows the current process. */
+  process: KeptRunning;
 }
 
 export interface Cluster {
@@ -101,11 +105,13 @@ export interface Cluster {
   publicUrl: string;
   masterKey: string;
   admin: { email: string; password: string };
-  /** Pids of the infrastructure processes (CPU accounting in benchmarks). */
-  pids: { postgres: number; temporal: number };
+  /** Pids of the infrastructure processes, current after a restart (CPU accounting in benchmarks). */
+  readonly pids: { postgres: number; temporal: number };
+  /** The Temporal server: kept running; stop() and start() make a deliberate outage. */
+  temporalServer: KeptRunning;
   api: GatewayReplica[];
   workers: GatewayReplica[];
-  /** Starts a stopped or killed replica again (same name, port and log). */
+  /** Stops a replica and starts it again (same name, port and log); resolves once it is ready. */
   restart(replica: GatewayReplica): Promise<GatewayReplica>;
   stop(): Promise<void>;
 }
@@ -187,6 +193,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const apiN = opts.apiReplicas ?? 2;
   const workerN = opts.workerReplicas ?? 2;
   const withUi = opts.ui ?? true;
+  // A process that died and is restarted is told on the cluster's output, not only in its log.
+  const announce = (line: string) => say(`[cluster] ${line}`);
+  const kept = (name: string, start: StartStep) => keepRunning({ name, logger, announce, start });
   const stops: Array<{ name: string; run: () => Promise<void> }> = [];
   const stopAll = async () => {
     for (const { name, run } of stops.splice(0).reverse()) {
@@ -219,7 +228,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     binaries.catch(() => undefined);
     cli.catch(() => undefined);
 
-    const pg = await startEmbeddedPostgres({ dataDir: opts.dir, logger, database: 'gateway', port: ports.postgres });
+    const pg = await startEmbeddedPostgres({ dataDir: opts.dir, logger, database: 'gateway', port: ports.postgres, announce });
     stops.push({ name: 'PostgreSQL', run: pg.stop });
     const password = (await readFile(path.join(opts.dir, 'postgres.password'), 'utf8')).trim();
     const db = { host: '127.0.0.1', port: ports.postgres, user: 'gateway', password };
@@ -228,7 +237,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
 
     const { server, sqlTool } = await binaries;
     await setupSchemas(sqlTool, db, logger);
-    const temporal = await startTemporalServer({ dir: opts.dir, server, ports: ports.temporal, db, logger });
+    const temporal = await kept('temporal-server', () => startTemporalServer({ dir: opts.dir, server, ports: ports.temporal, db, logger }));
     stops.push({ name: 'Temporal server', run: temporal.stop });
     const temporalAddress = `127.0.0.1:${ports.temporal.frontend}`;
     await prepareNamespace({ cli: await cli, address: temporalAddress, namespace, logger });
@@ -236,7 +245,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     let uiUrl: string | undefined;
     const uiPath = await uiBinary;
     if (uiPath) {
-      const ui = await startTemporalUi({ dir: opts.dir, ui: uiPath, port: ports.ui, temporalAddress, namespace, logger });
+      const ui = await kept('temporal-ui', () => startTemporalUi({ dir: opts.dir, ui: uiPath, port: ports.ui, temporalAddress, namespace, logger }));
       stops.push({ name: 'Temporal UI', run: ui.stop });
       uiUrl = `http://localhost:${ports.ui}`;
     }
@@ -267,19 +276,30 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       ...opts.gatewayEnv,
     });
 
-    const launch = async (name: string, role: 'api' | 'worker', port: number): Promise<GatewayReplica> => {
+    /** A replica kept running: each start (the first and every restart) resolves once it is ready. */
+    const replica = async (name: string, role: 'api' | 'worker', port: number): Promise<GatewayReplica> => {
       const logFile = path.join(opts.dir, 'logs', `${name}.log`);
-      const proc = await startChild({
-        dir: opts.dir,
-        name,
-        command: process.execPath,
-        args: [GATEWAY_CLI, 'serve', '--role', role],
-        env: gatewayEnv(port),
-        logFile,
-        logger,
-        graceMs: 30_000,
-      });
-      return { name, role, port, url: `http://localhost:${port}`, logFile, process: proc };
+      const url = `http://localhost:${port}`;
+      const start: StartStep = async (signal) => {
+        const proc = await startChild({
+          dir: opts.dir,
+          name,
+          command: process.execPath,
+          args: [GATEWAY_CLI, 'serve', '--role', role],
+          env: gatewayEnv(port),
+          logFile,
+          logger,
+          graceMs: 30_000,
+        });
+        try {
+          await waitReady({ name, url, logFile, proc }, signal);
+        } catch (err) {
+          await proc.stop();
+          throw err;
+        }
+        return proc;
+      };
+      return { name, role, port, url, logFile, process: await kept(name, start) };
     };
     const replicas: GatewayReplica[] = [];
     stops.push({
@@ -292,14 +312,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     });
     // The first API replica alone first: it applies the migrations and creates the first admin;
     // the others then start in parallel (migrations run under an advisory lock either way).
-    replicas.push(await launch('api-1', 'api', ports.api[0]!));
-    await waitReady(replicas[0]!);
-    const rest = await Promise.all([
-      ...ports.api.slice(1).map((p, i) => launch(`api-${i + 2}`, 'api', p)),
-      ...ports.worker.map((p, i) => launch(`worker-${i + 1}`, 'worker', p)),
+    replicas.push(await replica('api-1', 'api', ports.api[0]!));
+    const rest = await Promise.allSettled([
+      ...ports.api.slice(1).map((p, i) => replica(`api-${i + 2}`, 'api', p)),
+      ...ports.worker.map((p, i) => replica(`worker-${i + 1}`, 'worker', p)),
     ]);
-    replicas.push(...rest);
-    await Promise.all(rest.map((r) => waitReady(r)));
+    // The ones that started are stopped with the rest if another failed.
+    for (const r of rest) if (r.status === 'fulfilled') replicas.push(r.value);
+    const failed = rest.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
 
     const cluster: Cluster = {
       dir: opts.dir,
@@ -312,19 +333,25 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       publicUrl,
       masterKey: settings.masterKey,
       admin,
-      pids: { postgres: pg.pid, temporal: temporal.pid },
+      pids: {
+        get postgres() {
+          return pg.pid;
+        },
+        get temporal() {
+          return temporal.pid;
+        },
+      },
+      temporalServer: temporal,
       get api() {
         return replicas.filter((r) => r.role === 'api');
       },
       get workers() {
         return replicas.filter((r) => r.role === 'worker');
       },
-      async restart(replica) {
-        await replica.process.stop();
-        const fresh = await launch(replica.name, replica.role, replica.port);
-        replicas[replicas.indexOf(replica)] = fresh;
-        await waitReady(fresh);
-        return fresh;
+      async restart(r) {
+        await r.process.stop();
+        await r.process.start();
+        return r;
       },
       stop: stopAll,
     };
@@ -335,12 +362,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   }
 }
 
-/** Waits for `/readyz` to answer 200; a process that exits first fails with the end of its log. */
-async function waitReady(replica: GatewayReplica, timeoutMs = 300_000): Promise<void> {
+/**
+ * Waits for `/readyz` to answer 200; a process that exits first fails with the end of its log.
+ * `signal` (the cluster stopping) ends the wait at once.
+ */
+async function waitReady(replica: { name: string; url: string; logFile: string; proc: Supervised }, signal: AbortSignal, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitCode: number | null | undefined;
-  void replica.process.exited.then((c) => (exitCode = c));
+  void replica.proc.exited.then((c) => (exitCode = c));
   while (Date.now() < deadline) {
+    signal.throwIfAborted();
     if (exitCode !== undefined) {
       const tail = (await readFile(replica.logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
       throw new Error(`gateway ${replica.name} exited (code ${exitCode}) before it was ready:\n${tail}`);
@@ -351,7 +382,7 @@ async function waitReady(replica: GatewayReplica, timeoutMs = 300_000): Promise<
     } catch {
       /* not listening yet */
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500, undefined, { signal }).catch(() => undefined);
   }
   throw new Error(`gateway ${replica.name} not ready after ${timeoutMs / 1000} s (see ${replica.logFile})`);
 }

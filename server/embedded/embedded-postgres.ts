@@ -128,6 +128,8 @@ export interface EmbeddedPostgresOptions {
   logger: Logger;
   database?: string;
   port?: number;
+  /** Where a restart is also told in plain words (the cluster's output); the log always has it. */
+  announce?: (line: string) => void;
 }
 
 const USER = 'gateway';
@@ -202,7 +204,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   logger.info({ port, pgData }, 'embedded PostgreSQL ready');
   // A postmaster that dies is started again on the same data and port (issue 11): the pool's
   // next connections reach it, and nothing above has to restart.
-  const supervision = superviseRestarts({ name: 'embedded PostgreSQL', logger, first, restart: launch, stopLate: (pid) => terminate(pid, 'SIGINT', 30_000) });
+  const supervision = superviseRestarts({
+    name: 'embedded PostgreSQL',
+    logger,
+    first,
+    restart: launch,
+    stopLate: (pid) => terminate(pid, 'SIGINT', 30_000),
+    announce: opts.announce,
+  });
 
   return {
     url: `${admin}/${database}`,

@@ -1,6 +1,7 @@
 // Is Temporal answering? A probe each second keeps the answer fresh, so a call can be refused at
 // once (503 `unavailable`, Retry-After) instead of hanging in the client's own retries while the
 // server is down, and a call already waiting is released as soon as the server is seen to die.
+// /readyz asks through the same watcher, so a replica that reports ready also accepts calls.
 import type { Client } from '@temporalio/client';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -15,6 +16,8 @@ export interface TemporalHealth {
    * as a probe fails while it waits (the operation is abandoned on our side).
    */
   guard<T>(op: (signal: AbortSignal) => Promise<T>, what: string): Promise<T>;
+  /** Asks Temporal now and records the answer (as a probe does); rejects with the error. */
+  check(timeoutMs: number): Promise<void>;
   stop(): void;
 }
 
@@ -34,13 +37,7 @@ export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
-  const probe = async () => {
-    let ok = true;
-    try {
-      await client.connection.withDeadline(Date.now() + intervalMs, () => client.connection.workflowService.getSystemInfo({}));
-    } catch {
-      ok = false;
-    }
+  const record = (ok: boolean) => {
     if (ok !== healthy) {
       healthy = ok;
       if (ok) logger.info('Temporal answers again');
@@ -51,6 +48,18 @@ export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000
       waiters = new Set();
       for (const fn of w) fn();
     }
+  };
+  const check = async (timeoutMs: number) => {
+    try {
+      await client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}));
+    } catch (err) {
+      record(false);
+      throw err;
+    }
+    record(true);
+  };
+  const probe = async () => {
+    await check(intervalMs).catch(() => undefined);
     if (!stopped) timer = setTimeout(() => void probe(), intervalMs).unref();
   };
   timer = setTimeout(() => void probe(), intervalMs).unref();
@@ -75,6 +84,7 @@ export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000
         down.catch(() => undefined);
       }
     },
+    check,
     stop() {
       stopped = true;
       clearTimeout(timer);

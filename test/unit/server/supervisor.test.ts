@@ -23,6 +23,7 @@ async function waitFor(ok: () => boolean, ms = 20_000): Promise<void> {
 describe('superviseRestarts', () => {
   it('restarts a child that died, and stops restarting once released', async () => {
     const lines: string[] = [];
+    const announced: string[] = [];
     const logger = createLogger('info', { write: (l: string) => void lines.push(l) });
     const first = await launch();
     let launches = 0;
@@ -35,12 +36,14 @@ describe('superviseRestarts', () => {
         return launch();
       },
       stopLate: (pid) => terminate(pid, 'SIGTERM', 5_000),
+      announce: (line) => void announced.push(line),
     });
     process.kill(first.pid, 'SIGKILL');
     await waitFor(() => s.pid() !== first.pid && isAlive(s.pid()));
     expect(launches).toBe(1);
     expect(lines.join('\n')).toContain('sleeper exited unexpectedly');
     expect(lines.join('\n')).toContain('sleeper restarted');
+    expect(announced).toEqual([`sleeper (pid ${first.pid}) exited unexpectedly: restarting it in 0.5 s`, `sleeper is back (pid ${s.pid()})`]);
 
     s.release();
     const second = s.pid();
