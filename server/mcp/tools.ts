@@ -13,6 +13,7 @@ import { AppError, appErrorBody, forbidden, invalidRequest, unauthenticated, zod
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
+import { ApprovalRecord, Called, Denied, PendingApproval } from '../calls/responses.ts';
 import { jsonInputError } from '../http/input-guard.ts';
 import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
@@ -47,56 +48,22 @@ const errorEnvelope = z
   .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() })
   .describe('Present instead of a result when the tool failed (the result has isError: true).');
 
-const tier = z.looseObject({ keys: z.array(z.string()), description: z.string() });
+/**
+ * A tool's output: every field of the REST answers it may return, each optional (a tool answers
+ * with one of them, or with the error envelope), derived from the same schemas as the REST
+ * contract (server/calls/responses.ts), so MCP and REST cannot drift apart.
+ */
+function toolOutput(answers: readonly z.ZodObject[], overrides: Record<string, z.ZodType> = {}): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const answer of answers) for (const [k, v] of Object.entries(answer.shape)) shape[k] = (v as z.ZodType).optional();
+  return z.looseObject({ ...shape, ...overrides, error: errorEnvelope.optional() });
+}
 
-const callOutput = z.looseObject({
+const callOutput = toolOutput([Called, PendingApproval, Denied], {
   status: z.enum(['called', 'pending_approval', 'denied']).optional().describe('Which result this is; absent on errors.'),
-  result: z
-    .looseObject({
-      status_code: z.number().int(),
-      duration_ms: z.number(),
-      body: z.unknown().optional(),
-      headers: z.record(z.string(), z.string()).optional(),
-      filtered_body: z.unknown().optional(),
-      truncated: z.boolean().optional(),
-    })
-    .optional()
-    .describe('called: the upstream response (compact: parsed JSON body capped near 8 KB; verbose: headers and raw body).'),
-  action_description: z.string().optional(),
-  approval_id: z.string().optional().describe('pending_approval: resume with gateway_call {approval_id} once allowed.'),
-  approval_url: z.string().optional(),
-  expires_at: z.string().optional(),
-  relationship: z.enum(['self', 'downstream']).optional().describe('self: resolve with gateway_approve_self; downstream: with gateway_approve.'),
-  suggested_tiers: z.array(tier).optional(),
-  auto_call_on_approve: z.boolean().optional(),
-  risk: z.enum(['low', 'med', 'high']).optional(),
-  permission_keys: z.array(z.string()).optional(),
-  reason: z.string().optional().describe('denied: why.'),
-  call_id: z.string().optional().describe('The call this answer belongs to (errors carry it in error.details.call_id).'),
-  error: errorEnvelope.optional(),
 });
 
-const approvalOutput = z.looseObject({
-  id: z.string().optional(),
-  status: z.string().optional(),
-  relationship: z.enum(['self', 'downstream', 'not_in_your_chain']).optional(),
-  risk: z.enum(['low', 'med', 'high']).optional(),
-  permission_keys: z.array(z.string()).optional(),
-  suggested_tiers: z.array(tier).optional(),
-  derived_keys: z.array(z.string()).optional(),
-  expires_at: z.string().optional(),
-  execution: z
-    .looseObject({
-      id: z.string(),
-      status: z.string(),
-      runtime: z.string(),
-      triggered_by: z.string().optional(),
-      http_status_code: z.number().int().optional(),
-      result: z.unknown().optional(),
-    })
-    .optional(),
-  error: errorEnvelope.optional(),
-});
+const approvalOutput = toolOutput([ApprovalRecord]);
 
 // The combination rules (remember_keys and ttl with allow_remember only) are the service's
 // (server/approvals/resolve-input.ts), the same for REST and MCP.
