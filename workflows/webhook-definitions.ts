@@ -1,8 +1,9 @@
 // Shared between the webhook delivery workflow and the rest of the gateway: event kinds, the
 // workflow's input and id, and its retry policy (DESIGN.md §5 "Webhooks").
 
-export const WEBHOOK_EVENT_TYPES = ['approval.raised', 'approval.resolved', 'approval.executed', 'approval.execution_failed'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+import type { WebhookEventType } from '../core/events/types.ts';
+
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../core/events/types.ts';
 
 /** Sent on request to one subscription (the dashboard's "Send test event"), whatever it subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';

@@ -2,21 +2,14 @@
 // Last-Event-ID after a disconnect, on any replica) plus a NOTIFY per new row for the live streams.
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { USER_EVENT_TYPES, type UserEventType } from '../../core/events/types.ts';
 import type { Logger } from '../logger.ts';
 
 export const USER_EVENTS_CHANNEL = 'gateway_user_events';
 /** How long events stay resumable; a client away longer gets a `gap` and refetches. */
 export const USER_EVENT_RETENTION_HOURS = 24;
 
-export const USER_EVENT_TYPES = [
-  'approval.raised',
-  'approval.resolved',
-  'approval.bubbled',
-  'approval.executed',
-  'approval.execution_failed',
-  'approval.expired',
-] as const;
-export type UserEventType = (typeof USER_EVENT_TYPES)[number];
+export { USER_EVENT_TYPES, type UserEventType };
 
 /** What a stream sends as `data`: small (NOTIFY caps payloads at 8000 bytes), no result bodies. */
 export interface UserEventData {

@@ -3,14 +3,10 @@
 // while the stream is down (the polling fallback). The browser resumes with Last-Event-ID itself
 // on a transient drop; after a hard failure we reconnect with `last_event_id`.
 
-export const APPROVAL_EVENT_TYPES = [
-  'approval.raised',
-  'approval.resolved',
-  'approval.bubbled',
-  'approval.executed',
-  'approval.execution_failed',
-  'approval.expired',
-] as const;
+import { USER_EVENT_TYPES } from '../../../core/events/types.ts';
+
+/** The stream's approval events: the server's list (core/events/types.ts). */
+export const APPROVAL_EVENT_TYPES = USER_EVENT_TYPES;
 
 export interface ApprovalEvent {
   id: string;

@@ -1,12 +1,12 @@
 // Data of the webhooks page over the typed client. The signing secret is in the creation answer
 // only; the page shows it once.
+import type { WebhookEventType as EventType } from '../../../../core/events/types.ts';
 import { api, unwrap, type components } from '../client.ts';
 
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookEvent = components['schemas']['WebhookEventSummary'];
 
-export const EVENT_TYPES = ['approval.raised', 'approval.resolved', 'approval.executed', 'approval.execution_failed'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { WEBHOOK_EVENT_TYPES as EVENT_TYPES, type WebhookEventType as EventType } from '../../../../core/events/types.ts';
 
 export const listWebhooks = async () => (await unwrap(api.GET('/v1/webhooks'))).webhooks;
 export const createWebhook = (body: { url: string; events: EventType[]; description?: string }) => unwrap(api.POST('/v1/webhooks', { body }));
