@@ -6,7 +6,6 @@ import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
 import { callWorkflowId, resolveUpdate, type ApprovalRecord } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
-import type { CallService } from '../calls/service.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
@@ -43,7 +42,18 @@ export interface ApprovalServiceDeps {
   temporal: Client;
   temporalHealth?: TemporalHealth | undefined;
   config: Pick<Config, 'publicUrl'>;
-  calls: Pick<CallService, 'describeFor' | 'settleWithoutWorkflow'>;
+  calls: CallsOfApprovals;
+}
+
+/**
+ * What approvals need of the calls they gate (the call service provides it; declared here so this
+ * module does not depend on the calls side, which depends on it for `readVisibleApproval`).
+ */
+export interface CallsOfApprovals {
+  /** The call's description with names resolved as the viewer may see them (undefined: nothing to look up). */
+  describeFor(p: Principal, callId: string): Promise<string | undefined>;
+  /** Settles an approval whose workflow is gone, and throws the error that says so. */
+  settleWithoutWorkflow(approvalId: string): Promise<never>;
 }
 
 export function createApprovalService(deps: ApprovalServiceDeps) {
