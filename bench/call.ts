@@ -20,7 +20,7 @@ import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/clie
 import pg from 'pg';
 import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
 import { setUpCoveredAgent } from './support/covered-agent.ts';
-import { byGroup, cpuPerCall, latency, round, type ByGroup, type Latency, type Sample } from './support/figures.ts';
+import { byGroup, cpuPerCall, FLOOR_GOALS, latency, ratiosToFloor, round, type ByGroup, type FloorRatios, type Latency, type Sample } from './support/figures.ts';
 import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenchOptions } from './support/options.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
@@ -288,6 +288,15 @@ async function main(opts: CallBenchOptions) {
         ...(temporalSql.temporal !== null ? { temporal_sql_transactions_per_call: temporalSql } : {}),
       },
       resume: { approval_allowed_to_upstream: latency(resumeToUpstream), resolve_answer: latency(resolveAnswer) },
+      vs_floor: ratiosToFloor({
+        covered: g,
+        floor: f,
+        callsPerSecond: load.value.perSecond,
+        floorPerSecond: floorLoad.value.perSecond,
+        gatewayCpuPerCall: load.perCall.gateway,
+        gatewayCpuPerFloorWorkflow: floorLoad.perCall.gateway,
+        allowedToUpstreamP50: latency(resumeToUpstream).p50,
+      }),
       memory: {
         rss_mb_after_warmup: memStart.rss,
         rss_mb_after_load: memAfterLoad.rss,
@@ -297,6 +306,7 @@ async function main(opts: CallBenchOptions) {
       },
       shutdown: null as null | Shutdown,
       goals: GOALS,
+      goals_vs_floor: FLOOR_GOALS,
     };
     await stop();
     report.shutdown = shutdown ?? null;
@@ -336,6 +346,11 @@ function render(r: any): string {
     ...split(g.cpu_ms_per_call),
     `CPU ms per no-op workflow:   ${cpu(f.cpu_ms_per_workflow)}`,
     ...split(f.cpu_ms_per_workflow),
+    '',
+    `as ratios to the floor of this run (issue 28's goals):`,
+    ...Object.entries(r.vs_floor as FloorRatios).map(([k, v]) => `  ${k.replaceAll('_', ' ').padEnd(26)}${v.ratio.toFixed(2).padStart(6)}×   goal ${v.goal}: ${ok(v.met)}`),
+    `  RSS after the load          ${String(m.rss_mb_after_load).padStart(6)} MB  goal ≤ ${GOALS.rssMb} MB: ${ok(m.rss_mb_after_load <= GOALS.rssMb)}`,
+    '',
     `SQL statements per covered call: ${g.sql_statements_per_call} (PostgreSQL transactions; each standalone statement is one)`,
     ...(g.temporal_sql_transactions_per_call
       ? [`Temporal's PostgreSQL transactions per covered call: ${g.temporal_sql_transactions_per_call.temporal} (temporal), ${g.temporal_sql_transactions_per_call.temporal_visibility} (temporal_visibility)`]

@@ -71,3 +71,44 @@ export function roundRobin<T>(items: readonly T[]): () => T {
   let turn = 0;
   return () => items[turn++ % items.length]!;
 }
+
+/**
+ * The goals of issue 28, each a ratio to Temporal's own no-op workflow (Update-with-Start) measured
+ * in the same run: absolute times on these shared machines swing 3–4× between runs, ratios do not.
+ * `max`: the figure must stay at or below; `min`: at or above. RSS stays an absolute bound.
+ */
+export const FLOOR_GOALS = {
+  covered_p50: { max: 1.15 },
+  covered_p95: { max: 1.3 },
+  throughput: { min: 0.9 },
+  gateway_cpu: { max: 1.3 },
+  allowed_to_upstream_p50: { max: 1.3 },
+} as const;
+
+export type FloorRatios = Record<keyof typeof FLOOR_GOALS, { ratio: number; goal: string; met: boolean }>;
+
+/** Every headline figure as a ratio to the floor of the same run, with its goal and whether it is met. */
+export function ratiosToFloor(r: {
+  covered: Pick<Latency, 'p50' | 'p95'>;
+  floor: Pick<Latency, 'p50' | 'p95'>;
+  callsPerSecond: number;
+  floorPerSecond: number;
+  gatewayCpuPerCall: number;
+  gatewayCpuPerFloorWorkflow: number;
+  allowedToUpstreamP50: number;
+}): FloorRatios {
+  const figures: Record<keyof typeof FLOOR_GOALS, number> = {
+    covered_p50: r.covered.p50 / r.floor.p50,
+    covered_p95: r.covered.p95 / r.floor.p95,
+    throughput: r.callsPerSecond / r.floorPerSecond,
+    gateway_cpu: r.gatewayCpuPerCall / r.gatewayCpuPerFloorWorkflow,
+    allowed_to_upstream_p50: r.allowedToUpstreamP50 / r.floor.p50,
+  };
+  const out = {} as FloorRatios;
+  for (const [k, goal] of Object.entries(FLOOR_GOALS) as Array<[keyof typeof FLOOR_GOALS, { max?: number; min?: number }]>) {
+    const ratio = round(figures[k]);
+    const met = Number.isFinite(ratio) && (goal.max !== undefined ? ratio <= goal.max : ratio >= goal.min!);
+    out[k] = { ratio, goal: goal.max !== undefined ? `≤ ${goal.max}×` : `≥ ${goal.min}×`, met };
+  }
+  return out;
+}

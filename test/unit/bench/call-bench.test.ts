@@ -1,6 +1,6 @@
 // The call benchmark's pure parts: its options and the figures it derives from raw samples.
 import { describe, expect, it } from 'vitest';
-import { byGroup, cpuPerCall, latency, roundRobin, type MeasuredProcess } from '../../../bench/support/figures.ts';
+import { byGroup, cpuPerCall, latency, ratiosToFloor, roundRobin, type MeasuredProcess } from '../../../bench/support/figures.ts';
 import { BenchUsageError, parseCallBenchOptions } from '../../../bench/support/options.ts';
 
 describe('bench:call options', () => {
@@ -108,5 +108,26 @@ describe('bench:call figures', () => {
     for (let i = 0; i < 11; i++) counts[next() as 'a' | 'b']++;
     expect(counts).toEqual({ a: 6, b: 5 });
     expect(() => roundRobin([])).toThrow();
+  });
+});
+
+describe('bench:call ratios to the floor', () => {
+  const base = { covered: { p50: 23, p95: 39 }, floor: { p50: 20, p95: 30 }, callsPerSecond: 90, floorPerSecond: 100, gatewayCpuPerCall: 2.6, gatewayCpuPerFloorWorkflow: 2, allowedToUpstreamP50: 26 };
+
+  it('states each headline figure as a ratio to the same run\'s floor, with its goal', () => {
+    expect(ratiosToFloor(base)).toEqual({
+      covered_p50: { ratio: 1.15, goal: '≤ 1.15×', met: true },
+      covered_p95: { ratio: 1.3, goal: '≤ 1.3×', met: true },
+      throughput: { ratio: 0.9, goal: '≥ 0.9×', met: true },
+      gateway_cpu: { ratio: 1.3, goal: '≤ 1.3×', met: true },
+      allowed_to_upstream_p50: { ratio: 1.3, goal: '≤ 1.3×', met: true },
+    });
+  });
+
+  it('says which goal is missed, on either side', () => {
+    const r = ratiosToFloor({ ...base, covered: { p50: 40, p95: 39 }, callsPerSecond: 50 });
+    expect(r.covered_p50).toEqual({ ratio: 2, goal: '≤ 1.15×', met: false });
+    expect(r.throughput).toEqual({ ratio: 0.5, goal: '≥ 0.9×', met: false });
+    expect(ratiosToFloor({ ...base, floorPerSecond: 0 }).throughput.met).toBe(false);
   });
 });
