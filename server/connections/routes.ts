@@ -166,6 +166,8 @@ export function connectionCallbackRoutes(connections: ConnectionService): Router
       },
       errors: [...OAUTH_ERRORS],
       htmlErrors: true,
+      // Bad callback parameters get the same page a browser reads for any other failure here.
+      validatesItself: true,
     },
     async (req, res) => {
     // The URL carries a live code: keep it out of caches and of any Referer.

@@ -26,6 +26,8 @@ export function downloadRoutes(downloads: DownloadService): Router {
         },
       },
       errors: ['not_found'],
+      // A malformed id is "not found" like a missing one, not a 400 that tells them apart.
+      validatesItself: true,
     },
     async (req, res) => {
     const p = principalOf(req);

@@ -1,9 +1,10 @@
 // One definition per REST route: method, path, request schemas, responses, error codes and the
 // handler. `route()` mounts the handler on an Express router and records the definition, which is
 // what GET /v1/openapi.json is built from (server/http/openapi/document.ts); so a /v1 route cannot
-// exist without its entry in the document. Handlers keep parsing their own input with the same zod
-// schemas the definition names, so the document describes exactly what is validated.
-import { Router, type RequestHandler } from 'express';
+// exist without its entry in the document. The router validates the request's path parameters,
+// query and body with the schemas the definition names and hands the handler what they parsed, so
+// the document describes exactly what is validated and no handler parses its input again.
+import { Router, type Request, type Response } from 'express';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors.ts';
 
@@ -45,13 +46,40 @@ export interface OperationSpec {
   htmlErrors?: boolean;
   /** `oauth`: the RFC 6749 error bodies, listed in `responses`, instead of the /v1 envelope. */
   errorStyle?: 'envelope' | 'oauth';
+  /**
+   * The handler validates its own input (the schemas document it): for a route whose invalid input
+   * has its own answer, e.g. a page for a browser or a 404 that does not tell a bad id from a
+   * missing one.
+   */
+  validatesItself?: true;
+}
+
+type Parsed<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+/** What the router validated: the path parameters, query and body, as the spec's schemas parsed them. */
+export interface RouteInput<S extends OperationSpec> {
+  params: Parsed<S['params']>;
+  query: Parsed<S['query']>;
+  body: Parsed<S['body']>;
+}
+
+export type RouteHandler<S extends OperationSpec> = (req: Request, res: Response, input: RouteInput<S>) => unknown;
+
+/** Parses what the spec names (a ZodError becomes the usual 400 `invalid_request`); `validatesItself` routes get nothing parsed. */
+function inputOf<S extends OperationSpec>(spec: S, req: Request): RouteInput<S> {
+  if (spec.validatesItself) return { params: undefined, query: undefined, body: undefined } as RouteInput<S>;
+  return {
+    params: spec.params?.parse(req.params),
+    query: spec.query?.parse(req.query),
+    body: spec.body?.parse(spec.bodyOptional ? (req.body ?? {}) : req.body),
+  } as RouteInput<S>;
 }
 
 export interface ApiRouter {
   router: Router;
   operations: OperationSpec[];
-  /** Mount `handler` and record `spec`. */
-  route(spec: OperationSpec, handler: RequestHandler): void;
+  /** Mount `handler` and record `spec`; the handler gets the input `spec` validated. */
+  route<const S extends OperationSpec>(spec: S, handler: RouteHandler<S>): void;
 }
 
 const OPERATIONS = Symbol('operations');
@@ -68,7 +96,9 @@ export function apiRouter(defaults: { tags?: string[]; auth?: RouteAuth } = {}):
     operations,
     route(spec, handler) {
       operations.push({ ...spec, tags: spec.tags ?? defaults.tags ?? [], auth: spec.auth ?? defaults.auth ?? 'any' });
-      router[spec.method](toExpressPath(spec.path), handler);
+      router[spec.method](toExpressPath(spec.path), async (req, res) => {
+        await handler(req, res, inputOf(spec, req));
+      });
     },
   };
 }
