@@ -10,6 +10,7 @@ import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } f
 import { appendAudit } from '../server/audit/store.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
+import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
@@ -20,6 +21,7 @@ import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import {
   callWorkflowId,
+  firstAnswerOf,
   isApprovalRecord,
   sharedOutcomeSignal,
   supersedeSignal,
@@ -81,6 +83,21 @@ export function createCallActivities(deps: CallActivityDeps) {
       if (err instanceof PermissionInputError) return { outcome: 'error', error: { code: 'invalid_request', message: err.message } };
       throw err;
     }
+  }
+
+  async function checkThenExecuteOnce(spec: CallSpec): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
+    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId);
+    const found = read.call;
+    if (!found) throw new Error(`call ${spec.callId} not found`);
+    // A re-run after the first run committed the call's final state: that state is the answer.
+    const recorded = recordedCoveredOutcome(spec, found);
+    if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
+    const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys));
+    if (check.outcome !== 'covered') {
+      withdrawPreparedCall(spec.callId); // an approval executes later, from the call row
+      return { check, executed: null };
+    }
+    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
   }
 
   const acts = {
@@ -261,19 +278,10 @@ export function createCallActivities(deps: CallActivityDeps) {
      * a crash finds the mark, or the final state its first run recorded, and never sends twice.
      */
     async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
-      const { spec } = input;
-      const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId);
-      const found = read.call;
-      if (!found) throw new Error(`call ${spec.callId} not found`);
-      // A re-run after the first run committed the call's final state: that state is the answer.
-      const recorded = recordedCoveredOutcome(spec, found);
-      if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
-      const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys));
-      if (check.outcome !== 'covered') {
-        withdrawPreparedCall(spec.callId); // an approval executes later, from the call row
-        return { check, executed: null };
-      }
-      return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
+      const first = await checkThenExecuteOnce(input.spec);
+      // The API waiting in this process (an eager start) answers now: the final state is committed.
+      deliverFirstAnswer(input.spec.callId, firstAnswerOf(first.check, first.executed));
+      return first;
     },
   };
   return acts;

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Express } from 'express';
 import { createApp } from './app.ts';
@@ -25,7 +25,7 @@ import { startTemporalDevServer, startTemporalViaSdkDownload } from './embedded/
 import { connectTemporalClient } from './temporal/client.ts';
 import { watchTemporal } from './temporal/health.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
-import { createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
+import { connectWorker, createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
 
@@ -116,7 +116,11 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
     const catalog = createCatalog(loaded.services);
-    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth };
+    // Role `all`: the worker's connection is opened first, so calls can start their workflows
+    // eagerly on it and take their first answer in this process (issue 28).
+    const workerConnection = role !== 'api' ? await connectWorker(temporalAddress, logger) : undefined;
+    const eagerClient = role === 'all' && workerConnection ? new Client({ connection: workerConnection, namespace: config.temporal.namespace }) : undefined;
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, ...(eagerClient ? { eagerClient } : {}) };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
 
@@ -125,6 +129,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     if (role !== 'api') {
       worker = await createGatewayWorker({
         address: temporalAddress,
+        ...(workerConnection ? { connection: workerConnection } : {}),
         namespace: config.temporal.namespace,
         deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,

@@ -39,6 +39,8 @@ export interface ServiceDeps {
   catalog: Catalog;
   /** Whether Temporal answers (calls answer 503 at once while it does not). */
   temporalHealth?: TemporalHealth;
+  /** Role `all`: a client on the local worker's connection, for eager starts (calls/service.ts). */
+  eagerClient?: Client;
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -95,6 +97,7 @@ export function createServices(deps: ServiceDeps) {
     ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
     connections,
     logger: deps.logger,
+    ...(deps.eagerClient ? { eagerClient: deps.eagerClient } : {}),
   });
   late.calls = calls;
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });

@@ -20,6 +20,7 @@ import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permission
 import {
   CALL_SEARCH_ATTRIBUTES,
   cancelUpdate,
+  firstAnswerOf,
   isApprovalRecord,
   outcomeUpdate,
   replayUpdate,
@@ -423,23 +424,14 @@ async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord>
  */
 async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
   const { check, executed } = await firstSteps.checkThenExecute({ spec: s.spec });
-  if (check.outcome === 'error') {
-    s.outcome = { status: 'error', error: check.error };
-    setStatus('failed');
-    return s.outcome;
+  const answer = firstAnswerOf(check, executed);
+  if (!answer) {
+    s.gap = check as Extract<CheckResult, { outcome: 'gap' }>;
+    return null;
   }
-  if (check.outcome === 'denied') {
-    s.outcome = { status: 'denied', reason: check.reason };
-    setStatus('denied');
-    return s.outcome;
-  }
-  if (check.outcome === 'covered') {
-    s.outcome = executed!.outcome;
-    setStatus(executed!.outcome.status === 'called' ? 'called' : 'failed');
-    return s.outcome;
-  }
-  s.gap = check;
-  return null;
+  s.outcome = answer;
+  setStatus(answer.status === 'denied' ? 'denied' : answer.status === 'called' ? 'called' : 'failed');
+  return s.outcome;
 }
 
 /** 2. Raise the approval (the caller's answer: pending_approval). False: joined an identical pending one. */

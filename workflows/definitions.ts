@@ -158,6 +158,17 @@ export type CheckResult =
   | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string }
   | { outcome: 'error'; error: ErrorBody };
 
+/**
+ * The caller's answer once the first step ran: the executed call's outcome, a denial or an error;
+ * null when the call goes on to an approval. One reading for the workflow and the in-process answer.
+ */
+export function firstAnswerOf(check: CheckResult, executed: ExecuteCallResult | null): CallOutcome | null {
+  if (check.outcome === 'error') return { status: 'error', error: check.error };
+  if (check.outcome === 'denied') return { status: 'denied', reason: check.reason };
+  if (check.outcome === 'covered') return executed!.outcome;
+  return null;
+}
+
 export interface ExecuteCallResult {
   outcome: CallOutcome;
   httpStatusCode: number | null;

@@ -43,6 +43,7 @@ import * as identities from '../identities/store.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import { unavailable, viaTemporal as guardedBy, type TemporalHealth } from '../temporal/health.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
+import { expectFirstAnswer } from './first-answers.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
@@ -92,7 +93,16 @@ export interface CallServiceDeps {
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
   connections: Pick<ConnectionService, 'credentialError'>;
   logger: Logger;
+  /**
+   * A client on this process's own worker connection (role `all`): calls start their workflow
+   * eagerly and take their first answer in-process (first-answers.ts). Absent (role `api`):
+   * Update-with-Start, the answer from the `outcome` update.
+   */
+  eagerClient?: Client;
 }
+
+/** How long an eagerly started call waits for its in-process answer before also asking the workflow. */
+const IN_PROCESS_PATIENCE_MS = 2_000;
 
 const SA = CALL_SEARCH_ATTRIBUTES;
 
@@ -408,25 +418,29 @@ export function createCallService(deps: CallServiceDeps) {
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
     if (!existing) offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
+    const options = {
+      workflowId: callWorkflowId(callId),
+      taskQueue: deps.taskQueue,
+      args: [spec] as [CallSpec],
+      // A keyed retry attaches to the running workflow; a closed one is never started again.
+      workflowIdConflictPolicy: keyed ? ('USE_EXISTING' as const) : ('FAIL' as const),
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      typedSearchAttributes: [
+        { key: SA.org, value: p.orgId },
+        { key: SA.agent, value: p.identityId },
+        { key: SA.service, value: prepared.instanceName },
+        { key: SA.action, value: prepared.action },
+        { key: SA.status, value: 'checking' },
+      ],
+      memo: { description: prepared.description },
+    };
     try {
-      return await viaTemporal('the call', () => temporal.workflow.executeUpdateWithStart(outcomeUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', {
-          workflowId: callWorkflowId(callId),
-          taskQueue: deps.taskQueue,
-          args: [spec],
-          // A keyed retry attaches to the running workflow; a closed one is never started again.
-          workflowIdConflictPolicy: keyed ? 'USE_EXISTING' : 'FAIL',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: SA.org, value: p.orgId },
-            { key: SA.agent, value: p.identityId },
-            { key: SA.service, value: prepared.instanceName },
-            { key: SA.action, value: prepared.action },
-            { key: SA.status, value: 'checking' },
-          ],
-          memo: { description: prepared.description },
-        }),
-      }));
+      // Eager start cannot ride in an Update-with-Start (the server refuses it): a keyed call,
+      // which may attach to a running workflow, keeps Update-with-Start.
+      if (deps.eagerClient && !keyed) return await startEagerly(deps.eagerClient, callId, options);
+      return await viaTemporal('the call', () =>
+        temporal.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', options) }),
+      );
     } catch (err) {
       withdrawPreparedCall(callId);
       if (existing && err instanceof WorkflowExecutionAlreadyStartedError) return closedCallAnswer(callId);
@@ -437,6 +451,32 @@ export function createCallService(deps: CallServiceDeps) {
       }
       if (!existing) await store.finishCall(pool, callId, 'failed', null, { error: { code: 'unavailable', message: 'the call could not be started' } });
       throw err;
+    }
+  }
+
+  /**
+   * Starts the workflow eagerly: the server hands its first task to this process's worker, whose
+   * check-and-send activity delivers the answer here once the call's final state is committed
+   * (safe before the task completes: a re-run finds that state and sends nothing). Not granted, a
+   * call going on to an approval, or an answer slow to come: the `outcome` update answers.
+   */
+  async function startEagerly(client: Client, callId: string, options: Parameters<Client['workflow']['start']>[1] & { args: [CallSpec] }): Promise<CallOutcome> {
+    const expected = expectFirstAnswer(callId);
+    try {
+      const handle = await viaTemporal('the call', () => client.workflow.start('callWorkflow', { ...options, requestEagerStart: true }));
+      const viaUpdate = () => viaTemporal('the call', () => handle.executeUpdate(outcomeUpdate));
+      if (!handle.eagerlyStarted) return await viaUpdate();
+      let timer: NodeJS.Timeout | undefined;
+      const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), IN_PROCESS_PATIENCE_MS)));
+      const first = await Promise.race([expected.answer, patience]).finally(() => clearTimeout(timer));
+      if (first === 'late') {
+        // A slow upstream, or the task retried elsewhere: whichever answers first.
+        const fromProcess = expected.answer.then((a) => (a.kind === 'answer' ? a.outcome : new Promise<never>(() => undefined)));
+        return await Promise.race([fromProcess, viaUpdate()]);
+      }
+      return first.kind === 'answer' ? first.outcome : await viaUpdate();
+    } finally {
+      expected.cancel();
     }
   }
 

@@ -66,6 +66,8 @@ export interface GatewayWorker {
 
 export interface WorkerOptions {
   address: string;
+  /** An open connection (connectWorker) to run on; the worker closes it when it stops. */
+  connection?: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
   logger: Logger;
@@ -73,9 +75,18 @@ export interface WorkerOptions {
   taskQueue?: string;
 }
 
+/**
+ * The worker's connection, opened before the worker so the API in the same process can start
+ * workflows on it too: the server hands an eagerly started workflow's first task only to a worker
+ * on the starting client's own connection.
+ */
+export async function connectWorker(address: string, logger: Logger): Promise<NativeConnection> {
+  installRuntime(logger);
+  return NativeConnection.connect({ address });
+}
+
 export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayWorker> {
-  installRuntime(opts.logger);
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const connection = opts.connection ?? (await connectWorker(opts.address, opts.logger));
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,

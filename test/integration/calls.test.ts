@@ -7,6 +7,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { verify } from '../../core/webhooks/signing.ts';
+import { firstAnswerCounts } from '../../server/calls/first-answers.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
@@ -79,6 +80,23 @@ describe('the durable call', () => {
     expect(up.requests.length).toBe(before + 1);
     expect(up.requests.at(-1)!.headers['x-api-key']).toBe(SECRET);
     expect(JSON.stringify(res.body)).not.toContain(SECRET);
+  });
+
+  it('answers a covered call in-process from its eagerly started first task (role all), the same answer the workflow and the call row keep', async () => {
+    const before = firstAnswerCounts();
+    const hits = up.requests.length;
+    const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'eager-1' } });
+    expect(res.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    expect(firstAnswerCounts().delivered).toBe(before.delivered + 1);
+    // The answer left before the workflow task completed; the workflow ends with the same outcome.
+    const handle = gw.temporal.workflow.getHandle(callWorkflowId(res.body.call_id));
+    expect(await handle.result()).toMatchObject({ status: 'called', result: { status_code: 200, body: res.body.result.body } });
+    expect((await agent.call('GET', `/v1/calls/${res.body.call_id}`)).body).toMatchObject({ status: 'called', http_status_code: 200 });
+    expect(up.requests.length).toBe(hits + 1);
+    // A call that needs an approval is answered by the workflow's update (its first answer is deferred).
+    const pending = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'eager-2' } });
+    expect(pending.body.status).toBe('pending_approval');
+    expect(firstAnswerCounts().deferred).toBe(before.deferred + 1);
   });
 
   it('validates calls strictly before starting anything', async () => {
@@ -360,16 +378,17 @@ describe('the durable call', () => {
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     const found = await until(
       async () => {
-        const ids: string[] = [];
+        const listed: Array<{ id: string; description: unknown }> = [];
         for await (const wf of gw.temporal.workflow.list({ query: `GatewayOrg = '${orgId}' AND GatewayAgent = '${agent.id}' AND GatewayService = 'widgets' AND GatewayAction = 'get_item' AND GatewayStatus = 'called'` })) {
-          ids.push(wf.workflowId);
-          expect(wf.memo).toMatchObject({ description: 'Read item a1' });
+          listed.push({ id: wf.workflowId, description: wf.memo?.description });
         }
-        return ids;
+        return listed;
       },
-      (ids) => ids.length >= 1,
+      (listed) => listed.length >= 2,
     );
-    expect(found[0]).toMatch(/^call-[0-9a-f-]{36}$/);
+    // The agent's two covered reads, and nothing else.
+    expect(found.map((w) => w.description).sort()).toEqual(['Read item a1', 'Read item eager-1']);
+    for (const w of found) expect(w.id).toMatch(/^call-[0-9a-f-]{36}$/);
   });
 
   it('replays every recorded call history deterministically with the current workflow code', async () => {
