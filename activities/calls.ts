@@ -35,6 +35,13 @@ import {
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 
 
+/**
+ * Fault injection for the crash tests only (never set in production): hold the first workflow task
+ * this long after the in-process answer left, so a kill can land between the answer and the task's
+ * completion (test/integration/crash-whole-gateway.test.ts).
+ */
+const HOLD_AFTER_ANSWER_MS = Number(process.env.GATEWAY_FAULT_HOLD_AFTER_ANSWER_MS ?? 0);
+
 export interface CallActivityDeps {
   pool: DatabasePool;
   logger: Logger;
@@ -281,6 +288,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       const first = await checkThenExecuteOnce(input.spec);
       // The API waiting in this process (an eager start) answers now: the final state is committed.
       deliverFirstAnswer(input.spec.callId, firstAnswerOf(first.check, first.executed));
+      if (HOLD_AFTER_ANSWER_MS > 0) await new Promise((r) => setTimeout(r, HOLD_AFTER_ANSWER_MS));
       return first;
     },
   };

@@ -9,8 +9,11 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
+import { callWorkflowId } from '../../workflows/definitions.ts';
 import { resolveTemporalCli } from '../../server/embedded/temporal-cli.ts';
 import { createTestDatabase } from '../support/gateway.ts';
 import {
@@ -134,6 +137,65 @@ describe('SIGKILL of the whole embedded gateway (process, PostgreSQL and Tempora
     }
     await sleep(4_500); // anything still held at the upstream has answered
     for (const n of names) expect(up.requests.filter(named(n)), n).toHaveLength(1);
+  }, 300_000);
+
+  /** A call's row and its final audit rows, read from the gateway's database. */
+  async function callRecord(description: string) {
+    const db = new pg.Client({ connectionString: await embeddedDatabaseUrl(dir) });
+    await db.connect();
+    try {
+      const call = (await db.query('SELECT id, status, error FROM calls WHERE description = $1', [description])).rows;
+      const audit = call.length
+        ? (await db.query(`SELECT event FROM audit_log WHERE call_id = $1 AND event IN ('call.called', 'call.failed')`, [call[0].id])).rows.map((r) => r.event as string)
+        : [];
+      return { calls: call as Array<{ id: string; status: string; error: { code?: string } | null }>, audit };
+    } finally {
+      await db.end();
+    }
+  }
+
+  it('eagerly started covered POSTs (no key) in flight against a slow upstream: one send each, one final state and one final audit row each', async () => {
+    const names = Array.from({ length: 4 }, (_, i) => `eager-covered-${i}`);
+    slowUpstream(up, (r) => names.some((n) => named(n)(r)), 4_000);
+    const first = names.map((name) => api(t.manual, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } }).catch(() => null));
+    await until(async () => names.filter((n) => up.requests.some(named(n))).length, (n) => n === names.length, 60_000);
+    await sleep(500);
+    await killWholeGateway(proc!, dir);
+    await Promise.all(first);
+    proc = await startServe(env);
+    for (const name of names) {
+      const rec = await until(() => callRecord(`Create item "${name}"`), (r) => r.calls.length === 1 && ['called', 'failed'].includes(r.calls[0]!.status), 120_000);
+      if (rec.calls[0]!.status === 'failed') expect(rec.calls[0]!.error, name).toMatchObject({ code: 'outcome_unknown' });
+      expect(rec.audit, name).toHaveLength(1);
+    }
+    await sleep(4_500);
+    for (const n of names) expect(up.requests.filter(named(n)), n).toHaveLength(1);
+  }, 300_000);
+
+  it('killed between the in-process answer and the first task\'s completion: the caller\'s answer stands — one send, one audit row, the same outcome on GET and in the workflow', async () => {
+    slowUpstream(up, () => false, 0);
+    // The fault hook holds the task 60 s after the answer left: the kill lands inside that window.
+    await stopGently(proc);
+    proc = await startServe({ ...env, GATEWAY_FAULT_HOLD_AFTER_ANSWER_MS: '60000' });
+    const name = 'eager-answered';
+    const answered = await api(t.manual, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } });
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    expect(answered.body).toMatchObject({ status: 'called', result: { status_code: 201 } });
+    await killWholeGateway(proc!, dir);
+    proc = await startServe(env);
+    // The task runs again on the restarted worker: it finds the committed final state and sends nothing.
+    const view = await until(() => api(t.manual, 'GET', `/v1/calls/${answered.body.call_id}`).catch(() => null), (r) => r?.status === 200, 60_000);
+    expect(view!.body).toMatchObject({ status: 'called', http_status_code: 201, result: { status_code: 201 } });
+    const rec = await callRecord(`Create item "${name}"`);
+    expect(rec.audit).toEqual(['call.called']);
+    expect(up.requests.filter(named(name))).toHaveLength(1);
+    const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    try {
+      const result = await new Client({ connection }).workflow.getHandle(callWorkflowId(answered.body.call_id)).result();
+      expect(result).toMatchObject({ status: 'called', result: { status_code: 201 } });
+    } finally {
+      await connection.close();
+    }
   }, 300_000);
 
   it('many approvals allowed at once: every allowed call executes (or ends outcome_unknown), none is left to expire', async () => {
