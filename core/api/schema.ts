@@ -230,7 +230,7 @@ export interface paths {
         };
         /**
          * Every audit entry matching the filters, streamed as CSV or JSON Lines (newest first)
-         * @description Same filters and visibility as GET /v1/audit, without paging: the server reads the log in keyset batches and writes them as it goes. CSV has a header row; lists are space-separated, `details` is JSON, and a text starting with `= + - @` is prefixed with `'` so spreadsheets do not run it. JSON Lines has one GET /v1/audit entry object per line.
+         * @description Same filters and visibility as GET /v1/audit, without paging: the server reads the log in keyset batches and writes them as it goes. CSV has a header row; lists of ids and keys are space-separated, `identity_chain_names` and `details` are JSON, names sit beside their ids (as they are when the export runs), and a text starting with `= + - @` is prefixed with `'` so spreadsheets do not run it. JSON Lines has one GET /v1/audit entry object per line.
          */
         get: operations["exportAudit"];
         put?: never;
@@ -487,7 +487,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Settings of an agent or subagent (people only): inherit_permissions (subagents), auto_call_on_approve */
+        /**
+         * Rename an agent or subagent, or change its settings (people only): name, inherit_permissions (subagents), auto_call_on_approve
+         * @description A name already held by an active sibling (another agent of the same person, another subagent of the same agent; case aside) is refused with 409 `conflict`, `details.field` = `name`.
+         */
         patch: operations["updateIdentity"];
         trace?: never;
     };
@@ -604,7 +607,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an agent (or a subagent under parent_id) with its first key */
+        /**
+         * Create an agent (or a subagent under parent_id) with its first key
+         * @description A name already held by an active sibling (another agent of the same person, another subagent of the same agent; case aside) is refused with 409 `conflict`, `details.field` = `name`.
+         */
         post: operations["createAgent"];
         delete?: never;
         options?: never;
@@ -1149,6 +1155,8 @@ export interface components {
         AuditEntry: {
             action: string | null;
             actor_id: string | null;
+            /** @description The name of `actor_id` now (null: no actor, or no such identity any more). */
+            actor_name: string | null;
             approval_id: string | null;
             /** Format: date-time */
             at: string;
@@ -1161,12 +1169,17 @@ export interface components {
             execution_id: string | null;
             http_status_code: number | null;
             id: number;
+            /** @description The chain of the call: the requester first, then each parent up to the user. */
             identity_chain: string[];
+            /** @description The names of `identity_chain`, in the same order, as they are now (null where no such identity exists any more). */
+            identity_chain_names: (string | null)[];
             org_id: string;
             permission_keys: string[];
             request_id: string | null;
             service: string | null;
             user_id: string | null;
+            /** @description The name of `user_id` now (null: no such identity any more). */
+            user_name: string | null;
         };
         BlastRadius: {
             /** Format: uuid */
@@ -5506,6 +5519,7 @@ export interface operations {
                 "application/json": {
                     auto_call_on_approve?: boolean;
                     inherit_permissions?: boolean;
+                    name?: string;
                 };
             };
         };

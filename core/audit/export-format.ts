@@ -7,8 +7,11 @@ export interface ExportEntry {
   event: string;
   org_id: string;
   user_id: string | null;
+  user_name: string | null;
   actor_id: string | null;
+  actor_name: string | null;
   identity_chain: string[];
+  identity_chain_names: (string | null)[];
   service: string | null;
   action: string | null;
   permission_keys: string[];
@@ -29,8 +32,9 @@ export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
 };
 
 export const CSV_COLUMNS = [
-  'id', 'at', 'event', 'user_id', 'actor_id', 'identity_chain', 'service', 'action', 'permission_keys',
-  'decision', 'call_id', 'approval_id', 'execution_id', 'http_status_code', 'request_id', 'details',
+  'id', 'at', 'event', 'user_id', 'user_name', 'actor_id', 'actor_name', 'identity_chain', 'identity_chain_names',
+  'service', 'action', 'permission_keys', 'decision', 'call_id', 'approval_id', 'execution_id', 'http_status_code',
+  'request_id', 'details',
 ] as const;
 
 /**
@@ -49,11 +53,15 @@ export function csvHeader(): string {
   return `${CSV_COLUMNS.join(',')}\r\n`;
 }
 
-/** Lists are joined with a space (UUIDs and permission keys hold none); details stay JSON. */
+/**
+ * Lists of ids and keys are joined with a space (UUIDs and permission keys hold none); the chain's
+ * names, which may hold spaces, are a JSON array like `details`.
+ */
 export function csvLine(e: ExportEntry): string {
   const cells: (string | number | null)[] = [
-    e.id, e.at, e.event, e.user_id, e.actor_id, e.identity_chain.join(' '), e.service, e.action, e.permission_keys.join(' '),
-    e.decision, e.call_id, e.approval_id, e.execution_id, e.http_status_code, e.request_id, JSON.stringify(e.details),
+    e.id, e.at, e.event, e.user_id, e.user_name, e.actor_id, e.actor_name, e.identity_chain.join(' '), JSON.stringify(e.identity_chain_names),
+    e.service, e.action, e.permission_keys.join(' '), e.decision, e.call_id, e.approval_id, e.execution_id, e.http_status_code,
+    e.request_id, JSON.stringify(e.details),
   ];
   return `${cells.map(csvField).join(',')}\r\n`;
 }

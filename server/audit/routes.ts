@@ -92,7 +92,8 @@ export function auditRoutes(audit: AuditService): Router {
     summary: 'Every audit entry matching the filters, streamed as CSV or JSON Lines (newest first)',
     description:
       'Same filters and visibility as GET /v1/audit, without paging: the server reads the log in keyset batches and writes ' +
-      'them as it goes. CSV has a header row; lists are space-separated, `details` is JSON, and a text starting with ' +
+      'them as it goes. CSV has a header row; lists of ids and keys are space-separated, `identity_chain_names` and ' +
+      '`details` are JSON, names sit beside their ids (as they are when the export runs), and a text starting with ' +
       '`= + - @` is prefixed with `\'` so spreadsheets do not run it. JSON Lines has one GET /v1/audit entry object per line.',
     query: exportQuery,
     responses: {

@@ -5,7 +5,8 @@ import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
 import { csvHeader, csvLine, jsonLine, type ExportFormat } from '../../core/audit/export-format.ts';
-import { auditRow, type AuditRow } from './store.ts';
+import { z } from 'zod';
+import { auditRow } from './store.ts';
 
 export interface AuditQuery {
   identity?: string | undefined;
@@ -38,15 +39,29 @@ export function decodeCursor(cursor: string): number {
   return id;
 }
 
-export function publicAuditEntry(r: AuditRow) {
+/**
+ * A row as read: the log's ids, and beside them the identities' names as they are now (looked up
+ * when the log is read; an id no identity of the org has any more reads as null).
+ */
+const auditReadRow = auditRow.extend({
+  user_name: z.string().nullable(),
+  actor_name: z.string().nullable(),
+  identity_chain_names: z.array(z.string().nullable()),
+});
+type AuditReadRow = z.infer<typeof auditReadRow>;
+
+export function publicAuditEntry(r: AuditReadRow) {
   return {
     id: r.id,
     at: r.at.toISOString(),
     event: r.event,
     org_id: r.org_id,
     user_id: r.user_id,
+    user_name: r.user_name,
     actor_id: r.actor_id,
+    actor_name: r.actor_name,
     identity_chain: r.identity_chain,
+    identity_chain_names: r.identity_chain_names,
     service: r.service,
     action: r.action,
     permission_keys: r.permission_keys,
@@ -65,8 +80,13 @@ export const EXPORT_BATCH = 500;
 
 const SELECT = sql.fragment`
   SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
-         call_id, approval_id, execution_id, http_status_code, details, request_id
-  FROM audit_log`;
+         call_id, approval_id, execution_id, http_status_code, details, request_id,
+         (SELECT i.name FROM identities i WHERE i.id = a.user_id AND i.org_id = a.org_id) AS user_name,
+         (SELECT i.name FROM identities i WHERE i.id = a.actor_id AND i.org_id = a.org_id) AS actor_name,
+         ARRAY(SELECT i.name FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n)
+                 LEFT JOIN identities i ON i.id = c.id AND i.org_id = a.org_id
+               ORDER BY c.n) AS identity_chain_names
+  FROM audit_log a`;
 
 export function createAuditService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
@@ -100,7 +120,7 @@ export function createAuditService(deps: { pool: DatabasePool }) {
     let below: number | null = null;
     for (;;) {
       const filters: FragmentSqlToken[] = below === null ? base : [...base, sql.fragment`id < ${below}`];
-      const rows: readonly AuditRow[] = await pool.any(sql.type(auditRow)`
+      const rows: readonly AuditReadRow[] = await pool.any(sql.type(auditReadRow)`
         ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
         ORDER BY id DESC LIMIT ${EXPORT_BATCH}`);
       if (rows.length > 0) yield rows.map(publicAuditEntry);
@@ -116,7 +136,7 @@ export function createAuditService(deps: { pool: DatabasePool }) {
       const limit = q.limit ?? DEFAULT_AUDIT_LIMIT;
       const filters = filtersFor(p, q);
       if (q.cursor !== undefined) filters.push(sql.fragment`id < ${decodeCursor(q.cursor)}`);
-      const rows = await pool.any(sql.type(auditRow)`
+      const rows = await pool.any(sql.type(auditReadRow)`
         ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
         ORDER BY id DESC LIMIT ${limit + 1}`);
       const page = rows.slice(0, limit);

@@ -11,8 +11,11 @@ const params = z.object({ id });
 const keyParams = z.object({ id, keyId: id });
 const ruleParams = z.object({ id, ruleId: id });
 
+/** Unique among the active children of one parent (a person's agents, an agent's subagents), case aside. */
+const agentName = z.string().trim().min(1).max(200);
+const NAME_TAKEN = 'A name already held by an active sibling (another agent of the same person, another subagent of the same agent; case aside) is refused with 409 `conflict`, `details.field` = `name`.';
 const createAgentBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: agentName,
   parent_id: id.optional(),
   inherit_permissions: z.boolean().optional(),
   auto_call_on_approve: z.boolean().optional(),
@@ -30,8 +33,10 @@ const createRuleBody = z.strictObject({
   expires_at: z.iso.datetime({ offset: true }).optional(),
 });
 const updateBody = z
-  .strictObject({ inherit_permissions: z.boolean().optional(), auto_call_on_approve: z.boolean().optional() })
-  .refine((b) => b.inherit_permissions !== undefined || b.auto_call_on_approve !== undefined, { message: 'send inherit_permissions or auto_call_on_approve' });
+  .strictObject({ name: agentName.optional(), inherit_permissions: z.boolean().optional(), auto_call_on_approve: z.boolean().optional() })
+  .refine((b) => b.name !== undefined || b.inherit_permissions !== undefined || b.auto_call_on_approve !== undefined, {
+    message: 'send name, inherit_permissions or auto_call_on_approve',
+  });
 const listRulesQuery = z.strictObject({ include_revoked: z.enum(['true', 'false']).optional() });
 
 export function identityRoutes(identities: IdentityService): Router {
@@ -62,6 +67,7 @@ export function identityRoutes(identities: IdentityService): Router {
     path: '/identities/agents',
     operationId: 'createAgent',
     summary: 'Create an agent (or a subagent under parent_id) with its first key',
+    description: NAME_TAKEN,
     body: createAgentBody,
     responses: { 201: CreatedAgent },
     errors: [...managed],
@@ -83,14 +89,15 @@ export function identityRoutes(identities: IdentityService): Router {
     method: 'patch',
     path: '/identities/{id}',
     operationId: 'updateIdentity',
-    summary: 'Settings of an agent or subagent (people only): inherit_permissions (subagents), auto_call_on_approve',
+    summary: 'Rename an agent or subagent, or change its settings (people only): name, inherit_permissions (subagents), auto_call_on_approve',
+    description: NAME_TAKEN,
     auth: 'human',
     params,
     body: updateBody,
     responses: { 200: Identity },
     errors: [...managed, 'invalid_request'],
   }, async (req, res) => {
-    res.json(await identities.updateSettings(principalOf(req), params.parse(req.params).id, updateBody.parse(req.body)));
+    res.json(await identities.update(principalOf(req), params.parse(req.params).id, updateBody.parse(req.body)));
   });
   r.route({
     method: 'post',

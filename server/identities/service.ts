@@ -1,13 +1,13 @@
 // Identities, agent keys and permission rules. Each method: authorize → load/validate → write.
 // Visibility: admins see their org; members their own tree; agents their own subtree.
-import type { DatabasePool } from 'slonik';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { isAncestor } from '../../core/permissions/chain.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { revokeBindingsOfAgents } from '../oauth/store.ts';
 import * as store from './store.ts';
 
@@ -17,6 +17,12 @@ export interface CreateAgentInput {
   inherit_permissions?: boolean | undefined;
   auto_call_on_approve?: boolean | undefined;
   key_name?: string | undefined;
+}
+
+export interface UpdateAgentInput {
+  name?: string | undefined;
+  inherit_permissions?: boolean | undefined;
+  auto_call_on_approve?: boolean | undefined;
 }
 
 export interface CreateRuleInput {
@@ -110,6 +116,20 @@ export function createIdentityService(deps: {
     if (row.status !== 'active') throw new AppError('conflict', `identity is ${row.status}`);
   }
 
+  /**
+   * Takes `name` for a child of `parent` (inside the caller's transaction): the active children of
+   * one parent — a person's agents, an agent's subagents — never share a name, case aside, so a
+   * chain read as names ("dana › release-bot") always means one identity.
+   */
+  async function claimName(tx: DatabaseTransactionConnection, parent: store.IdentityRow, name: string, exceptId: string | null) {
+    await store.lockChildNames(tx, parent.id);
+    const taken = await store.activeChildNamed(tx, parent.id, name, exceptId);
+    if (taken) {
+      const what = parent.kind === 'user' ? 'an agent' : 'a subagent';
+      throw conflict(`${parent.name} already has ${what} named "${taken.name}": choose another name`, { field: 'name', identity_id: taken.id });
+    }
+  }
+
   return {
     loadVisible,
 
@@ -150,6 +170,7 @@ export function createIdentityService(deps: {
       }
       const token = newToken(AGENT_KEY_PREFIX);
       const result = await pool.transaction(async (tx) => {
+        await claimName(tx, parent, input.name, null);
         const identity = await store.createAgent(tx, {
           orgId: p.orgId,
           parent,
@@ -172,18 +193,28 @@ export function createIdentityService(deps: {
 
     /**
      * People only: inheriting widens what a subagent may do, so an agent never flips it (nor
-     * auto_call_on_approve) for itself or its subagents.
+     * auto_call_on_approve) for itself or its subagents, nor renames one. A new name must be free
+     * among its siblings.
      */
-    async updateSettings(p: Principal, id: string, input: { inherit_permissions?: boolean | undefined; auto_call_on_approve?: boolean | undefined }) {
-      if (p.type !== 'user') throw forbidden('only people may change an agent\'s settings');
+    async update(p: Principal, id: string, input: UpdateAgentInput) {
+      if (p.type !== 'user') throw forbidden('only people may rename an agent or change its settings');
       const target = await loadVisible(p, id);
       await assertManages(p, target);
       assertActive(target);
-      if (target.kind === 'user') throw invalidRequest('settings apply to agents and subagents, not users');
+      if (target.kind === 'user' || target.parent_id === null) throw invalidRequest('names and settings here apply to agents and subagents, not users');
       if (input.inherit_permissions !== undefined && target.kind !== 'subagent') {
         throw invalidRequest('inherit_permissions applies to subagents only (the parent must be an agent)', { field: 'inherit_permissions' });
       }
-      return publicIdentity(await store.updateAgentSettings(pool, target.id, { inheritPermissions: input.inherit_permissions, autoCallOnApprove: input.auto_call_on_approve }));
+      const parentId = target.parent_id;
+      const updated = await pool.transaction(async (tx) => {
+        if (input.name !== undefined) {
+          const parent = await store.getIdentity(tx, parentId);
+          if (!parent) throw notFound('identity');
+          await claimName(tx, parent, input.name, target.id);
+        }
+        return store.updateAgent(tx, target.id, { name: input.name, inheritPermissions: input.inherit_permissions, autoCallOnApprove: input.auto_call_on_approve });
+      });
+      return publicIdentity(updated);
     },
 
     /** Revoking or archiving an identity does the same to its whole subtree and kills its keys. */

@@ -94,22 +94,45 @@ export async function createAgent(
     RETURNING ${IDENTITY_COLUMNS}`);
 }
 
-/** Settings of an agent or subagent; absent fields stay as they are. */
-export async function updateAgentSettings(db: Db, id: string, u: { inheritPermissions?: boolean | undefined; autoCallOnApprove?: boolean | undefined }): Promise<IdentityRow> {
+/** Name and settings of an agent or subagent; absent fields stay as they are. */
+export async function updateAgent(
+  db: Db,
+  id: string,
+  u: { name?: string | undefined; inheritPermissions?: boolean | undefined; autoCallOnApprove?: boolean | undefined },
+): Promise<IdentityRow> {
   return db.one(sql.type(identityRow)`
     UPDATE identities SET
+      name = coalesce(${u.name ?? null}::text, name),
       inherit_permissions = coalesce(${u.inheritPermissions ?? null}::boolean, inherit_permissions),
       auto_call_on_approve = coalesce(${u.autoCallOnApprove ?? null}::boolean, auto_call_on_approve)
     WHERE id = ${id} AND kind <> 'user'
     RETURNING ${IDENTITY_COLUMNS}`);
 }
 
+/**
+ * Names among the children of one parent are taken one at a time (create, rename): with this
+ * transaction-scoped lock held, checking a name and then writing it cannot race another request.
+ */
+export async function lockChildNames(db: Db, parentId: string): Promise<void> {
+  await db.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`identity-names:${parentId}`}, 7242008))`);
+}
+
+/** The active child of `parentId` called `name` (case aside), other than `exceptId`. */
+export const activeChildNamed = (db: Db, parentId: string, name: string, exceptId: string | null) =>
+  db.maybeOne(sql.type(identityRow)`
+    SELECT ${IDENTITY_COLUMNS} FROM identities
+    WHERE parent_id = ${parentId} AND status = 'active' AND lower(name) = lower(${name})
+      ${exceptId ? sql.fragment`AND id <> ${exceptId}` : sql.fragment``}
+    LIMIT 1`);
+
 export const getIdentity = (db: Db, id: string) =>
   db.maybeOne(sql.type(identityRow)`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${id}`);
 
+const userWithPassword = identityRow.extend({ password_hash: z.string() });
+
 export const getUserByEmail = (db: Db, email: string) =>
   db.maybeOne(
-    sql.type(identityRow.extend({ password_hash: z.string() }))`
+    sql.type(userWithPassword)`
       SELECT ${IDENTITY_COLUMNS}, password_hash FROM identities WHERE kind = 'user' AND lower(email) = lower(${email})`,
   );
 

@@ -242,12 +242,13 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
   });
 
   it('filters the audit log through the URL, pages with a cursor, expands a row, and exports CSV and JSON Lines whose rows match the API', async () => {
-    // 130 entries of the agent's chain for one service (more than two pages of 50), plus a few others.
+    // 130 entries of the agent's chain for one service (more than two pages of 50), plus a few others;
+    // the chain as the gateway writes it, the requester first.
     await withPool(gw.databaseUrl, (pool) =>
       pool.query(sql.unsafe`
         INSERT INTO audit_log (org_id, at, event, user_id, identity_chain, service, action, permission_keys, decision, http_status_code, details)
         SELECT ${me.org.id}, now() - (200 - g) * interval '1 second', 'call.called', ${me.identity.user_id},
-               ARRAY[${me.identity.id}, ${agent.id}]::uuid[], 'ledger', CASE WHEN g % 2 = 0 THEN 'read_entry' ELSE 'list_entries' END,
+               ARRAY[${agent.id}, ${me.identity.id}]::uuid[], 'ledger', CASE WHEN g % 2 = 0 THEN 'read_entry' ELSE 'list_entries' END,
                ARRAY['ledger:read_entry'], CASE WHEN g <= 130 THEN 'covered' ELSE 'denied' END, 200,
                jsonb_build_object('disclosed', jsonb_build_array(jsonb_build_object('label', 'Entry', 'value', 'entry ' || g)))
         FROM generate_series(1, 150) AS g`),
@@ -255,7 +256,8 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
     await page.goto(`${gw.url}/audit`);
     await page.getByRole('heading', { name: 'Audit log' }).waitFor(WAIT);
     await page.getByLabel('Service').fill('ledger');
-    await page.getByLabel('Outcome').fill('covered');
+    // The outcome is one of the values the gateway writes, picked from a list.
+    await page.getByLabel('Outcome').selectOption('covered');
     await page.getByLabel('Identity').selectOption({ label: 'Administrator › ops-bot' });
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForURL(/\/audit\?identity=[0-9a-f-]+&service=ledger&decision=covered$/, WAIT);
@@ -274,13 +276,14 @@ describe('the admin\'s dashboard: services, custom templates, audit', () => {
     await page.getByText('50 entries loaded, more below').waitFor(WAIT);
     expect(await page.getByLabel('Service').inputValue()).toBe('ledger');
     expect(await page.getByLabel('Outcome').inputValue()).toBe('covered');
+    expect(await page.getByLabel('Outcome').getByRole('option').allInnerTexts()).toEqual(expect.arrayContaining(['Any outcome', 'covered: ran without asking', 'deny: a person denied it']));
 
-    // A row expands to its disclosed fields, decision, chain (names) and a link to the agent.
+    // A row expands to its disclosed fields, decision, chain (names, the person first) and a link to the agent.
     await rows.first().getByRole('button').click();
     const detail = page.getByRole('region', { name: /^Audit entry \d+$/ });
     await detail.getByText('Entry: entry 130').waitFor(WAIT);
     await detail.getByText('Administrator › ops-bot').first().waitFor(WAIT);
-    await detail.getByRole('link', { name: 'Open agent ops-bot' }).waitFor(WAIT);
+    expect(await detail.getByRole('link', { name: 'Open agent ops-bot' }).getAttribute('href')).toBe(`/agents?agent=${agent.id}`);
     await expectAccessible(page, 'audit');
     await shot(page, 'audit', false); // the first rows; the page holds 50
 

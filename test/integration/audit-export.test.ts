@@ -1,7 +1,9 @@
 // GET /v1/audit/export against a real gateway and PostgreSQL: more than 10,000 entries (seeded in
 // one INSERT … SELECT generate_series), streamed as CSV and JSON Lines; the rows and their content
 // match what paging GET /v1/audit with the same filters returns. Bad input is refused with the
-// error envelope; visibility is the same as the list's.
+// error envelope; visibility is the same as the list's. Names stand beside the ids, read when the
+// log is read.
+import { randomUUID } from 'node:crypto';
 import { auditEntries } from '../support/audit.ts';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,29 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser, withPool } from '../support/seed.ts';
 
 const SEEDED = 10_500;
+
+/** The fields of one CSV record (RFC 4180 quoting). */
+function csvFields(record: string): string[] {
+  const out: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < record.length; i++) {
+    const c = record[i]!;
+    if (quoted && c === '"' && record[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted;
+    } else if (!quoted && c === ',') {
+      out.push(field);
+      field = '';
+    } else {
+      field += c;
+    }
+  }
+  out.push(field);
+  return out;
+}
 
 /** CSV records as raw text: split on CRLF outside quoted fields (one linear pass). */
 function csvRecords(text: string): string[] {
@@ -34,18 +59,21 @@ describe('audit export', () => {
   let admin: ReturnType<TestGateway['as']>;
   let member: ReturnType<TestGateway['as']>;
   let agent: ReturnType<TestGateway['as']>;
+  let agentId: string;
+  let me: { org: { id: string }; identity: { id: string; user_id: string; name: string } };
   /** When the newest seeded entry happened. */
   let firstAt: string;
 
   beforeAll(async () => {
     gw = await startTestGateway();
     admin = gw.as(gw.adminToken);
-    const me = (await admin('GET', '/v1/identities/me')).body;
+    me = (await admin('GET', '/v1/identities/me')).body;
     const m = await seedUser(gw.databaseUrl, { orgId: me.org.id, email: 'mira@example.test' });
     member = gw.as(await gw.login(m.email, m.password));
     const a = await admin('POST', '/v1/identities/agents', { name: 'exporter' });
     expect(a.status).toBe(201);
     agent = gw.as(a.body.key.token);
+    agentId = a.body.identity.id;
     // 10,500 entries of the admin's chain, one second apart, alternating outcome and action; every
     // 1,000th has details with separators, quotes and a line break, and a formula-looking action.
     await withPool(gw.databaseUrl, (pool) =>
@@ -142,6 +170,47 @@ describe('audit export', () => {
       expect(r.headers.get('content-disposition'), query).toBeNull();
     }
     expect((await gw.request('GET', '/v1/audit/export')).status).toBe(401);
+  });
+
+  it('names the user, the actor and each identity of the chain beside their ids, as they are when read (null when unknown)', async () => {
+    // A subagent whose name needs CSV quoting, and an id no identity has.
+    const sub = await agent('POST', '/v1/identities/agents', { name: 'scout, "the second"' });
+    expect(sub.status).toBe(201);
+    const subId: string = sub.body.identity.id;
+    const ghost = randomUUID();
+    await withPool(gw.databaseUrl, (pool) =>
+      pool.query(sql.unsafe`
+        INSERT INTO audit_log (org_id, event, user_id, actor_id, identity_chain, service, action, decision)
+        VALUES (${me.org.id}, 'approval.raised', ${me.identity.user_id}, ${subId}, ARRAY[${subId}, ${agentId}, ${me.identity.id}]::uuid[], 'names', 'by_sub', 'pending'),
+               (${me.org.id}, 'call.denied', ${me.identity.user_id}, ${ghost}, ARRAY[${ghost}, ${me.identity.id}]::uuid[], 'names', 'by_ghost', 'denied')`),
+    );
+    const list = (await admin('GET', '/v1/audit?service=names')).body.entries;
+    expect(list.map((e: { action: string }) => e.action)).toEqual(['by_ghost', 'by_sub']);
+    expect(list[1]).toMatchObject({
+      user_id: me.identity.user_id, user_name: me.identity.name,
+      actor_id: subId, actor_name: 'scout, "the second"',
+      identity_chain: [subId, agentId, me.identity.id], identity_chain_names: ['scout, "the second"', 'exporter', me.identity.name],
+    });
+    expect(list[0]).toMatchObject({ actor_id: ghost, actor_name: null, identity_chain: [ghost, me.identity.id], identity_chain_names: [null, me.identity.name] });
+
+    // Renamed: the log, which stores ids, reads with the new name.
+    expect((await admin('PATCH', `/v1/identities/${agentId}`, { name: 'exporter-renamed' })).status).toBe(200);
+    const renamed = (await admin('GET', '/v1/audit?service=names&action=by_sub')).body.entries[0];
+    expect(renamed.identity_chain_names).toEqual(['scout, "the second"', 'exporter-renamed', me.identity.name]);
+
+    // JSON Lines carries the same entries; CSV has the names beside the ids, the chain's as JSON.
+    const jsonl = await admin('GET', '/v1/audit/export?service=names&format=jsonl');
+    expect(jsonl.text.trim().split('\n').map((l) => JSON.parse(l))).toEqual(await auditEntries(admin, 'service=names'));
+    const [header, ...rows] = csvRecords((await admin('GET', '/v1/audit/export?service=names&format=csv')).text).map(csvFields);
+    const column = (row: string[], name: string) => row[header!.indexOf(name)];
+    expect(header!.slice(3, 9)).toEqual(['user_id', 'user_name', 'actor_id', 'actor_name', 'identity_chain', 'identity_chain_names']);
+    const [ghostRow, subRow] = rows;
+    expect(column(subRow!, 'user_name')).toBe(me.identity.name);
+    expect(column(subRow!, 'actor_name')).toBe('scout, "the second"');
+    expect(column(subRow!, 'identity_chain')).toBe(`${subId} ${agentId} ${me.identity.id}`);
+    expect(JSON.parse(column(subRow!, 'identity_chain_names')!)).toEqual(['scout, "the second"', 'exporter-renamed', me.identity.name]);
+    expect(column(ghostRow!, 'actor_name')).toBe('');
+    expect(JSON.parse(column(ghostRow!, 'identity_chain_names')!)).toEqual([null, me.identity.name]);
   });
 
   it('the list takes the same outcome filter', async () => {

@@ -170,11 +170,13 @@ describe('authorization matrix over every /v1 route', () => {
     expect(sub.status, sub.text).toBe(201);
     subKey = sub.body.key.token;
     oauthToken = (await oauthAgentToken(gw, member, 'matrix oauth agent')).access_token;
+    let made = 0;
     ctx = {
       agentId: agent.body.identity.id,
       subId: sub.body.identity.id,
+      // Siblings never share a name: each fresh subagent gets its own.
       fresh: async () => {
-        const f = await asMember('POST', '/v1/identities/agents', { name: 'fresh', parent_id: agent.body.identity.id });
+        const f = await asMember('POST', '/v1/identities/agents', { name: `fresh ${++made}`, parent_id: agent.body.identity.id });
         if (f.status !== 201) throw new Error(`fresh subagent: ${f.status} ${f.text}`);
         return { id: f.body.identity.id, keyId: f.body.key.id };
       },

@@ -5,8 +5,6 @@
 // receiver getting a signed test event, its delivery log, redelivery and a failing endpoint's
 // next retry; settings and OAuth client revocation. axe-core on every page; screenshots.
 import { mkdirSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -17,47 +15,16 @@ import { launchChromium } from '../support/chromium.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { oauthClientToken } from '../support/oauth-token.ts';
+import { pageWidth, PHONE } from '../support/phone.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 import { ensureDashboardBuilt } from '../support/web-build.ts';
 
 const SHOTS = process.env.SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots') : path.join(os.tmpdir(), 'gateway-dashboard-screenshots');
 const WAIT = { timeout: 30_000 };
-/** Runs in the page: how wide the document is (wider than the viewport means sideways scrolling). */
-const pageWidth = () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth;
 const PLAINTEXT_1 = 'sk_live_FIRST_plaintext_7c1e0b';
 const PLAINTEXT_2 = 'sk_live_SECOND_plaintext_93ad44';
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on loopback: `/ok` answers 200, `/fail` 503. */
-async function startReceiver() {
-  const received: Received[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body });
-      res.statusCode = req.url === '/fail' ? 503 : 200;
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    received,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
-}
 
 describe("the admin's dashboard", () => {
   let gw: TestGateway;
@@ -351,8 +318,8 @@ describe("the admin's dashboard", () => {
       expect(all.filter((b) => b.includes(secret))).toEqual([]);
       expect(gw.logs.filter((l) => l.includes(secret))).toEqual([]);
     }
-    // A phone: the pages fit 390 px (the navigation scrolls inside its bar, not the page).
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, storageState: await context.storageState() });
+    // A phone: the pages fit 390 px (the navigation is behind a Menu button there).
+    const phone = await browser.newContext({ ...PHONE, storageState: await context.storageState() });
     const p = await phone.newPage();
     for (const href of ['/secrets', '/connections', '/webhooks', '/settings']) {
       await p.goto(`${gw.url}${href}`);

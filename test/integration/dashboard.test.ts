@@ -11,13 +11,12 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seriousViolations } from '../support/axe.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { oauthClientToken } from '../support/oauth-token.ts';
+import { pageWidth, PHONE } from '../support/phone.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 import { ensureDashboardBuilt } from '../support/web-build.ts';
 
-/** Runs in the page: how wide the document is (wider than the viewport means sideways scrolling). */
-const pageWidth = () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth;
 /** Runs in the page: the id of the focused element. */
 const activeId = () => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id ?? null;
 interface ShownNotification {
@@ -199,14 +198,23 @@ describe('the approver\'s dashboard', () => {
     await page.goto(`${gw.url}/approvals`);
     const row = page.getByRole('listitem').filter({ hasText: 'Create note "Quarterly"' });
     await row.getByText('Title: Quarterly').waitFor(WAIT);
+    // Beside "Allow once": what will be sent, as the server redacted it.
+    const sent = `POST ${up.url}/notes`;
+    // (Stored as jsonb, whose keys come back shortest first.)
+    const body = ['{', '  "text": "Please file this under the numbers",', '  "title": "Quarterly",', '  "password": "[REDACTED]"', '}'].join('\n');
+    const rowRequest = row.getByRole('group', { name: 'Request to be sent' });
+    expect(await rowRequest.innerText()).toBe(`${sent}\n\n${body}`);
+    await row.getByRole('button', { name: 'Allow once' }).waitFor(WAIT);
+    expect(await page.content()).not.toContain('hunter2-in-the-body');
     await page.goto(raised.body.approval_url);
     await page.getByRole('heading', { name: 'Create note "Quarterly"' }).waitFor(WAIT);
     const fields = page.getByRole('region', { name: 'What the agent sends' });
     await fields.getByText('Please file…').waitFor(WAIT);
     await fields.getByText('extraction failed').waitFor(WAIT);
-    await fields.getByText('Request (secrets redacted)').click();
-    await fields.getByText(/POST\s+http:\/\/127\.0\.0\.1:\d+\/notes/).waitFor(WAIT);
-    await fields.getByText(/\[REDACTED\]/).waitFor(WAIT);
+    // The request is shown as it is, not folded away behind a click.
+    const pageRequest = fields.getByRole('group', { name: 'Request to be sent' });
+    expect(await pageRequest.isVisible()).toBe(true);
+    expect(await pageRequest.innerText()).toBe(`${sent}\n\n${body}`);
     expect(await page.content()).not.toContain('hunter2-in-the-body');
     await expectAccessible(page, 'approval page with disclosed fields');
     await shot(page, 'approval-disclosed');
@@ -372,6 +380,73 @@ describe('the approver\'s dashboard', () => {
     expect((await gw.as(mcp.access_token)('GET', '/v1/identities/me')).status).toBe(401);
   });
 
+  it('History names who decided, the reason given and what became of the call', async () => {
+    const denied = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'hist-denied' } });
+    const allowed = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'hist-allowed' } });
+    expect([denied.status, allowed.status]).toEqual([202, 202]);
+    expect((await human('POST', `/v1/approvals/${denied.body.approval_id}/resolve`, { decision: 'deny', reason: 'hist-denied is still in use' })).status).toBe(200);
+    expect((await human('POST', `/v1/approvals/${allowed.body.approval_id}/resolve`, { decision: 'allow_once', reason: 'stale test data' })).status).toBe(200);
+    await until(async () => (await human('GET', `/v1/approvals/${allowed.body.approval_id}`)).body.execution?.status, (s) => s === 'executed', 30_000);
+    await page.goto(`${gw.url}/approvals`);
+    await page.getByRole('tab', { name: 'History' }).click();
+    const deniedRow = page.getByRole('listitem').filter({ hasText: 'Delete item hist-denied' });
+    await deniedRow.getByText(/Decision: denied by dana, /).waitFor(WAIT);
+    await deniedRow.getByText('Reason: hist-denied is still in use').waitFor(WAIT);
+    expect(await deniedRow.getByText(/^Result:/).count()).toBe(0); // a denied call never ran
+    const allowedRow = page.getByRole('listitem').filter({ hasText: 'Delete item hist-allowed' });
+    await allowedRow.getByText(/Decision: allowed once by dana, /).waitFor(WAIT);
+    await allowedRow.getByText('Reason: stale test data').waitFor(WAIT);
+    await allowedRow.getByText('Result: executed, HTTP 200').waitFor(WAIT);
+    await expectAccessible(page, 'history');
+    await shot(page, 'approvals-history');
+  });
+
+  it('refuses a name one of the person\'s agents has, at the name field (creating and renaming); a bad rule pattern shows at its field', async () => {
+    /** The message an input points at with aria-describedby (an assertion, not an interaction). */
+    const description = async (input: ReturnType<Page['getByLabel']>) => page.locator(`[id="${await input.getAttribute('aria-describedby')}"]`).innerText();
+    await page.goto(`${gw.url}/agents`);
+    await page.getByRole('button', { name: 'New agent' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New agent' });
+    const name = dialog.getByLabel('Name');
+    await name.fill('Release-Bot');
+    await dialog.getByRole('button', { name: 'Create agent' }).click();
+    const taken = 'dana already has an agent named "release-bot": choose another name';
+    await dialog.getByText(taken).waitFor(WAIT);
+    expect(await name.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(name)).toBe(taken);
+    await expectAccessible(page, 'new agent dialog with a name taken');
+    await shot(page, 'agents-name-taken');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    await page.getByRole('button', { name: 'scout agent' }).click();
+    await page.getByRole('button', { name: 'Rename', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Rename scout' });
+    const field = form.getByLabel('Name');
+    await field.fill('LEAD');
+    await form.getByRole('button', { name: 'Save name' }).click();
+    await form.getByText('dana already has an agent named "lead": choose another name').waitFor(WAIT);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(field)).toBe('dana already has an agent named "lead": choose another name');
+    await field.fill('scout-renamed');
+    await form.getByRole('button', { name: 'Save name' }).click();
+    await page.getByRole('heading', { name: 'scout-renamed' }).waitFor(WAIT);
+    const identities = (await human('GET', '/v1/identities')).body.identities as { name: string }[];
+    expect(identities.map((i) => i.name)).toContain('scout-renamed');
+    expect(identities.map((i) => i.name)).not.toContain('scout');
+
+    const pattern = page.getByLabel('Pattern');
+    await pattern.fill('not a pattern');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByText(/^invalid pattern:/).waitFor(WAIT);
+    expect(await pattern.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(pattern)).toMatch(/^invalid pattern:/);
+    await expectAccessible(page, 'rule pattern refused');
+    await pattern.fill('widgets:get_item:*');
+    expect(await pattern.getAttribute('aria-invalid')).toBeNull();
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('region', { name: 'Rules' }).getByText('widgets:get_item:*').waitFor(WAIT);
+  });
+
   it('shows a browser notification for a new approval only after the person opts in', async () => {
     // The browser grants the permission (as a person clicking "Allow" would); what the page hands
     // to the browser's own Notification constructor is recorded in the page.
@@ -421,7 +496,7 @@ describe('the approver\'s dashboard', () => {
   it('fits a 390 px wide phone (inbox and approval page) and follows a dark system theme', async () => {
     const gated = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'delete_item', params: { id: 'm-1' } });
     expect(gated.status).toBe(202);
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, storageState: await context.storageState() });
+    const phone = await browser.newContext({ ...PHONE, storageState: await context.storageState() });
     const p = await phone.newPage();
     await p.goto(`${gw.url}/approvals`);
     await p.getByRole('listitem').filter({ hasText: 'Delete item m-1' }).waitFor(WAIT);

@@ -190,6 +190,44 @@ describe('identities, sessions, agent keys and rules', () => {
       expect((await rules('POST', `/v1/identities/${member.userId}/rules`, { effect: 'allow', pattern: 'github:*:*' })).status).toBe(400);
     });
 
+    it('refuses a name an active sibling holds, at creation and at rename: 409 conflict naming the field', async () => {
+      const person = gw.as(memberToken);
+      const taken = (r: { status: number; body: any }, holder: string) => {
+        expect(r.status).toBe(409);
+        expect(r.body.error).toMatchObject({ code: 'conflict', details: { field: 'name', identity_id: holder } });
+      };
+      // Another agent of the same person, case aside.
+      const twin = await person('POST', '/v1/identities/agents', { name: 'claude desktop' });
+      taken(twin, agent.id);
+      expect(twin.body.error.message).toBe('member already has an agent named "Claude Desktop": choose another name');
+      // Another subagent of the same agent, whoever creates it.
+      const subTwin = await gw.as(agentKey)('POST', '/v1/identities/agents', { name: 'Researcher' });
+      taken(subTwin, sub.id);
+      expect(subTwin.body.error.message).toBe('Claude Desktop already has a subagent named "researcher": choose another name');
+      // The same name under another parent is someone else's business.
+      expect((await admin('POST', '/v1/identities/agents', { name: 'Claude Desktop' })).status).toBe(201);
+      expect((await person('POST', '/v1/identities/agents', { name: 'researcher' })).status).toBe(201);
+
+      // Rename (people only): to a sibling's name is refused, to a free one (or its own in other case) works.
+      const helper = (await person('POST', '/v1/identities/agents', { name: 'helper' })).body.identity;
+      taken(await person('PATCH', `/v1/identities/${helper.id}`, { name: ' CLAUDE DESKTOP ' }), agent.id);
+      expect((await person('GET', `/v1/identities/${helper.id}`)).body.name).toBe('helper');
+      const renamed = await person('PATCH', `/v1/identities/${helper.id}`, { name: 'Release helper' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body).toMatchObject({ id: helper.id, name: 'Release helper', auto_call_on_approve: true });
+      expect((await person('PATCH', `/v1/identities/${helper.id}`, { name: 'release helper' })).body.name).toBe('release helper');
+      expect((await gw.as(agentKey)('PATCH', `/v1/identities/${sub.id}`, { name: 'renamed by an agent' })).status).toBe(403);
+      expect((await person('PATCH', `/v1/identities/${member.userId}`, { name: 'someone else' })).status).toBe(400);
+      expect((await person('PATCH', `/v1/identities/${helper.id}`, { name: '' })).status).toBe(400);
+
+      // A revoked agent's name is free again.
+      expect((await person('POST', `/v1/identities/${helper.id}/revoke`)).status).toBe(200);
+      expect((await person('POST', '/v1/identities/agents', { name: 'Release helper' })).status).toBe(201);
+      // Two requests for one new name at once: exactly one gets it.
+      const race = await Promise.all([0, 1, 2].map(() => person('POST', '/v1/identities/agents', { name: 'racer' })));
+      expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    });
+
     it('revoking an agent revokes its subtree and kills every key below it', async () => {
       expect((await gw.as(subKey)('POST', `/v1/identities/${agent.id}/revoke`)).status).toBe(403);
       expect((await gw.as(agentKey)('POST', `/v1/identities/${agent.id}/revoke`)).status).toBe(403);

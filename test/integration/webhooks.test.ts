@@ -64,6 +64,7 @@ describe('webhooks and the audit log (real PostgreSQL and Temporal)', () => {
   let gw: TestGateway;
   let orgId: string;
   let adminId: string;
+  let adminName: string;
   let member: SeededUser;
   let outsider: SeededUser;
   let tokens: { admin: string; member: string; outsider: string; agent: string; memberAgent: string };
@@ -99,6 +100,7 @@ describe('webhooks and the audit log (real PostgreSQL and Temporal)', () => {
     const me = (await gw.as(gw.adminToken)('GET', '/v1/identities/me')).body;
     orgId = me.org.id;
     adminId = me.identity.id;
+    adminName = me.identity.name;
     member = await seedUser(gw.databaseUrl, { orgId, email: 'webhook-member@example.test' });
     outsider = await seedUser(gw.databaseUrl, { email: 'webhook-outsider@example.test', role: 'admin' });
     const memberToken = await gw.login(member.email, member.password);
@@ -425,8 +427,11 @@ describe('webhooks and the audit log (real PostgreSQL and Temporal)', () => {
         event: 'call.called',
         org_id: orgId,
         user_id: adminId,
+        user_name: adminName,
         actor_id: ids.adminAgent,
+        actor_name: 'hook-admin-agent',
         identity_chain: [ids.adminAgent, adminId],
+        identity_chain_names: ['hook-admin-agent', adminName],
         service: 'github',
         action: 'list_issues',
         permission_keys: ['github:list_issues:*'],

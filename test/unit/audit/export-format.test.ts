@@ -7,8 +7,11 @@ const entry: ExportEntry = {
   event: 'call.called',
   org_id: 'o',
   user_id: 'u1',
+  user_name: 'Dana',
   actor_id: null,
-  identity_chain: ['u1', 'a1'],
+  actor_name: null,
+  identity_chain: ['a1', 'u1'],
+  identity_chain_names: ['release bot, v2', null],
   service: 'widgets',
   action: 'get_item',
   permission_keys: ['widgets:get_item', 'secret:K:h'],
@@ -38,12 +41,12 @@ describe('audit export lines', () => {
     expect(csvField(-3)).toBe('-3'); // numbers are not text
   });
 
-  it('writes one CRLF row per entry under a header naming every column', () => {
+  it('writes one CRLF row per entry under a header naming every column; names sit beside their ids, the chain\'s as JSON', () => {
     expect(csvHeader()).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
     const line = csvLine(entry);
     expect(line.endsWith('\r\n')).toBe(true);
     expect(line).toBe(
-      '7,2026-01-02T03:04:05.000Z,call.called,u1,,u1 a1,widgets,get_item,widgets:get_item secret:K:h,covered,,,,200,r1,' +
+      '7,2026-01-02T03:04:05.000Z,call.called,u1,Dana,,,a1 u1,"[""release bot, v2"",null]",widgets,get_item,widgets:get_item secret:K:h,covered,,,,200,r1,' +
         '"{""note"":""a, \\""quoted\\""\\nline""}"\r\n',
     );
   });

@@ -62,6 +62,7 @@ export type ApprovalStatus = Approval['status'];
 export type Risk = Approval['risk'];
 export type Tier = Schemas['Tier'];
 export type Disclosed = Schemas['DisclosedValue'];
+export type RedactedRequest = Schemas['RedactedRequest'];
 export type Execution = Schemas['Execution'];
 export type ExecutionStatus = Execution['status'];
 export type BlastRadius = Schemas['BlastRadius'];

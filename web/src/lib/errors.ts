@@ -5,3 +5,16 @@ export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message;
   return 'Something went wrong.';
 }
+
+/**
+ * The message of an error that is about one field of a form (the gateway names it in
+ * `details.field`, or in the path of a validation issue), else null: the form shows it at that
+ * field instead of above the form.
+ */
+export function fieldErrorOf(err: unknown, field: string): string | null {
+  if (!(err instanceof ApiError) || !err.details) return null;
+  const issues = Array.isArray(err.details['issues']) ? (err.details['issues'] as { path?: unknown; message?: unknown }[]) : [];
+  if (err.details['field'] === field) return err.message;
+  const issue = issues.find((i) => i.path === field);
+  return issue ? `${field.replace('_', ' ')} ${String(issue.message)}` : null;
+}

@@ -53,7 +53,40 @@ export const EVENT_KINDS = [
   'rule.planted',
 ] as const;
 
-export const OUTCOMES = ['covered', 'pending', 'denied', 'deny', 'bubble', 'expire', 'supersede', 'cancel', 'executed', 'failed', 'expired', 'cancelled'] as const;
+/**
+ * Every `decision` (outcome) the gateway writes to the log, what it means, and how it reads: good
+ * (the call ran or may run), bad (it did not) or neither. The audit filter offers exactly these.
+ */
+export const OUTCOMES = [
+  { value: 'covered', label: 'covered: ran without asking', tone: 'good' },
+  { value: 'pending', label: 'pending: approval asked', tone: 'neutral' },
+  { value: 'denied', label: 'denied: a deny rule refused it', tone: 'bad' },
+  { value: 'allow', label: 'allow: allowed once', tone: 'good' },
+  { value: 'allow_remember', label: 'allow_remember: allowed and remembered', tone: 'good' },
+  { value: 'deny', label: 'deny: a person denied it', tone: 'bad' },
+  { value: 'bubble', label: 'bubble: passed up the chain', tone: 'neutral' },
+  { value: 'expire', label: 'expire: nobody decided in time', tone: 'bad' },
+  { value: 'supersede', label: 'supersede: replaced by newer requests', tone: 'neutral' },
+  { value: 'cancel', label: 'cancel: the approval was cancelled', tone: 'bad' },
+  { value: 'executed', label: 'executed: the approved call ran', tone: 'good' },
+  { value: 'failed', label: 'failed: the call failed', tone: 'bad' },
+  { value: 'outcome_unknown', label: 'outcome_unknown: may have reached the upstream', tone: 'bad' },
+  { value: 'cancelled', label: 'cancelled: the execution was cancelled', tone: 'bad' },
+  { value: 'expired', label: 'expired: allowed but not run in time', tone: 'bad' },
+] as const;
+export type OutcomeTone = (typeof OUTCOMES)[number]['tone'];
+
+/** How an entry's outcome reads (an outcome this dashboard does not know reads as neither). */
+export const outcomeTone = (decision: string | null): OutcomeTone => OUTCOMES.find((o) => o.value === decision)?.tone ?? 'neutral';
+
+/**
+ * The chain of an entry as a person reads it: the user first, then the agent, then its subagents
+ * (the log stores it the other way round, the requester first). A name the API did not give (an
+ * identity gone) is taken from `nameOf`.
+ */
+export function chainOf(e: AuditEntry, nameOf: (id: string) => string): { id: string; name: string }[] {
+  return e.identity_chain.map((id, i) => ({ id, name: e.identity_chain_names[i] ?? nameOf(id) })).reverse();
+}
 
 export type Approval = components['schemas']['Approval'];
 /** The approval an entry belongs to: its redacted request, decision and execution result. */
