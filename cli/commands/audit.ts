@@ -8,7 +8,13 @@ import { clip, csvField, table } from '../lib/format.ts';
 import { print, say } from '../lib/output.ts';
 
 type Entry = components['schemas']['AuditEntry'];
-const COLUMNS = ['at', 'event', 'service', 'action', 'decision', 'http_status_code', 'permission_keys', 'actor_id', 'approval_id', 'call_id', 'request_id'] as const;
+const COLUMNS = ['at', 'event', 'who', 'service', 'action', 'decision', 'http_status_code', 'permission_keys', 'actor_name', 'actor_id', 'approval_id', 'call_id', 'request_id'] as const;
+
+/** The call's chain as people read it: the person first, then each agent down to the requester (names; an id where none is known). */
+export const chainNames = (e: Pick<Entry, 'identity_chain' | 'identity_chain_names'>): string =>
+  e.identity_chain.map((id, i) => e.identity_chain_names[i] ?? id).reverse().join(' › ');
+
+const column = (e: Entry, k: (typeof COLUMNS)[number]): unknown => (k === 'who' ? chainNames(e) : e[k]);
 
 interface AuditOptions {
   identity?: string;
@@ -53,14 +59,23 @@ export function auditCommand(): Command {
       if (o.format === 'jsonl') return entries.forEach((e) => print(JSON.stringify(e)));
       if (o.format === 'csv') {
         print(COLUMNS.join(','));
-        for (const e of entries) print(COLUMNS.map((k) => csvField(e[k])).join(','));
+        for (const e of entries) print(COLUMNS.map((k) => csvField(column(e, k))).join(','));
         return;
       }
       if (!entries.length) return say('No audit entries match.');
       print(
         table(
-          ['AT', 'EVENT', 'SERVICE', 'ACTION', 'DECISION', 'HTTP', 'KEYS'],
-          entries.map((e) => [e.at.replace('T', ' ').slice(0, 19), e.event, e.service ?? '', e.action ?? '', e.decision ?? '', e.http_status_code === null ? '' : String(e.http_status_code), clip(e.permission_keys.join(' '), 50)]),
+          ['AT', 'EVENT', 'WHO', 'SERVICE', 'ACTION', 'DECISION', 'HTTP', 'KEYS'],
+          entries.map((e) => [
+            e.at.replace('T', ' ').slice(0, 19),
+            e.event,
+            clip(chainNames(e) || (e.actor_name ?? ''), 40),
+            e.service ?? '',
+            e.action ?? '',
+            e.decision ?? '',
+            e.http_status_code === null ? '' : String(e.http_status_code),
+            clip(e.permission_keys.join(' '), 50),
+          ]),
         ),
       );
     });

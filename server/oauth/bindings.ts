@@ -79,6 +79,11 @@ export async function bindAgent(pool: DatabasePool, b: { userId: string; clientI
       }
       agentId = agent.id;
     } else {
+      // A person's agents have distinct names (as when created in the dashboard): a chain read as
+      // names ("dana › claude") always means one identity.
+      await identities.lockChildNames(tx, user.id);
+      const taken = await identities.activeChildNamed(tx, user.id, b.choice.newAgentName, null);
+      if (taken) throw new BindingError(`you already have an agent named "${taken.name}": choose it above, or give the new one another name`);
       const agent = await identities.createAgent(tx, {
         orgId: user.org_id,
         parent: user,

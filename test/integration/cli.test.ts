@@ -343,7 +343,13 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     const rows = jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(rows.length).toBeGreaterThan(0);
     const csv = await cli(['audit', '--format', 'csv', '--limit', '5'], person);
-    expect(csv.stdout.split('\n')[0]).toBe('at,event,service,action,decision,http_status_code,permission_keys,actor_id,approval_id,call_id,request_id');
+    const lines = csv.stdout.trim().split('\n');
+    expect(lines[0]).toBe('at,event,who,service,action,decision,http_status_code,permission_keys,actor_name,actor_id,approval_id,call_id,request_id');
+    // Names beside the ids: the chain as people read it, person first.
+    expect(lines.slice(1).some((l) => l.includes('owner › assistant'))).toBe(true);
+    const table = await cli(['audit', '--limit', '5'], person);
+    expect(table.stdout.split('\n')[0]).toMatch(/^AT +EVENT +WHO +SERVICE/);
+    expect(table.stdout).toContain('owner › assistant');
   });
 
   it('bash completion offers commands and options, by prefix, for `gateway` and `npx gateway`', async () => {
