@@ -33,8 +33,8 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     summary: 'Approvals the caller can see, newest first (cursor pagination)',
     query: listQuery,
     responses: { 200: ApprovalPage },
-  }, async (req, res) => {
-    res.json(await approvals.list(principalOf(req), listQuery.parse(req.query)));
+  }, async (req, res, { query }) => {
+    res.json(await approvals.list(principalOf(req), query));
   });
   r.route({
     method: 'get',
@@ -44,8 +44,8 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     params,
     responses: { 200: Approval },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await approvals.get(principalOf(req), params.parse(req.params).id));
+  }, async (req, res, { params }) => {
+    res.json(await approvals.get(principalOf(req), params.id));
   });
   r.route({
     method: 'post',
@@ -56,8 +56,8 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     body: resolveBody,
     responses: { 200: ApprovalRecord },
     errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
-  }, async (req, res) => {
-    res.json(await approvals.resolve(principalOf(req), params.parse(req.params).id, resolveBody.parse(req.body)));
+  }, async (req, res, { params, body }) => {
+    res.json(await approvals.resolve(principalOf(req), params.id, body));
   });
   return r.router;
 }
@@ -79,9 +79,8 @@ export function blastRadiusRoutes(service: BlastRadiusService): Router {
     query,
     responses: { 200: BlastRadius },
     errors: ['not_found', 'not_in_your_chain', 'invalid_request'],
-  }, async (req, res) => {
-    const { id } = params.parse(req.params);
-    res.json(await service.forTier(principalOf(req), id, query.parse(req.query).tier));
+  }, async (req, res, { params, query }) => {
+    res.json(await service.forTier(principalOf(req), params.id, query.tier));
   });
   return r.router;
 }

@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, Router } from 'express';
 import { z } from 'zod';
 import { apiRouter } from '../http/api-router.ts';
 import { timestamp } from '../http/openapi/common.ts';
@@ -42,8 +42,7 @@ export function loginRoutes(auth: AuthService, publicUrl: string): Router {
       responses: { 200: Session },
       errors: ['unauthenticated', 'rate_limited'],
     },
-    async (req: Request, res: Response) => {
-    const body = loginBody.parse(req.body);
+    async (req, res, { body }) => {
     // A throttled sign-in becomes 429 with Retry-After in the error handler.
     const session = await auth.login(body.email, body.password);
     res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS, publicUrl));

@@ -90,16 +90,16 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
       responses: callAnswers,
       errors: CALL_ERRORS,
     },
-    async (req, res) => {
+    async (req, res, { body }) => {
     const p = principalOf(req);
-    const body = (req.body ?? {}) as Record<string, unknown>;
     const idempotencyKey = idempotencyKeyOf(req);
+    // The branches are strict objects: only resumeBody has approval_id, only httpBody has method.
     if ('approval_id' in body) {
-      sendOutcome(res, await calls.resume(p, resumeBody.parse(body).approval_id));
-    } else if ('method' in body || 'path' in body) {
-      sendOutcome(res, await calls.callHttp(p, httpBody.parse(body), req.id, { idempotencyKey }));
+      sendOutcome(res, await calls.resume(p, body.approval_id));
+    } else if ('method' in body) {
+      sendOutcome(res, await calls.callHttp(p, body, req.id, { idempotencyKey }));
     } else {
-      sendOutcome(res, await calls.callAction(p, actionBody.parse(body), req.id, { idempotencyKey }));
+      sendOutcome(res, await calls.callAction(p, body, req.id, { idempotencyKey }));
     }
     },
   );
@@ -114,9 +114,8 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
       responses: callAnswers,
       errors: CALL_ERRORS,
     },
-    async (req, res) => {
+    async (req, res, { body }) => {
     const p = principalOf(req);
-    const body = connectionHttpBody.parse(req.body);
     const idempotencyKey = idempotencyKeyOf(req);
     const connection = await resolveConnection(p, body.connection);
     const { connection: _c, url, ...rest } = body;
@@ -135,9 +134,8 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
       responses: { 200: CallView },
       errors: ['not_found'],
     },
-    async (req, res) => {
-      const { id } = z.object({ id: uuid }).parse(req.params);
-      res.json(await calls.get(principalOf(req), id));
+    async (req, res, { params }) => {
+      res.json(await calls.get(principalOf(req), params.id));
     },
   );
   return r.router;

@@ -73,9 +73,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     body: putAppBody,
     responses: { 201: OAuthAppResult, 200: OAuthAppResult },
     errors: ['forbidden', 'conflict'],
-  }, async (req, res) => {
-    const p = providerParams.parse(req.params);
-    const out = await connections.putOAuthApp(principalOf(req), p.provider, putAppBody.parse(req.body));
+  }, async (req, res, { params, body }) => {
+    const out = await connections.putOAuthApp(principalOf(req), params.provider, body);
     res.status(out.created ? 201 : 200).json({ oauth_app: out.oauth_app });
   });
   r.route({
@@ -95,8 +94,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     body: createBody,
     responses: { 201: ConnectionWithAuthUrl },
     errors: [...OAUTH_ERRORS],
-  }, async (req, res) => {
-    res.status(201).json(await connections.create(principalOf(req), createBody.parse(req.body)));
+  }, async (req, res, { body }) => {
+    res.status(201).json(await connections.create(principalOf(req), body));
   });
   r.route({
     method: 'get',
@@ -106,8 +105,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     params,
     responses: { 200: ConnectionResult },
     errors: ['not_found', 'forbidden'],
-  }, async (req, res) => {
-    res.json({ connection: await connections.get(principalOf(req), params.parse(req.params).id) });
+  }, async (req, res, { params }) => {
+    res.json({ connection: await connections.get(principalOf(req), params.id) });
   });
   r.route({
     method: 'post',
@@ -119,9 +118,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     bodyOptional: true,
     responses: { 200: ConnectionWithAuthUrl },
     errors: [...OAUTH_ERRORS],
-  }, async (req, res) => {
-    const body = authorizeBody.parse(req.body ?? {});
-    res.json(await connections.authorize(principalOf(req), params.parse(req.params).id, body));
+  }, async (req, res, { params, body }) => {
+    res.json(await connections.authorize(principalOf(req), params.id, body));
   });
   r.route({
     method: 'post',
@@ -131,8 +129,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     params,
     responses: { 200: ConnectionResult },
     errors: [...OAUTH_ERRORS],
-  }, async (req, res) => {
-    res.json({ connection: await connections.refresh(principalOf(req), params.parse(req.params).id) });
+  }, async (req, res, { params }) => {
+    res.json({ connection: await connections.refresh(principalOf(req), params.id) });
   });
   r.route({
     method: 'delete',
@@ -142,8 +140,8 @@ export function connectionRoutes(connections: ConnectionService): Router {
     params,
     responses: { 204: null },
     errors: ['not_found', 'forbidden'],
-  }, async (req, res) => {
-    await connections.remove(principalOf(req), params.parse(req.params).id);
+  }, async (req, res, { params }) => {
+    await connections.remove(principalOf(req), params.id);
     res.status(204).end();
   });
   return r.router;

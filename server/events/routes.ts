@@ -2,7 +2,7 @@
 // id; a client that reconnects with Last-Event-ID (header, or `last_event_id` for a fresh
 // EventSource) gets what it missed, or a `gap` event telling it to refetch.
 import type { StreamGuard } from '../auth/stream-guard.ts';
-import type { Request, Response, Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
 import { isAdmin } from '../auth/principal.ts';
@@ -47,11 +47,10 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
       },
     },
     errors: ['forbidden', 'invalid_request'],
-  }, async (req: Request, res: Response) => {
+  }, async (req, res, { query }) => {
     const p = requireHuman(req);
     const header = req.get('last-event-id');
-    const q = query.parse(req.query);
-    const lastId = header !== undefined && header !== '' ? eventId.parse(header) : q.last_event_id;
+    const lastId = header !== undefined && header !== '' ? eventId.parse(header) : query.last_event_id;
     const scope: EventScope = { orgId: p.orgId, userId: isAdmin(p) ? null : p.userId };
     // HEAD (Express routes it here): the stream's headers, answered at once instead of a stream.
     if (req.method === 'HEAD') {

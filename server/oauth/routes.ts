@@ -36,8 +36,8 @@ export function oauthRoutes(oauth: OAuthService): Router {
     params: clientParams,
     responses: { 200: RevokedOAuthClient },
     errors: ['forbidden', 'not_found'],
-  }, async (req, res) => {
-    res.json(await oauth.revokeClient(principalOf(req), clientParams.parse(req.params).clientId));
+  }, async (req, res, { params }) => {
+    res.json(await oauth.revokeClient(principalOf(req), params.clientId));
   });
   r.route({
     method: 'get',
@@ -46,9 +46,8 @@ export function oauthRoutes(oauth: OAuthService): Router {
     summary: 'The caller’s (user, client) → agent bindings',
     query: listBindingsQuery,
     responses: { 200: OAuthBindingList },
-  }, async (req, res) => {
-    const q = listBindingsQuery.parse(req.query);
-    res.json({ bindings: await oauth.listBindings(principalOf(req), q.include_revoked === 'true') });
+  }, async (req, res, { query }) => {
+    res.json({ bindings: await oauth.listBindings(principalOf(req), query.include_revoked === 'true') });
   });
   r.route({
     method: 'post',
@@ -58,8 +57,8 @@ export function oauthRoutes(oauth: OAuthService): Router {
     params: bindingParams,
     responses: { 200: OAuthBinding },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await oauth.revokeBinding(principalOf(req), bindingParams.parse(req.params).id));
+  }, async (req, res, { params }) => {
+    res.json(await oauth.revokeBinding(principalOf(req), params.id));
   });
   r.route({
     method: 'patch',
@@ -70,9 +69,8 @@ export function oauthRoutes(oauth: OAuthService): Router {
     body: patchBindingBody,
     responses: { 200: OAuthBinding },
     errors: ['forbidden', 'not_found'],
-  }, async (req, res) => {
-    const body = patchBindingBody.parse(req.body);
-    res.json(await oauth.setSelfApprove(principalOf(req), bindingParams.parse(req.params).id, body.self_approve_enabled));
+  }, async (req, res, { params, body }) => {
+    res.json(await oauth.setSelfApprove(principalOf(req), params.id, body.self_approve_enabled));
   });
   return r.router;
 }

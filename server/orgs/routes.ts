@@ -45,9 +45,9 @@ export function orgRoutes(orgs: OrgService): Router {
     body: settingsBody,
     responses: { 200: OrgSettings },
     errors: ['forbidden'],
-  }, async (req, res) => {
+  }, async (req, res, { body }) => {
     const p = principalOf(req);
-    res.json(await orgs.updateSettings(p, settingsBody.parse(req.body)));
+    res.json(await orgs.updateSettings(p, body));
   });
   return r.router;
 }

@@ -44,8 +44,8 @@ export function registryRoutes(registry: RegistryService): Router {
     body: templateBody,
     responses: { 201: Template },
     errors: ['forbidden', 'conflict', 'invalid_service_definition'],
-  }, async (req, res) => {
-    res.status(201).json(await registry.createTemplate(principalOf(req), templateBody.parse(req.body)));
+  }, async (req, res, { body }) => {
+    res.status(201).json(await registry.createTemplate(principalOf(req), body));
   });
   r.route({
     method: 'get',
@@ -55,8 +55,8 @@ export function registryRoutes(registry: RegistryService): Router {
     params: idParams,
     responses: { 200: TemplateSource },
     errors: ['forbidden', 'not_found'],
-  }, async (req, res) => {
-    res.json(await registry.getTemplateSource(principalOf(req), idParams.parse(req.params).id));
+  }, async (req, res, { params }) => {
+    res.json(await registry.getTemplateSource(principalOf(req), params.id));
   });
   r.route({
     method: 'put',
@@ -67,8 +67,8 @@ export function registryRoutes(registry: RegistryService): Router {
     body: updateTemplateBody,
     responses: { 200: Template },
     errors: ['forbidden', 'not_found', 'conflict', 'invalid_service_definition'],
-  }, async (req, res) => {
-    res.json(await registry.updateTemplate(principalOf(req), idParams.parse(req.params).id, updateTemplateBody.parse(req.body)));
+  }, async (req, res, { params, body }) => {
+    res.json(await registry.updateTemplate(principalOf(req), params.id, body));
   });
   r.route({
     method: 'delete',
@@ -78,8 +78,8 @@ export function registryRoutes(registry: RegistryService): Router {
     params: idParams,
     responses: { 204: null },
     errors: ['forbidden', 'not_found', 'conflict'],
-  }, async (req, res) => {
-    await registry.deleteTemplate(principalOf(req), idParams.parse(req.params).id);
+  }, async (req, res, { params }) => {
+    await registry.deleteTemplate(principalOf(req), params.id);
     res.status(204).end();
   });
   r.route({
@@ -99,8 +99,8 @@ export function registryRoutes(registry: RegistryService): Router {
     body: instanceBody,
     responses: { 201: ServiceDetail },
     errors: ['forbidden', 'conflict'],
-  }, async (req, res) => {
-    res.status(201).json(await registry.createInstance(principalOf(req), instanceBody.parse(req.body)));
+  }, async (req, res, { body }) => {
+    res.status(201).json(await registry.createInstance(principalOf(req), body));
   });
   r.route({
     method: 'get',
@@ -110,8 +110,8 @@ export function registryRoutes(registry: RegistryService): Router {
     params: nameParams,
     responses: { 200: ServiceDetail },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await registry.getInstance(principalOf(req), nameParams.parse(req.params).name));
+  }, async (req, res, { params }) => {
+    res.json(await registry.getInstance(principalOf(req), params.name));
   });
   r.route({
     method: 'delete',
@@ -121,8 +121,8 @@ export function registryRoutes(registry: RegistryService): Router {
     params: nameParams,
     responses: { 204: null },
     errors: ['forbidden', 'not_found'],
-  }, async (req, res) => {
-    await registry.deleteInstance(principalOf(req), nameParams.parse(req.params).name);
+  }, async (req, res, { params }) => {
+    await registry.deleteInstance(principalOf(req), params.name);
     res.status(204).end();
   });
   r.route({
@@ -132,9 +132,8 @@ export function registryRoutes(registry: RegistryService): Router {
     summary: 'Search actions across the caller’s services',
     query: searchQuery,
     responses: { 200: SearchResults },
-  }, async (req, res) => {
-    const q = searchQuery.parse(req.query);
-    res.json({ query: q.q, results: await registry.search(principalOf(req), q.q, q.limit) });
+  }, async (req, res, { query }) => {
+    res.json({ query: query.q, results: await registry.search(principalOf(req), query.q, query.limit) });
   });
   return r.router;
 }

@@ -37,8 +37,8 @@ export function diagnosticsRoutes(diagnostics: DiagnosticsService): Router {
       bodyOptional: true,
       responses: { 201: Ping },
     },
-    async (req, res) => {
-      res.status(201).json(await diagnostics.ping(pingBody.parse(req.body ?? {}).message));
+    async (_req, res, { body }) => {
+      res.status(201).json(await diagnostics.ping(body.message));
     },
   );
   r.route(
@@ -51,8 +51,8 @@ export function diagnosticsRoutes(diagnostics: DiagnosticsService): Router {
       responses: { 200: PingRead },
       errors: ['not_found'],
     },
-    async (req, res) => {
-      res.json(await diagnostics.read(readParams.parse(req.params).workflowId));
+    async (_req, res, { params }) => {
+      res.json(await diagnostics.read(params.workflowId));
     },
   );
   return r.router;

@@ -46,8 +46,8 @@ export function vaultRoutes(vault: VaultService): Router {
     bodyOptional: true,
     responses: { 201: Secret, 200: Secret },
     errors: ['conflict'],
-  }, async (req, res) => {
-    const { created, secret } = await vault.put(principalOf(req), putBody.parse(req.body ?? {}));
+  }, async (req, res, { body }) => {
+    const { created, secret } = await vault.put(principalOf(req), body);
     res.status(created ? 201 : 200).json(secret);
   });
   r.route({
@@ -67,8 +67,8 @@ export function vaultRoutes(vault: VaultService): Router {
     params,
     responses: { 200: Secret },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await vault.get(principalOf(req), params.parse(req.params).id));
+  }, async (req, res, { params }) => {
+    res.json(await vault.get(principalOf(req), params.id));
   });
   r.route({
     method: 'get',
@@ -78,8 +78,8 @@ export function vaultRoutes(vault: VaultService): Router {
     params,
     responses: { 200: SecretVersionList },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json({ versions: await vault.listVersions(principalOf(req), params.parse(req.params).id) });
+  }, async (req, res, { params }) => {
+    res.json({ versions: await vault.listVersions(principalOf(req), params.id) });
   });
   r.route({
     method: 'post',
@@ -89,9 +89,8 @@ export function vaultRoutes(vault: VaultService): Router {
     params: versionParams,
     responses: { 200: Secret },
     errors: ['not_found', 'conflict'],
-  }, async (req, res) => {
-    const p = versionParams.parse(req.params);
-    res.json(await vault.restore(principalOf(req), p.id, p.version));
+  }, async (req, res, { params }) => {
+    res.json(await vault.restore(principalOf(req), params.id, params.version));
   });
   r.route({
     method: 'delete',
@@ -101,8 +100,8 @@ export function vaultRoutes(vault: VaultService): Router {
     params,
     responses: { 204: null },
     errors: ['not_found'],
-  }, async (req, res) => {
-    await vault.remove(principalOf(req), params.parse(req.params).id);
+  }, async (req, res, { params }) => {
+    await vault.remove(principalOf(req), params.id);
     res.status(204).end();
   });
   return r.router;

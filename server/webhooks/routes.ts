@@ -53,8 +53,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     body: createBody,
     bodyOptional: true,
     responses: { 201: NewWebhook },
-  }, async (req, res) => {
-    res.status(201).json(await webhooks.create(principalOf(req), createBody.parse(req.body ?? {})));
+  }, async (req, res, { body }) => {
+    res.status(201).json(await webhooks.create(principalOf(req), body));
   });
   r.route({
     method: 'get',
@@ -74,9 +74,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     query: deliveriesQuery,
     responses: { 200: DeliveryList },
     errors: ['not_found'],
-  }, async (req, res) => {
-    const q = deliveriesQuery.parse(req.query);
-    res.json({ deliveries: await webhooks.deliveries(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
+  }, async (req, res, { params, query }) => {
+    res.json({ deliveries: await webhooks.deliveries(principalOf(req), params.id, query.limit ?? 50) });
   });
   r.route({
     method: 'get',
@@ -87,9 +86,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     query: deliveriesQuery,
     responses: { 200: WebhookEventList },
     errors: ['not_found'],
-  }, async (req, res) => {
-    const q = deliveriesQuery.parse(req.query);
-    res.json({ events: await webhooks.events(principalOf(req), params.parse(req.params).id, q.limit ?? 50) });
+  }, async (req, res, { params, query }) => {
+    res.json({ events: await webhooks.events(principalOf(req), params.id, query.limit ?? 50) });
   });
   r.route({
     method: 'post',
@@ -99,8 +97,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     params,
     responses: { 202: WebhookDeliveryStarted },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.status(202).json(await webhooks.sendTest(principalOf(req), params.parse(req.params).id));
+  }, async (req, res, { params }) => {
+    res.status(202).json(await webhooks.sendTest(principalOf(req), params.id));
   });
   r.route({
     method: 'post',
@@ -110,9 +108,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     params: eventParams,
     responses: { 202: WebhookDeliveryStarted },
     errors: ['not_found', 'conflict'],
-  }, async (req, res) => {
-    const p = eventParams.parse(req.params);
-    res.status(202).json(await webhooks.redeliver(principalOf(req), p.id, p.eventId));
+  }, async (req, res, { params }) => {
+    res.status(202).json(await webhooks.redeliver(principalOf(req), params.id, params.eventId));
   });
   r.route({
     method: 'delete',
@@ -122,8 +119,8 @@ export function webhookRoutes(webhooks: WebhookService): Router {
     params,
     responses: { 204: null },
     errors: ['not_found'],
-  }, async (req, res) => {
-    await webhooks.remove(principalOf(req), params.parse(req.params).id);
+  }, async (req, res, { params }) => {
+    await webhooks.remove(principalOf(req), params.id);
     res.status(204).end();
   });
   return r.router;
