@@ -72,12 +72,27 @@ export function toEnvelope(err: AppError, requestId?: string): ErrorEnvelope {
   return { error: appErrorBody(err), ...(requestId ? { request_id: requestId } : {}) };
 }
 
+type Issue = ZodError['issues'][number];
+
+/**
+ * A union none of whose shapes matched says only "Invalid input": name instead what is wrong with
+ * the shape the input came closest to (the one with the fewest issues), e.g. `action: required`
+ * for a call that names a service but no action.
+ */
+function closestIssues(issues: readonly Issue[]): Issue[] {
+  return issues.flatMap((i) => {
+    if (i.code !== 'invalid_union' || !('errors' in i) || !i.errors.length) return [i];
+    const closest = [...i.errors].sort((a, b) => a.length - b.length)[0]!;
+    return closestIssues(closest.map((c) => ({ ...c, path: [...i.path, ...c.path] }) as Issue));
+  });
+}
+
 /**
  * Zod's issues as `invalid_request`, listed in `details.issues`; with `about`, the message names
  * them too (`<about>: <path>: <message>; …`), for clients that show only the message.
  */
 export function zodToAppError(err: ZodError, about?: string): AppError {
-  const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
+  const issues = closestIssues(err.issues).map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
   const message = about ? `${about}: ${issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ')}` : 'the request is not valid';
   return new AppError('invalid_request', message, { issues });
 }
