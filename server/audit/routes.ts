@@ -82,8 +82,8 @@ export function auditRoutes(audit: AuditService): Router {
     summary: 'Audit log entries the caller may see, newest first (cursor pagination)',
     query: listQuery,
     responses: { 200: AuditPage },
-  }, async (req, res) => {
-    res.json(await audit.list(principalOf(req), listQuery.parse(req.query)));
+  }, async (req, res, { query }) => {
+    res.json(await audit.list(principalOf(req), query));
   });
   r.route({
     method: 'get',
@@ -103,8 +103,8 @@ export function auditRoutes(audit: AuditService): Router {
         headers: { 'Content-Disposition': 'attachment; filename="audit_….csv" (or .jsonl)' },
       },
     },
-  }, async (req, res) => {
-    const { format, ...filters } = exportQuery.parse(req.query);
+  }, async (req, res, { query }) => {
+    const { format, ...filters } = query;
     const chunks = audit.exportText(principalOf(req), filters, format);
     // The first batch is read before the headers go out, so a failure there is still an error envelope.
     const first = await chunks.next();

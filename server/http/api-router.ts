@@ -34,7 +34,7 @@ export interface OperationSpec {
   /** Request headers the route reads (documented as header parameters; names in their canonical case). */
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /** The body may be omitted (handlers read `req.body ?? {}`). */
+  /** The body may be omitted (the router then parses `{}`). */
   bodyOptional?: boolean;
   /** Media type of the body; default application/json. */
   bodyType?: string;

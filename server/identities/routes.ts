@@ -59,8 +59,8 @@ export function identityRoutes(identities: IdentityService): Router {
     summary: 'Identities the caller can see (admins: the whole org; others: their subtree)',
     query: listQuery,
     responses: { 200: IdentityList },
-  }, async (req, res) => {
-    res.json({ identities: await identities.list(principalOf(req), listQuery.parse(req.query)) });
+  }, async (req, res, { query }) => {
+    res.json({ identities: await identities.list(principalOf(req), query) });
   });
   r.route({
     method: 'post',
@@ -71,8 +71,8 @@ export function identityRoutes(identities: IdentityService): Router {
     body: createAgentBody,
     responses: { 201: CreatedAgent },
     errors: [...managed],
-  }, async (req, res) => {
-    res.status(201).json(await identities.createAgent(principalOf(req), createAgentBody.parse(req.body)));
+  }, async (req, res, { body }) => {
+    res.status(201).json(await identities.createAgent(principalOf(req), body));
   });
   r.route({
     method: 'get',
@@ -82,8 +82,8 @@ export function identityRoutes(identities: IdentityService): Router {
     params,
     responses: { 200: Identity },
     errors: ['not_found'],
-  }, async (req, res) => {
-    res.json(await identities.get(principalOf(req), params.parse(req.params).id));
+  }, async (req, res, { params: { id } }) => {
+    res.json(await identities.get(principalOf(req), id));
   });
   r.route({
     method: 'patch',
@@ -96,8 +96,8 @@ export function identityRoutes(identities: IdentityService): Router {
     body: updateBody,
     responses: { 200: Identity },
     errors: [...managed, 'invalid_request'],
-  }, async (req, res) => {
-    res.json(await identities.update(principalOf(req), params.parse(req.params).id, updateBody.parse(req.body)));
+  }, async (req, res, { params: { id }, body }) => {
+    res.json(await identities.update(principalOf(req), id, body));
   });
   r.route({
     method: 'post',
@@ -107,8 +107,8 @@ export function identityRoutes(identities: IdentityService): Router {
     params,
     responses: { 200: Identity },
     errors: [...managed],
-  }, async (req, res) => {
-    res.json(await identities.setStatus(principalOf(req), params.parse(req.params).id, 'revoked'));
+  }, async (req, res, { params: { id } }) => {
+    res.json(await identities.setStatus(principalOf(req), id, 'revoked'));
   });
   r.route({
     method: 'post',
@@ -118,8 +118,8 @@ export function identityRoutes(identities: IdentityService): Router {
     params,
     responses: { 200: Identity },
     errors: [...managed],
-  }, async (req, res) => {
-    res.json(await identities.setStatus(principalOf(req), params.parse(req.params).id, 'archived'));
+  }, async (req, res, { params: { id } }) => {
+    res.json(await identities.setStatus(principalOf(req), id, 'archived'));
   });
   r.route({
     method: 'get',
@@ -129,8 +129,8 @@ export function identityRoutes(identities: IdentityService): Router {
     params,
     responses: { 200: KeyList },
     errors: [...managed],
-  }, async (req, res) => {
-    res.json({ keys: await identities.listKeys(principalOf(req), params.parse(req.params).id) });
+  }, async (req, res, { params: { id } }) => {
+    res.json({ keys: await identities.listKeys(principalOf(req), id) });
   });
   r.route({
     method: 'post',
@@ -142,9 +142,8 @@ export function identityRoutes(identities: IdentityService): Router {
     bodyOptional: true,
     responses: { 201: NewAgentKey },
     errors: [...managed],
-  }, async (req, res) => {
-    const body = createKeyBody.parse(req.body ?? {});
-    res.status(201).json(await identities.createKey(principalOf(req), params.parse(req.params).id, body.name));
+  }, async (req, res, { params: { id }, body }) => {
+    res.status(201).json(await identities.createKey(principalOf(req), id, body.name));
   });
   r.route({
     method: 'post',
@@ -154,8 +153,7 @@ export function identityRoutes(identities: IdentityService): Router {
     params: keyParams,
     responses: { 204: null },
     errors: [...managed],
-  }, async (req, res) => {
-    const p = keyParams.parse(req.params);
+  }, async (req, res, { params: p }) => {
     await identities.revokeKey(principalOf(req), p.id, p.keyId);
     res.status(204).end();
   });
@@ -168,9 +166,8 @@ export function identityRoutes(identities: IdentityService): Router {
     query: listRulesQuery,
     responses: { 200: RuleList },
     errors: [...managed],
-  }, async (req, res) => {
-    const q = listRulesQuery.parse(req.query);
-    res.json({ rules: await identities.listRules(principalOf(req), params.parse(req.params).id, q.include_revoked === 'true') });
+  }, async (req, res, { params: { id }, query: q }) => {
+    res.json({ rules: await identities.listRules(principalOf(req), id, q.include_revoked === 'true') });
   });
   r.route({
     method: 'post',
@@ -181,8 +178,8 @@ export function identityRoutes(identities: IdentityService): Router {
     body: createRuleBody,
     responses: { 201: Rule },
     errors: [...managed],
-  }, async (req, res) => {
-    res.status(201).json(await identities.createRule(principalOf(req), params.parse(req.params).id, createRuleBody.parse(req.body)));
+  }, async (req, res, { params: { id }, body }) => {
+    res.status(201).json(await identities.createRule(principalOf(req), id, body));
   });
   r.route({
     method: 'post',
@@ -192,8 +189,7 @@ export function identityRoutes(identities: IdentityService): Router {
     params: ruleParams,
     responses: { 204: null },
     errors: [...managed],
-  }, async (req, res) => {
-    const p = ruleParams.parse(req.params);
+  }, async (req, res, { params: p }) => {
     await identities.revokeRule(principalOf(req), p.id, p.ruleId);
     res.status(204).end();
   });
