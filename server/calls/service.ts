@@ -3,7 +3,7 @@
 // caller's answer comes back as soon as the workflow knows it. Also: resume by approval_id (the
 // approvals themselves live in server/approvals/).
 import { createHmac, randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { PermissionInputError } from '../../core/permissions/chain.ts';
@@ -102,7 +102,7 @@ export interface CallServiceDeps {
 }
 
 /** How long an eagerly started call waits for its in-process answer before also asking the workflow. */
-const IN_PROCESS_PATIENCE_MS = 2_000;
+const IN_PROCESS_PATIENCE_MS = 10_000;
 
 const SA = CALL_SEARCH_ATTRIBUTES;
 
@@ -464,19 +464,36 @@ export function createCallService(deps: CallServiceDeps) {
     const expected = expectFirstAnswer(callId);
     try {
       const handle = await viaTemporal('the call', () => client.workflow.start('callWorkflow', { ...options, requestEagerStart: true }));
-      const viaUpdate = () => viaTemporal('the call', () => handle.executeUpdate(outcomeUpdate));
-      if (!handle.eagerlyStarted) return await viaUpdate();
+      if (!handle.eagerlyStarted) return await answerOfWorkflow(callId);
       let timer: NodeJS.Timeout | undefined;
       const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), IN_PROCESS_PATIENCE_MS)));
       const first = await Promise.race([expected.answer, patience]).finally(() => clearTimeout(timer));
       if (first === 'late') {
         // A slow upstream, or the task retried elsewhere: whichever answers first.
-        const fromProcess = expected.answer.then((a) => (a.kind === 'answer' ? a.outcome : new Promise<never>(() => undefined)));
-        return await Promise.race([fromProcess, viaUpdate()]);
+        const fromProcess = expected.answer.then((a) => (a.kind === 'answer' ? a.outcome : Promise.reject(new Error('the call went on to an approval'))));
+        try {
+          return await Promise.any([fromProcess, answerOfWorkflow(callId)]);
+        } catch (err) {
+          throw err instanceof AggregateError ? err.errors.at(-1) : err;
+        }
       }
-      return first.kind === 'answer' ? first.outcome : await viaUpdate();
+      return first.kind === 'answer' ? first.outcome : await answerOfWorkflow(callId);
     } finally {
       expected.cancel();
+    }
+  }
+
+  /**
+   * The call's first answer from its workflow: the `outcome` update, sent on the API's own client
+   * (not the worker's native connection, which serves the eager start only); a workflow that has
+   * already closed (a covered call completes in its first task) answers from the read model.
+   */
+  async function answerOfWorkflow(callId: string): Promise<CallOutcome> {
+    try {
+      return await viaTemporal('the call', () => temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(outcomeUpdate));
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return closedCallAnswer(callId);
+      throw err;
     }
   }
 
