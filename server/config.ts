@@ -71,6 +71,7 @@ const envSchema = z.object({
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   UPSTREAM_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
+  GATEWAY_EAGER_ANSWER_PATIENCE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // After an allow, the call must start within this window (spec: 15 minutes).
   GATEWAY_EXECUTION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   TEMPORAL_UI_PORT: port.default(8233),
@@ -132,6 +133,8 @@ export interface Config {
   outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number };
   /** Calls per minute per agent (token bucket); 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** How long an eagerly started call waits for its in-process answer before also asking its workflow. */
+  eagerAnswerPatienceMs: number;
   logLevel: Env['LOG_LEVEL'];
   production: boolean;
   nodeEnv: Env['NODE_ENV'];
@@ -205,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
     },
     rateLimitPerMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    eagerAnswerPatienceMs: e.GATEWAY_EAGER_ANSWER_PATIENCE_MS,
     logLevel: e.LOG_LEVEL,
     production,
     nodeEnv: e.NODE_ENV,

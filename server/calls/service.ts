@@ -85,7 +85,7 @@ export interface CallServiceDeps {
   registry: RegistryService;
   keyring: VaultKeyring;
   masterKey: Buffer;
-  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'>;
+  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'> & Partial<Pick<Config, 'eagerAnswerPatienceMs'>>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
   /** Refuses Temporal operations at once while Temporal is down (503 instead of a long hang). */
@@ -101,8 +101,6 @@ export interface CallServiceDeps {
   eagerClient?: Client;
 }
 
-/** How long an eagerly started call waits for its in-process answer before also asking the workflow. */
-const IN_PROCESS_PATIENCE_MS = 10_000;
 
 const SA = CALL_SEARCH_ATTRIBUTES;
 
@@ -466,7 +464,7 @@ export function createCallService(deps: CallServiceDeps) {
       const handle = await viaTemporal('the call', () => client.workflow.start('callWorkflow', { ...options, requestEagerStart: true }));
       if (!handle.eagerlyStarted) return await answerOfWorkflow(callId);
       let timer: NodeJS.Timeout | undefined;
-      const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), IN_PROCESS_PATIENCE_MS)));
+      const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.config.eagerAnswerPatienceMs ?? 10_000)));
       const first = await Promise.race([expected.answer, patience]).finally(() => clearTimeout(timer));
       if (first === 'late') {
         // A slow upstream, or the task retried elsewhere: whichever answers first.

@@ -434,3 +434,43 @@ async function recordHistories(gw: TestGateway, version: string): Promise<void> 
     await writeFile(path.join(dir, `${version}-${shape}.json`), JSON.stringify(temporal.api.history.v1.History.fromObject(history as never).toJSON()));
   }
 }
+
+describe('an eagerly started call whose in-process answer is slow to come', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  beforeAll(async () => {
+    up = await startUpstream();
+    // No patience at all: every call also asks its workflow at once, so the fallback path runs.
+    gw = await startTestGateway({ env: { GATEWAY_EAGER_ANSWER_PATIENCE_MS: '0' } });
+    const admin = gw.as(gw.adminToken);
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: SECRET })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+  });
+
+  it('answers from whichever comes first — the activity in this process, the workflow\'s update, or the closed workflow\'s record — and sends once', async () => {
+    const admin = gw.as(gw.adminToken);
+    const agent = await admin('POST', '/v1/identities/agents', { name: 'impatient' });
+    expect((await admin('POST', `/v1/identities/${agent.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:get_item:*' })).status).toBe(201);
+    const call = gw.as(agent.body.key.token);
+    // Slow ones (the workflow is still open when the update arrives) and fast ones (it may have closed).
+    up.handle((req, res) => {
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: true, url: req.url }));
+      };
+      if (req.url?.includes('slow')) setTimeout(answer, 800);
+      else answer();
+    });
+    const ids = [...Array.from({ length: 4 }, (_, i) => `slow-${i}`), ...Array.from({ length: 12 }, (_, i) => `fast-${i}`)];
+    const answers = await Promise.all(ids.map((id) => call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id } })));
+    for (const [i, a] of answers.entries()) {
+      expect(a.status, JSON.stringify(a.body)).toBe(200);
+      expect(a.body, ids[i]).toMatchObject({ status: 'called', result: { status_code: 200, body: { url: `/items/${ids[i]}` } } });
+    }
+    for (const id of ids) expect(up.requests.filter((r) => r.url === `/items/${id}`), id).toHaveLength(1);
+  });
+});
