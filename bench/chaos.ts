@@ -3,6 +3,8 @@
 // while, every path at once:
 //   covered_get   a GET covered by the agent's rules (idempotent: a resend after a crash is allowed)
 //   covered_post  a POST covered by the agent's rules (sent at most once)
+//   covered_nokey a covered POST without an Idempotency-Key (role all starts it eagerly and answers
+//                 in-process): made once, never retried; judged by the call row its description names
 //   approved      a POST that raises an approval, replayed on allow (auto_call_on_approve)
 //   resumed       a POST that raises an approval, resumed by its agent with approval_id
 //   deduplicated  the same POST twice while pending: the second joins the first's approval
@@ -23,6 +25,7 @@ import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { keyedCallId } from '../server/calls/call-answers.ts';
 import { createLogger } from '../server/logger.ts';
 import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
@@ -62,12 +65,13 @@ const random = () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINAL = new Set(['executed', 'failed', 'cancelled', 'expired']);
-const PATHS = ['covered_get', 'covered_post', 'approved', 'resumed', 'deduplicated'] as const;
+const PATHS = ['covered_get', 'covered_post', 'covered_nokey', 'approved', 'resumed', 'deduplicated'] as const;
 type PathName = (typeof PATHS)[number];
 
 interface Deployment {
   name: string;
   base: string;
+  databaseUrl: string;
   api: Api;
   /** `covered` (identity `coveredId`) has allow rules for the service; `auto` and `manual` raise approvals. */
   tenant: Tenant & { covered: string; coveredId: string };
@@ -103,6 +107,18 @@ async function chaosTenant(base: string, env: Record<string, string>, databaseUr
   return { ...tenant, covered: made.body.key.token, coveredId: made.body.identity.id };
 }
 
+/** The id of the call a description names (null: no such call), read from the gateway's database. */
+async function callIdByDescription(databaseUrl: string, description: string): Promise<string | null> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const r = await db.query<{ id: string }>('SELECT id FROM calls WHERE description = $1', [description]);
+    return r.rows[0]?.id ?? null;
+  } finally {
+    await db.end();
+  }
+}
+
 async function tempDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own OS user
@@ -134,6 +150,7 @@ async function main() {
   const embedded: Deployment = {
     name: 'embedded',
     base: eEnv.PUBLIC_URL!,
+    databaseUrl: await embeddedDatabaseUrl(eDir),
     api: apiClient(eEnv.PUBLIC_URL!),
     tenant: await chaosTenant(eEnv.PUBLIC_URL!, eEnv, await embeddedDatabaseUrl(eDir), up.url),
   };
@@ -153,7 +170,7 @@ async function main() {
   let apiProc: CliProcess | undefined = await startServe(sEnv, 'api');
   let workerProc: CliProcess | undefined = await startServe(workerEnv, 'worker', workerUrl);
   stops.push(async () => stopGently(apiProc), async () => stopGently(workerProc));
-  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
+  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, databaseUrl: pg.url, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
 
   const ready = async (url: string) => {
     try {
@@ -277,11 +294,14 @@ async function main() {
       persist(() => keyedCall(d.base, tenant.covered, `key-${name}`, coveredBody(path, name)), untilMs, name);
     const coveredPaths = ['covered_get', 'covered_post'] as const;
     const firstCovered = coveredPaths.flatMap((path) => names(path).map((name) => covered(path, name, Date.now() + 5_000).catch(() => null)));
+    // Without a key the client cannot retry safely: one attempt, whatever it gets.
+    const firstUnkeyed = names('covered_nokey').map((name) => api(tenant.covered, 'POST', '/v1/actions/call', coveredBody('covered_post', name)).catch(() => null));
     const firstDrive = decide(Date.now() + 5_000).catch(() => undefined);
     await sleep(Math.floor(random() * 1_500));
     const recoverMs = await killAndRecover(kind);
     await firstDrive;
     await Promise.all(firstCovered);
+    const unkeyedAnswers = await Promise.all(firstUnkeyed);
 
     // After recovery: whatever the kill interrupted is asked again (a 4xx such as "already
     // allowed" or "already executing" is fine); then every call must reach a final state.
@@ -313,6 +333,22 @@ async function main() {
         }),
       ),
     );
+    // An unkeyed call is found by the id its answer named, else by its row (a call with no row
+    // was refused before anything was written: nothing may have reached the upstream).
+    const unkeyedFinals = await Promise.all(
+      names('covered_nokey').map(async (name, i) => {
+        const answered = unkeyedAnswers[i]?.body?.call_id ?? unkeyedAnswers[i]?.body?.error?.details?.call_id;
+        while (Date.now() < lostAt) {
+          const callId = answered ?? (await callIdByDescription(d.databaseUrl, `Create item "${name}"`).catch(() => undefined));
+          if (callId === null) return hitsFor(name) === 0 ? { status: 'not_started' } : null;
+          const view = callId ? await api(tenant.covered, 'GET', `/v1/calls/${callId}`).catch(() => null) : null;
+          if (view && ['called', 'failed'].includes(view.body?.status)) return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
+          await sleep(250);
+        }
+        console.log(`  trial ${n}: covered_nokey ${name} has no final state: first answer ${JSON.stringify(unkeyedAnswers[i]?.body ?? null).slice(0, 300)}`);
+        return null;
+      }),
+    );
     await Promise.race([driving, sleep(5_000)]);
     await sleep(500); // stragglers at the upstream
 
@@ -332,6 +368,7 @@ async function main() {
     const paths: Record<PathName, PathResult> = {
       covered_get: result('covered_get', coveredFinals.slice(0, PER_PATH), true),
       covered_post: result('covered_post', coveredFinals.slice(PER_PATH), false),
+      covered_nokey: result('covered_nokey', unkeyedFinals, false),
       approved: result('approved', slice(0, PER_PATH), false),
       resumed: result('resumed', slice(PER_PATH, PER_PATH), false),
       deduplicated: result('deduplicated', slice(2 * PER_PATH, PER_PATH), false),
