@@ -6,6 +6,13 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+/** SQL is written in store modules only (server/<feature>/store.ts, *-store.ts) and server/db/. */
+const sqlOnlyInStores = {
+  name: 'slonik',
+  importNames: ['sql'],
+  message: 'SQL lives in store modules (server/<feature>/store.ts or *-store.ts): add a named function there and call it.',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'web/**', '.data/**', '**/*.js', '!eslint.config.js'] },
   js.configs.recommended,
@@ -30,9 +37,27 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // Routes, MCP tools and the CLI are thin: they reach the database only through the domain
-    // services (server/*/service.ts), never a store module or slonik itself.
-    files: ['server/**/routes.ts', 'server/mcp/tools*.ts', 'cli/**/*.ts'],
+    // The product's code writes no SQL outside its stores (tests and benchmarks query freely).
+    files: ['server/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'cli/**/*.ts'],
+    ignores: ['**/store.ts', '**/*-store.ts', 'server/db/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [sqlOnlyInStores] }],
+    },
+  },
+  {
+    // Routes, MCP tools, the CLI, the OAuth sign-in/consent pages and the auth middleware are
+    // thin: they reach the database only through the domain services (server/*/service.ts) or
+    // what the composition root hands them, never a store module or slonik itself. (This block
+    // comes after the one above, whose rule it replaces for these files: slonik as a whole is out.)
+    files: [
+      'server/**/routes.ts',
+      'server/mcp/tools*.ts',
+      'cli/**/*.ts',
+      'server/oauth/interactions.ts',
+      'server/auth/middleware.ts',
+      'server/auth/authority.ts',
+      'server/auth/stream-guard.ts',
+    ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -49,7 +74,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/server/*', '**/workflows/*', '**/activities/*', '**/cli/*'], message: 'core/ is pure: the others import it, never the reverse.' }] },
+        {
+          paths: [sqlOnlyInStores],
+          patterns: [{ group: ['**/server/*', '**/workflows/*', '**/activities/*', '**/cli/*'], message: 'core/ is pure: the others import it, never the reverse.' }],
+        },
       ],
     },
   },

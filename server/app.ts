@@ -90,7 +90,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(connectionCallbackRoutes(services.connections)));
   v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl }));
   // Agents: least privilege, one table for every route (server/auth/authority.ts).
-  v1.use(agentAuthority(sd.pool));
+  v1.use(agentAuthority(services.chains));
   v1.use(add(logoutRoutes(services.auth, publicUrl)));
   v1.use(add(identityRoutes(services.identities)));
   v1.use(add(connectionRoutes(services.connections)));

@@ -1,6 +1,7 @@
 // What /readyz reports: the database answers, every migration on disk is applied, Temporal answers.
-import { sql, type DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { pendingMigrations } from './db/migrate.ts';
+import { pingDatabase } from './db/pool.ts';
 import type { TemporalHealth } from './temporal/health.ts';
 
 export interface ReadinessReport {
@@ -23,7 +24,7 @@ async function within<T>(ms: number, p: Promise<T>): Promise<T> {
 export async function checkReadiness(deps: { pool: DatabasePool; temporal: TemporalHealth | undefined }): Promise<ReadinessReport> {
   const checks = { database: 'ok', migrations: 'ok', temporal: 'ok' };
   try {
-    await within(2_000, deps.pool.query(sql.unsafe`SELECT 1`));
+    await within(2_000, pingDatabase(deps.pool));
     const pending = await within(2_000, pendingMigrations(deps.pool));
     if (pending.length > 0) checks.migrations = `pending: ${pending.join(', ')}`;
   } catch (err) {

@@ -10,7 +10,6 @@ import { createVaultKeyring } from './vault/keyring.ts';
 import { createCallService, type CallService } from './calls/service.ts';
 import { createOrgService } from './orgs/service.ts';
 import { createDiagnosticsService } from './diagnostics/service.ts';
-import { saveDownload } from './downloads/store.ts';
 import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
 import type { TemporalHealth } from './temporal/health.ts';
@@ -27,6 +26,9 @@ import { createBlastRadiusService } from './approvals/blast-radius.ts';
 import { createApprovalService } from './approvals/service.ts';
 import { createDownloadService } from './downloads/service.ts';
 import { createEventService } from './events/service.ts';
+import { createAuditReader } from './audit/readers.ts';
+import { createIdentityReader } from './identities/readers.ts';
+import { createOrgReader } from './orgs/readers.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -45,14 +47,18 @@ export interface ServiceDeps {
 
 export function createServices(deps: ServiceDeps) {
   const keyring = createVaultKeyring(deps.masterKey);
+  // What one feature reads of another's tables: bound to the pool here, each consumer given only
+  // the reads it uses (no module imports another feature's store for them).
+  const identityReader = createIdentityReader(deps.pool);
+  const orgReader = createOrgReader(deps.pool);
   // OAuth access tokens (the gateway's own authorization server) resolve to agent principals.
   const oauthTokens = createAccessTokenVerifier({ pool: deps.pool, publicUrl: deps.config.publicUrl });
-  const auth = createAuthService({ pool: deps.pool, verifyAccessToken: oauthTokens.verify });
-  const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger });
+  const auth = createAuthService({ pool: deps.pool, identities: identityReader, verifyAccessToken: oauthTokens.verify });
+  const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger, identities: identityReader });
   const oauth = createOAuthService({ pool: deps.pool });
   // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
   const late: { calls?: CallService } = {};
-  const identities = createIdentityService({ pool: deps.pool, closePendingOf: (ids, reason) => late.calls!.cancelPendingOf(ids, reason) });
+  const identities = createIdentityService({ pool: deps.pool, orgs: orgReader, closePendingOf: (ids, reason) => late.calls!.cancelPendingOf(ids, reason) });
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
@@ -62,6 +68,7 @@ export function createServices(deps: ServiceDeps) {
     manual: createManualDeliveries({ temporal: deps.temporal, taskQueue: deps.taskQueue }),
   });
   const audit = createAuditService({ pool: deps.pool });
+  const downloads = createDownloadService({ pool: deps.pool, identities: identityReader });
   // What every upstream call needs; secrets are resolved only inside the executor.
   const executor: ExecutorDeps = {
     secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
@@ -74,7 +81,7 @@ export function createServices(deps: ServiceDeps) {
       maxResponseBytes: deps.config.outbound.maxResponseBytes,
     },
     saveDownload: async (d) => {
-      const row = await saveDownload(deps.pool, d);
+      const row = await downloads.save(d);
       return {
         id: row.id,
         url: `${deps.config.publicUrl}/v1/downloads/${row.id}`,
@@ -103,10 +110,10 @@ export function createServices(deps: ServiceDeps) {
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
-  const blastRadius = createBlastRadiusService({ pool: deps.pool });
-  const downloads = createDownloadService({ pool: deps.pool });
+  const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius };
+  // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -4,6 +4,7 @@
 // subtree comes from the identities' parent links, an admin sees the whole org.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+// The approval and execution rows are written by the call's statements (calls/store.ts): one schema for both.
 import { approvalRow, executionRow } from '../calls/store.ts';
 
 type Db = CommonQueryMethods;
@@ -78,3 +79,24 @@ export function approvalViews(db: Db, q: ApprovalQuery) {
     ORDER BY a.created_at DESC, a.id DESC
     LIMIT ${q.limit}`);
 }
+
+const openApprovalRow = z.object({
+  id: z.string(),
+  requester_id: z.string(),
+  permission_keys: z.array(z.string()),
+  risk: z.string(),
+  status: z.string(),
+  action_description: z.string(),
+  created_at: z.date(),
+  expires_at: z.date(),
+});
+
+/**
+ * The org's other open approvals (pending or bubbled), newest first, at most `limit`; only
+ * `userId`'s when given (null: the whole org).
+ */
+export const otherOpenApprovals = (db: Db, q: { orgId: string; userId: string | null; exceptId: string; limit: number }) =>
+  db.any(sql.type(openApprovalRow)`
+    SELECT id, requester_id, permission_keys, risk, status, action_description, created_at, expires_at FROM approvals
+    WHERE org_id = ${q.orgId} AND status IN ('pending', 'bubbled') AND id <> ${q.exceptId} ${q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`}
+    ORDER BY created_at DESC LIMIT ${q.limit}`);

@@ -1,24 +1,13 @@
 // Reading the audit log. Org-scoped; admins see the whole org, members the rows of their own
 // chains (user_id is theirs), agents the rows whose identity chain contains them. Newest first,
 // paginated by an opaque cursor over the row id (stable under concurrent appends).
-import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
 import { csvHeader, csvLine, jsonLine, type ExportFormat } from '../../core/audit/export-format.ts';
-import { z } from 'zod';
-import { auditRow } from './store.ts';
+import { readAuditRows, type AuditFilter, type AuditReadRow, type AuditRowQuery, type AuditVisibility } from './store.ts';
 
-export interface AuditQuery {
-  identity?: string | undefined;
-  service?: string | undefined;
-  action?: string | undefined;
-  event?: string | undefined;
-  /** The entry's `decision` (the outcome: covered, pending, denied, executed, failed, …). */
-  decision?: string | undefined;
-  /** Inclusive. */
-  since?: string | undefined;
-  /** Exclusive. */
-  until?: string | undefined;
+export interface AuditQuery extends AuditRowQuery {
   limit?: number | undefined;
   cursor?: string | undefined;
 }
@@ -38,17 +27,6 @@ export function decodeCursor(cursor: string): number {
   if (!Number.isSafeInteger(id)) throw invalidRequest('cursor is not valid', { field: 'cursor' });
   return id;
 }
-
-/**
- * A row as read: the log's ids, and beside them the identities' names as they are now (looked up
- * when the log is read; an id no identity of the org has any more reads as null).
- */
-const auditReadRow = auditRow.extend({
-  user_name: z.string().nullable(),
-  actor_name: z.string().nullable(),
-  identity_chain_names: z.array(z.string().nullable()),
-});
-type AuditReadRow = z.infer<typeof auditReadRow>;
 
 export function publicAuditEntry(r: AuditReadRow) {
   return {
@@ -78,36 +56,13 @@ export function publicAuditEntry(r: AuditReadRow) {
 /** Rows an export reads per query: keyset pages, so memory stays flat whatever the row count. */
 export const EXPORT_BATCH = 500;
 
-const SELECT = sql.fragment`
-  SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
-         call_id, approval_id, execution_id, http_status_code, details, request_id,
-         (SELECT i.name FROM identities i WHERE i.id = a.user_id AND i.org_id = a.org_id) AS user_name,
-         (SELECT i.name FROM identities i WHERE i.id = a.actor_id AND i.org_id = a.org_id) AS actor_name,
-         ARRAY(SELECT i.name FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n)
-                 LEFT JOIN identities i ON i.id = c.id AND i.org_id = a.org_id
-               ORDER BY c.n) AS identity_chain_names
-  FROM audit_log a`;
-
 export function createAuditService(deps: { pool: DatabasePool }) {
   const { pool } = deps;
 
   /** Visibility for the principal and the query's filters (not the cursor). */
-  function filtersFor(p: Principal, q: AuditQuery) {
-    const visibility =
-      p.type === 'agent'
-        ? sql.fragment`identity_chain @> ARRAY[${p.identityId}]::uuid[]`
-        : isAdmin(p)
-          ? sql.fragment`TRUE`
-          : sql.fragment`user_id = ${p.userId}`;
-    const filters = [sql.fragment`org_id = ${p.orgId}`, visibility];
-    if (q.identity !== undefined) filters.push(sql.fragment`identity_chain @> ARRAY[${q.identity}]::uuid[]`);
-    if (q.service !== undefined) filters.push(sql.fragment`service = ${q.service}`);
-    if (q.action !== undefined) filters.push(sql.fragment`action = ${q.action}`);
-    if (q.event !== undefined) filters.push(sql.fragment`event = ${q.event}`);
-    if (q.decision !== undefined) filters.push(sql.fragment`decision = ${q.decision}`);
-    if (q.since !== undefined) filters.push(sql.fragment`at >= ${q.since}::timestamptz`);
-    if (q.until !== undefined) filters.push(sql.fragment`at < ${q.until}::timestamptz`);
-    return filters;
+  function filterFor(p: Principal, q: AuditRowQuery): AuditFilter {
+    const visibleTo: AuditVisibility = p.type === 'agent' ? { identityInChain: p.identityId } : isAdmin(p) ? 'org' : { userId: p.userId };
+    return { ...q, orgId: p.orgId, visibleTo };
   }
 
   /**
@@ -116,13 +71,10 @@ export function createAuditService(deps: { pool: DatabasePool }) {
    * higher ids and are not included: the export is the log as it was when it started.
    */
   async function* exportEntries(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>): AsyncGenerator<ReturnType<typeof publicAuditEntry>[]> {
-    const base = filtersFor(p, q);
+    const filter = filterFor(p, q);
     let below: number | null = null;
     for (;;) {
-      const filters: FragmentSqlToken[] = below === null ? base : [...base, sql.fragment`id < ${below}`];
-      const rows: readonly AuditReadRow[] = await pool.any(sql.type(auditReadRow)`
-        ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
-        ORDER BY id DESC LIMIT ${EXPORT_BATCH}`);
+      const rows: readonly AuditReadRow[] = await readAuditRows(pool, filter, { below, limit: EXPORT_BATCH });
       if (rows.length > 0) yield rows.map(publicAuditEntry);
       if (rows.length < EXPORT_BATCH) return;
       below = rows[rows.length - 1]!.id;
@@ -134,11 +86,9 @@ export function createAuditService(deps: { pool: DatabasePool }) {
 
     async list(p: Principal, q: AuditQuery) {
       const limit = q.limit ?? DEFAULT_AUDIT_LIMIT;
-      const filters = filtersFor(p, q);
-      if (q.cursor !== undefined) filters.push(sql.fragment`id < ${decodeCursor(q.cursor)}`);
-      const rows = await pool.any(sql.type(auditReadRow)`
-        ${SELECT} WHERE ${sql.join(filters, sql.fragment` AND `)}
-        ORDER BY id DESC LIMIT ${limit + 1}`);
+      const filter = filterFor(p, q);
+      const below = q.cursor !== undefined ? decodeCursor(q.cursor) : null;
+      const rows = await readAuditRows(pool, filter, { below, limit: limit + 1 });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {

@@ -93,3 +93,96 @@ const auditIdRow = z.object({ id: z.number() });
 export async function appendAudit(db: CommonQueryMethods, e: AuditEntry): Promise<number> {
   return db.oneFirst(sql.type(auditIdRow)`${auditInsert(e)} RETURNING id`);
 }
+
+// Reading --------------------------------------------------------------------------------------
+
+/** The filters a reader of the log may give (every one optional). */
+export interface AuditRowQuery {
+  identity?: string | undefined;
+  service?: string | undefined;
+  action?: string | undefined;
+  event?: string | undefined;
+  /** The entry's `decision` (the outcome: covered, pending, denied, executed, failed, …). */
+  decision?: string | undefined;
+  /** Inclusive. */
+  since?: string | undefined;
+  /** Exclusive. */
+  until?: string | undefined;
+}
+
+/** Which rows of the org a reader sees: those whose chain contains an identity, a user's, or all. */
+export type AuditVisibility = { identityInChain: string } | { userId: string } | 'org';
+
+export interface AuditFilter extends AuditRowQuery {
+  orgId: string;
+  visibleTo: AuditVisibility;
+}
+
+/**
+ * A row as read: the log's ids, and beside them the identities' names as they are now (looked up
+ * when the log is read; an id no identity of the org has any more reads as null).
+ */
+export const auditReadRow = auditRow.extend({
+  user_name: z.string().nullable(),
+  actor_name: z.string().nullable(),
+  identity_chain_names: z.array(z.string().nullable()),
+});
+export type AuditReadRow = z.infer<typeof auditReadRow>;
+
+const SELECT_READ_ROW = sql.fragment`
+  SELECT id, org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision,
+         call_id, approval_id, execution_id, http_status_code, details, request_id,
+         (SELECT i.name FROM identities i WHERE i.id = a.user_id AND i.org_id = a.org_id) AS user_name,
+         (SELECT i.name FROM identities i WHERE i.id = a.actor_id AND i.org_id = a.org_id) AS actor_name,
+         ARRAY(SELECT i.name FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n)
+                 LEFT JOIN identities i ON i.id = c.id AND i.org_id = a.org_id
+               ORDER BY c.n) AS identity_chain_names
+  FROM audit_log a`;
+
+function conditions(f: AuditFilter) {
+  const v = f.visibleTo;
+  const visibility =
+    v === 'org' ? sql.fragment`TRUE` : 'identityInChain' in v ? sql.fragment`identity_chain @> ARRAY[${v.identityInChain}]::uuid[]` : sql.fragment`user_id = ${v.userId}`;
+  const filters = [sql.fragment`org_id = ${f.orgId}`, visibility];
+  if (f.identity !== undefined) filters.push(sql.fragment`identity_chain @> ARRAY[${f.identity}]::uuid[]`);
+  if (f.service !== undefined) filters.push(sql.fragment`service = ${f.service}`);
+  if (f.action !== undefined) filters.push(sql.fragment`action = ${f.action}`);
+  if (f.event !== undefined) filters.push(sql.fragment`event = ${f.event}`);
+  if (f.decision !== undefined) filters.push(sql.fragment`decision = ${f.decision}`);
+  if (f.since !== undefined) filters.push(sql.fragment`at >= ${f.since}::timestamptz`);
+  if (f.until !== undefined) filters.push(sql.fragment`at < ${f.until}::timestamptz`);
+  return filters;
+}
+
+/** The rows matching `f`, newest first: at most `limit`, with ids below `below` when given (keyset pages). */
+export function readAuditRows(db: CommonQueryMethods, f: AuditFilter, page: { below: number | null; limit: number }): Promise<readonly AuditReadRow[]> {
+  const filters = conditions(f);
+  if (page.below !== null) filters.push(sql.fragment`id < ${page.below}`);
+  return db.any(sql.type(auditReadRow)`
+    ${SELECT_READ_ROW} WHERE ${sql.join(filters, sql.fragment` AND `)}
+    ORDER BY id DESC LIMIT ${page.limit}`);
+}
+
+export interface RecentCallsQuery {
+  orgId: string;
+  /** Only this user's calls; null: the whole org. */
+  userId: string | null;
+  days: number;
+  /** The call this approval gates is left out. */
+  exceptApprovalId: string;
+  limit: number;
+}
+
+/**
+ * What each call of the org asked for in the last `days` days (its first raise, check or denial:
+ * chain and keys), at most `limit` calls.
+ */
+export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
+  const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
+  return db.any(sql.type(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) }))`
+    SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM audit_log
+    WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
+      AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
+      AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
+    ORDER BY call_id, at LIMIT ${q.limit}`);
+}

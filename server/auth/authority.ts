@@ -4,8 +4,7 @@
 // by this table: their rights (admin / member) stay in the domain services. The same table is in
 // docs/decisions.md ("Agent authority on the REST API").
 import type { NextFunction, Request, Response } from 'express';
-import type { DatabasePool } from 'slonik';
-import * as identities from '../identities/store.ts';
+import type { ChainReader } from '../identities/readers.ts';
 import { AppError, forbidden } from '../errors.ts';
 import type { Principal } from './principal.ts';
 
@@ -150,7 +149,7 @@ export function agentMayManage(p: Principal, targetChain: readonly { id: string 
 }
 
 /** Express middleware on /v1 after authentication: applies AGENT_AUTHORITY to agent principals. */
-export function agentAuthority(pool: DatabasePool) {
+export function agentAuthority(identities: ChainReader) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const p = req.principal;
     if (!p || p.type !== 'agent') return next();
@@ -162,7 +161,7 @@ export function agentAuthority(pool: DatabasePool) {
       const id = hit.params.id ?? '';
       // Itself or an ancestor: refused. Unknown or unrelated ids go on to the service, which
       // answers 404 (ids of others never leak); malformed ones to the route's validation (400).
-      const own = await identities.getChain(pool, p.identityId);
+      const own = await identities.getChain(p.identityId);
       if (own.some((c) => c.id === id)) throw new AppError('forbidden', "an agent may manage only subagents below itself, never its own or an ancestor's keys or status");
     }
     next();

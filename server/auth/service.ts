@@ -1,10 +1,11 @@
 // Sign-in, sessions and bearer resolution. One place turns a presented token into a Principal.
 import type { DatabasePool } from 'slonik';
 import { AppError, unauthenticated } from '../errors.ts';
-import * as store from '../identities/store.ts';
+import type { IdentityReader, IdentityRow } from '../identities/readers.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
 import { attachRequestChain } from './request-chain.ts';
+import * as store from './store.ts';
 import { hashToken, newToken, SESSION_PREFIX, tokenKind } from './tokens.ts';
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
@@ -15,6 +16,8 @@ const KEY_TOUCH_INTERVAL_MS = 60_000;
 
 export interface AuthDeps {
   pool: DatabasePool;
+  /** The identities a credential resolves to (users by email, agent keys with their chain). */
+  identities: Pick<IdentityReader, 'getUserByEmail' | 'findAgentKeyWithChain' | 'touchAgentKey'>;
   /** OAuth access-token verifier (the authorization server, issue 7); absent → JWTs are refused. */
   verifyAccessToken?: (token: string) => Promise<AgentPrincipal | null>;
 }
@@ -22,16 +25,16 @@ export interface AuthDeps {
 export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
 
 export function createAuthService(deps: AuthDeps) {
-  const { pool } = deps;
+  const { pool, identities } = deps;
 
   return {
-    async login(email: string, password: string): Promise<{ token: string; expiresAt: Date; user: store.IdentityRow }> {
+    async login(email: string, password: string): Promise<{ token: string; expiresAt: Date; user: IdentityRow }> {
       const failures = await store.recentFailures(pool, email, LOGIN_WINDOW_SECONDS);
       if (failures.n >= LOGIN_MAX_FAILURES) {
         const retryAfter = Math.max(1, Math.ceil((failures.oldest!.getTime() + LOGIN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
         throw new AppError('rate_limited', 'too many failed sign-in attempts for this account; try again later', { retry_after_seconds: retryAfter });
       }
-      const user = await store.getUserByEmail(pool, email);
+      const user = await identities.getUserByEmail(email);
       // Always run scrypt, so an unknown email costs the same time as a wrong password.
       const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
       if (!user || !ok || user.status !== 'active') {
@@ -63,10 +66,10 @@ export function createAuthService(deps: AuthDeps) {
         case 'agent_key': {
           if (!accept.agentKey) throw unauthenticated('an agent key is not accepted here');
           // The chain and org settings come along: a call reuses them (request-chain.ts).
-          const found = await store.findAgentKeyWithChain(pool, hashToken(token));
+          const found = await identities.findAgentKeyWithChain(hashToken(token));
           if (!found) throw unauthenticated('the agent key is invalid or revoked');
           if (!found.lastUsedAt || Date.now() - found.lastUsedAt.getTime() > KEY_TOUCH_INTERVAL_MS) {
-            await store.touchAgentKey(pool, found.keyId);
+            await identities.touchAgentKey(found.keyId);
           }
           const self = found.chain[0]!;
           const p: AgentPrincipal = {

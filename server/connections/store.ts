@@ -2,7 +2,7 @@
 // who may do what and seals every token before it reaches this module.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { envelopeSchema } from '../vault/store.ts';
+import { envelopeSchema } from '../vault/envelope-schema.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 
 type Db = CommonQueryMethods;

@@ -3,6 +3,7 @@
 import {
   createPool,
   SchemaValidationError,
+  sql,
   type DatabasePool,
   type Interceptor,
   type QueryResultRow,
@@ -53,4 +54,9 @@ export async function createDatabasePool(url: string, opts: PoolOptions = {}): P
       { name: 'jsonb', parse: (v: string) => JSON.parse(v) },
     ],
   });
+}
+
+/** One round trip: whether the database answers at all (/readyz). */
+export async function pingDatabase(pool: DatabasePool): Promise<void> {
+  await pool.query(sql.unsafe`SELECT 1`);
 }

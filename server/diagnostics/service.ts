@@ -2,12 +2,10 @@
 // from PostgreSQL with the workflow's status from Temporal (the restart test uses it).
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { sql, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool } from 'slonik';
 import { notFound } from '../errors.ts';
 import { diagnosticPingWorkflowId, type DiagnosticPingResult } from '../../workflows/definitions.ts';
-
-const pingRow = z.object({ id: z.string(), workflow_id: z.string(), message: z.string(), created_at: z.date() });
+import { getPing } from './store.ts';
 
 export function createDiagnosticsService(deps: { temporal: Client; pool: DatabasePool; taskQueue: string }) {
   return {
@@ -22,8 +20,7 @@ export function createDiagnosticsService(deps: { temporal: Client; pool: Databas
     },
 
     async read(workflowId: string) {
-      const row = await deps.pool.maybeOne(sql.type(pingRow)`
-        SELECT id, workflow_id, message, created_at FROM diagnostic_pings WHERE workflow_id = ${workflowId}`);
+      const row = await getPing(deps.pool, workflowId);
       if (!row) throw notFound('ping');
       const description = await deps.temporal.workflow.getHandle(row.workflow_id).describe();
       return { row_id: row.id, workflow_id: row.workflow_id, message: row.message, created_at: row.created_at, workflow_status: description.status.name };

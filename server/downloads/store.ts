@@ -7,7 +7,14 @@ export const DOWNLOAD_TTL_SECONDS = 15 * 60;
 
 const meta = z.object({ id: z.string(), org_id: z.string(), requester_id: z.string().nullable(), content_type: z.string(), size: z.number(), sha256: z.string(), expires_at: z.date() });
 
-export async function saveDownload(db: CommonQueryMethods, d: { orgId: string; requesterId: string | undefined; contentType: string; data: Buffer }) {
+export interface NewDownload {
+  orgId: string;
+  requesterId: string | undefined;
+  contentType: string;
+  data: Buffer;
+}
+
+export async function saveDownload(db: CommonQueryMethods, d: NewDownload) {
   const sha256 = createHash('sha256').update(d.data).digest('hex');
   // Expired downloads are removed as new ones arrive: no separate sweeper needed.
   await db.query(sql.unsafe`DELETE FROM downloads WHERE expires_at < now()`);

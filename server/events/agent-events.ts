@@ -2,9 +2,10 @@
 // records a transition (a Temporal worker) sends `pg_notify('gateway_events', …)`; every API
 // process LISTENs on one dedicated connection and fans the events out to the `GET /mcp` streams
 // of that agent. Nothing is kept in memory beyond who is listening right now.
-import { sql, type CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
 import type { Logger } from '../logger.ts';
 import { createChannelListener } from './listener.ts';
+import { notifyChannel } from './store.ts';
 
 export const AGENT_EVENTS_CHANNEL = 'gateway_events';
 
@@ -53,7 +54,7 @@ export async function notifyAgentEvent(
   if (e.type === 'approval.raised') return;
   try {
     const payload = JSON.stringify({ agent_id: e.requesterId, event: compact(e.type, e.data) });
-    await db.query(sql.unsafe`SELECT pg_notify(${AGENT_EVENTS_CHANNEL}, ${payload})`);
+    await notifyChannel(db, AGENT_EVENTS_CHANNEL, payload);
   } catch (err) {
     logger?.warn({ err: (err as Error).message, type: e.type }, 'could not notify agent event streams');
   }
@@ -69,7 +70,7 @@ export const TOOLS_LIST_CHANGED = 'tools.list_changed';
 export async function notifyToolsListChanged(db: CommonQueryMethods, agentId: string, logger?: Pick<Logger, 'warn'>): Promise<void> {
   try {
     const payload = JSON.stringify({ agent_id: agentId, event: { type: TOOLS_LIST_CHANGED, approval_id: '' } });
-    await db.query(sql.unsafe`SELECT pg_notify(${AGENT_EVENTS_CHANNEL}, ${payload})`);
+    await notifyChannel(db, AGENT_EVENTS_CHANNEL, payload);
   } catch (err) {
     logger?.warn({ err: (err as Error).message }, 'could not notify agent event streams of a tool list change');
   }

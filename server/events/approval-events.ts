@@ -5,6 +5,7 @@
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { injectedSecrets } from '../../core/permissions/keys.ts';
 import type { WebhookEventType } from '../../workflows/webhook-definitions.ts';
+// The approval and its execution, read on the caller's own connection (the call activities and workflow-gone.ts pass theirs).
 import * as calls from '../calls/store.ts';
 import type { Logger } from '../logger.ts';
 import { presentExecution } from '../approvals/present.ts';

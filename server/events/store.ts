@@ -110,6 +110,11 @@ export async function publishUserEvent(
   }
 }
 
+/** A NOTIFY on `channel` (the agents' MCP streams listen on theirs: agent-events.ts); nothing is stored. */
+export async function notifyChannel(db: CommonQueryMethods, channel: string, payload: string): Promise<void> {
+  await db.query(sql.unsafe`SELECT pg_notify(${channel}, ${payload})`);
+}
+
 /** Drops events older than `before` (index range scan; usually finds nothing). */
 export async function pruneUserEvents(db: CommonQueryMethods, before: Date): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM user_events WHERE created_at < ${before.toISOString()}`);

@@ -2,10 +2,11 @@
 // GATEWAY_ADMIN_PASSWORD or is generated and printed once (to stderr, never to the JSON log).
 import { randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import { sql } from 'slonik';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { hashPassword } from '../auth/passwords.ts';
+// The org and its first admin are written in one transaction, so orgs' store is used here directly.
+import * as orgs from '../orgs/store.ts';
 import * as store from './store.ts';
 
 export async function bootstrapFirstAdmin(
@@ -16,12 +17,12 @@ export async function bootstrapFirstAdmin(
 ): Promise<{ created: boolean }> {
   return pool.transaction(async (tx) => {
     // Two processes starting at once (api + worker) must not both create an org.
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(7242002)`);
-    if ((await store.countOrgs(tx)) > 0) return { created: false };
+    await orgs.lockFirstStart(tx);
+    if ((await orgs.countOrgs(tx)) > 0) return { created: false };
     const email = config.admin.email ?? 'admin@localhost';
     const generated = config.admin.password === undefined;
     const password = config.admin.password ?? randomBytes(18).toString('base64url');
-    const org = await store.createOrg(tx, 'Default organisation');
+    const org = await orgs.createOrg(tx, 'Default organisation');
     const admin = await store.createUser(tx, {
       orgId: org.id,
       name: 'Administrator',

@@ -8,7 +8,9 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
+// Revoking identities ends their OAuth bindings in the same transaction, so oauth's store is used here.
 import { revokeBindingsOfAgents } from '../oauth/store.ts';
+import type { OrgReader } from '../orgs/readers.ts';
 import * as store from './store.ts';
 
 export interface CreateAgentInput {
@@ -77,6 +79,8 @@ export function publicKey(k: store.AgentKeyRow) {
 
 export function createIdentityService(deps: {
   pool: DatabasePool;
+  /** The org named beside the principal's chain (`me`). */
+  orgs: Pick<OrgReader, 'getOrg'>;
   /** Ends what the revoked identities still had open: their pending approvals (cancelled with `reason`). */
   closePendingOf?: (requesterIds: string[], reason: string) => Promise<void>;
 }) {
@@ -137,7 +141,7 @@ export function createIdentityService(deps: {
       const chain = await store.getChain(pool, p.identityId);
       const self = chain[0];
       if (!self) throw notFound('identity');
-      const org = await store.getOrg(pool, p.orgId);
+      const org = await deps.orgs.getOrg(p.orgId);
       return {
         identity: publicIdentity(self),
         chain: chain.map(publicIdentity),

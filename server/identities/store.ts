@@ -1,8 +1,14 @@
-// SQL for orgs, identities, sessions, agent keys and permission rules. No authorization here:
-// the service decides who may do what; this module only reads and writes rows.
+// SQL for identities, agent keys and permission rules. No authorization here: the service decides
+// who may do what; this module only reads and writes rows. Other features read identities through
+// readers.ts, handed to them by the composition root.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
+// The org row is orgs' (server/orgs/store.ts); `getOrg` stays reachable here for
+// server/calls/service.ts, which another change in flight moves to the orgs reader.
+import { getOrg, type OrgRow } from '../orgs/store.ts';
+
+export { getOrg };
 
 export const identityRow = z.object({
   id: z.string(),
@@ -25,16 +31,6 @@ export type IdentityRow = z.infer<typeof identityRow>;
 const IDENTITY_COLUMNS = sql.fragment`
   id, org_id, kind, parent_id, user_id, name, email, role, inherit_permissions,
   auto_call_on_approve, status, created_by, created_at, archived_at`;
-
-export const orgRow = z.object({
-  id: z.string(),
-  name: z.string(),
-  approval_ttl_seconds: z.number(),
-  approval_auto_bubble_seconds: z.number().nullable(),
-  max_pending_per_agent: z.number(),
-  created_at: z.date(),
-});
-export type OrgRow = z.infer<typeof orgRow>;
 
 export const ruleRow = z.object({
   id: z.string(),
@@ -64,12 +60,6 @@ export const agentKeyRow = z.object({
 export type AgentKeyRow = z.infer<typeof agentKeyRow>;
 
 type Db = CommonQueryMethods;
-
-export const countOrgs = (db: Db) => db.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM orgs`);
-
-export const createOrg = (db: Db, name: string) => db.one(sql.type(orgRow)`INSERT INTO orgs (name) VALUES (${name}) RETURNING *`);
-
-export const getOrg = (db: Db, id: string) => db.one(sql.type(orgRow)`SELECT * FROM orgs WHERE id = ${id}`);
 
 export async function createUser(
   db: Db,
@@ -226,44 +216,6 @@ export async function setStatus(db: Db, ids: readonly string[], status: 'archive
       OR k.created_by IN (SELECT id FROM identities WHERE id = ANY(${sql.array(ids, 'uuid')}) AND kind <> 'user'))`);
 }
 
-// Sessions ------------------------------------------------------------------------------------
-
-export const sessionPrincipalRow = z.object({
-  session_id: z.string(),
-  user_id: z.string(),
-  org_id: z.string(),
-  role: z.enum(['admin', 'member']),
-});
-
-export async function createSession(db: Db, userId: string, tokenHash: Buffer, ttlSeconds: number): Promise<{ id: string; expires_at: Date }> {
-  return db.one(sql.type(z.object({ id: z.string(), expires_at: z.date() }))`
-    INSERT INTO sessions (user_id, token_hash, expires_at)
-    VALUES (${userId}, ${sql.binary(tokenHash)}, now() + make_interval(secs => ${ttlSeconds}))
-    RETURNING id, expires_at`);
-}
-
-export const findSession = (db: Db, tokenHash: Buffer) =>
-  db.maybeOne(sql.type(sessionPrincipalRow)`
-    SELECT s.id AS session_id, u.id AS user_id, u.org_id, u.role
-    FROM sessions s JOIN identities u ON u.id = s.user_id
-    WHERE s.token_hash = ${sql.binary(tokenHash)} AND s.revoked_at IS NULL AND s.expires_at > now() AND u.status = 'active'`);
-
-export async function revokeSession(db: Db, sessionId: string): Promise<void> {
-  await db.query(sql.unsafe`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`);
-}
-
-export async function recordLoginAttempt(db: Db, email: string, succeeded: boolean): Promise<void> {
-  await db.query(sql.unsafe`INSERT INTO login_attempts (email_lower, succeeded) VALUES (lower(${email}), ${succeeded})`);
-}
-
-/** Failed attempts for this email since its last success, within the window. */
-export const recentFailures = (db: Db, email: string, windowSeconds: number) =>
-  db.one(sql.type(z.object({ n: z.number(), oldest: z.date().nullable() }))`
-    SELECT count(*)::int AS n, min(attempted_at) AS oldest FROM login_attempts
-    WHERE email_lower = lower(${email}) AND NOT succeeded
-      AND attempted_at > now() - make_interval(secs => ${windowSeconds})
-      AND attempted_at > COALESCE((SELECT max(attempted_at) FROM login_attempts WHERE email_lower = lower(${email}) AND succeeded), '-infinity')`);
-
 // Agent keys ----------------------------------------------------------------------------------
 
 export async function createAgentKey(
@@ -354,11 +306,20 @@ export const listRules = (db: Db, identityId: string, includeRevoked = false) =>
     ${includeRevoked ? sql.fragment`` : sql.fragment`AND revoked_at IS NULL`}
     ORDER BY created_at`);
 
+/** A rule row in the shape the pure permission engine takes. */
+const toRule = (r: RuleRow): Rule => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at });
+
 /** Every live rule on a chain, in the shape the pure permission engine takes. */
 export async function rulesForChain(db: Db, identityIds: readonly string[]): Promise<Rule[]> {
   const rows = await db.any(sql.type(ruleRow)`
     SELECT * FROM permission_rules WHERE identity_id = ANY(${sql.array(identityIds, 'uuid')}) AND revoked_at IS NULL`);
-  return rows.map((r) => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at }));
+  return rows.map(toRule);
+}
+
+/** Every live rule of the org (the blast radius weighs a tier against all of them). */
+export async function liveRulesOfOrg(db: Db, orgId: string): Promise<Rule[]> {
+  const rows = await db.any(sql.type(ruleRow)`SELECT * FROM permission_rules WHERE org_id = ${orgId} AND revoked_at IS NULL`);
+  return rows.map(toRule);
 }
 
 export async function revokeRule(db: Db, identityId: string, ruleId: string): Promise<boolean> {

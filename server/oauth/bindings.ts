@@ -5,6 +5,8 @@
 // instead of failing.
 import type { Grant, Provider } from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
+// Binding a new agent creates it in the same transaction as the binding (and under the same lock
+// on its parent's child names as every other agent creation), so identities' store is used here.
 import * as identities from '../identities/store.ts';
 import * as store from './store.ts';
 
@@ -108,3 +110,23 @@ export async function pickableAgents(pool: DatabasePool, userId: string) {
   const tree = await identities.getSubtree(pool, userId);
   return tree.filter((i) => i.kind === 'agent' && i.parent_id === userId && i.status === 'active');
 }
+
+/**
+ * What the sign-in and consent pages (interactions.ts) may do, bound to the pool: they reach no
+ * store themselves.
+ */
+export function createConsentBindings(pool: DatabasePool) {
+  return {
+    clientRevoked: (orgId: string, clientId: string) => store.isClientRevoked(pool, orgId, clientId),
+    usable: (userId: string, clientId: string) => usableBinding(pool, userId, clientId),
+    bind: (b: { userId: string; clientId: string; choice: AgentChoice }) => bindAgent(pool, b),
+    grant: (provider: Provider, binding: UsableBinding, req: GrantRequest) => grantForBinding(provider, pool, binding, req),
+    /** What the consent form offers the user: the agents it may pick, and the address it is signed in as. */
+    async choices(userId: string): Promise<{ agents: Awaited<ReturnType<typeof pickableAgents>>; email: string }> {
+      const [agents, me] = await Promise.all([pickableAgents(pool, userId), identities.getIdentity(pool, userId)]);
+      return { agents, email: me?.email ?? '' };
+    },
+  };
+}
+
+export type ConsentBindings = ReturnType<typeof createConsentBindings>;

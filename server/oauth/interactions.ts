@@ -13,22 +13,19 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import express, { Router, type Request, type Response } from 'express';
 import type { InteractionDetails } from 'oidc-provider';
-import type { DatabasePool } from 'slonik';
 import { readCookie, SESSION_COOKIE } from '../auth/middleware.ts';
 import type { UserPrincipal } from '../auth/principal.ts';
 import { SESSION_TTL_SECONDS, type AuthService } from '../auth/service.ts';
 import { AppError } from '../errors.ts';
-import * as identities from '../identities/store.ts';
 import type { Logger } from '../logger.ts';
-import { bindAgent, BindingError, grantForBinding, pickableAgents, usableBinding, type AgentChoice, type GrantRequest } from './bindings.ts';
+import { BindingError, type AgentChoice, type ConsentBindings, type GrantRequest, type UsableBinding } from './bindings.ts';
 import { consentPage, errorPage, PAGE_HEADERS, signInPage } from './html.ts';
 import { CONSENT_PATH, sessionUser, SIGNIN_PATH, type OAuthRuntime } from './provider.ts';
-import * as store from './store.ts';
 import { mcpResourceUrl } from './verify.ts';
 
 export interface InteractionDeps {
   runtime: () => Promise<OAuthRuntime>;
-  pool: DatabasePool;
+  bindings: ConsentBindings;
   auth: AuthService;
   publicUrl: string;
   logger: Logger;
@@ -84,7 +81,7 @@ function asList(v: unknown): string[] {
 }
 
 export function interactionRoutes(deps: InteractionDeps): Router {
-  const { pool, auth, logger } = deps;
+  const { bindings, auth, logger } = deps;
   const mcpUrl = mcpResourceUrl(deps.publicUrl);
   const allowedOrigins = new Set([new URL(deps.publicUrl).origin]);
   const router = Router();
@@ -155,8 +152,8 @@ export function interactionRoutes(deps: InteractionDeps): Router {
     };
   };
 
-  const finishConsent = async (rt: OAuthRuntime, req: Request, res: Response, details: InteractionDetails, binding: store.BindingStateRow) => {
-    const grant = await grantForBinding(rt.provider, pool, binding, grantRequest(details));
+  const finishConsent = async (rt: OAuthRuntime, req: Request, res: Response, details: InteractionDetails, binding: UsableBinding) => {
+    const grant = await bindings.grant(rt.provider, binding, grantRequest(details));
     await rt.provider.interactionFinished(req, res, { consent: { grantId: grant.jti } }, { mergeWithLastSubmission: true });
   };
 
@@ -215,18 +212,18 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       const user = await consentUser(req, details);
       const clientId = details.params.client_id;
       const name = await clientName(rt, clientId);
-      if (await store.isClientRevoked(pool, user.orgId, clientId)) {
+      if (await bindings.clientRevoked(user.orgId, clientId)) {
         return refuse(rt, req, res, 'an administrator of your organisation has revoked this application');
       }
       // Bound to a live agent: nothing to ask (native clients always come through here).
-      const binding = await usableBinding(pool, user.userId, clientId);
+      const binding = await bindings.usable(user.userId, clientId);
       if (binding) return finishConsent(rt, req, res, details, binding);
       await renderConsent(rt, res, details, user, name, 200);
     }),
   );
 
   async function renderConsent(rt: OAuthRuntime, res: Response, details: InteractionDetails, user: UserPrincipal, name: string, status: number, error?: string) {
-    const [agents, me] = await Promise.all([pickableAgents(pool, user.userId), identities.getIdentity(pool, user.userId)]);
+    const { agents, email } = await bindings.choices(user.userId);
     send(
       res,
       status,
@@ -236,7 +233,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
         clientName: name,
         clientId: details.params.client_id,
         redirectUri: typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : undefined,
-        userEmail: me?.email ?? '',
+        userEmail: email,
         agents: agents.map((a) => ({ id: a.id, name: a.name })),
         defaultName: name.slice(0, 200),
         ...(error ? { error } : {}),
@@ -254,7 +251,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       const clientId = details.params.client_id;
       const name = await clientName(rt, clientId);
       if (field(req.body, 'decision') !== 'allow') return refuse(rt, req, res, 'the user denied access');
-      if (await store.isClientRevoked(pool, user.orgId, clientId)) {
+      if (await bindings.clientRevoked(user.orgId, clientId)) {
         return refuse(rt, req, res, 'an administrator of your organisation has revoked this application');
       }
       const agent = field(req.body, 'agent') ?? 'new';
@@ -268,9 +265,9 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       } else {
         return renderConsent(rt, res, details, user, name, 400, 'Choose an agent.');
       }
-      let binding: store.BindingStateRow;
+      let binding: UsableBinding;
       try {
-        binding = await bindAgent(pool, { userId: user.userId, clientId, choice });
+        binding = await bindings.bind({ userId: user.userId, clientId, choice });
       } catch (err) {
         if (err instanceof BindingError) return renderConsent(rt, res, details, user, name, 409, err.message);
         throw err;

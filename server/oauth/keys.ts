@@ -12,7 +12,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 import type { DatabasePool } from 'slonik';
 import { VaultDecryptError } from '../../core/vault/envelope.ts';
 import type { Logger } from '../logger.ts';
-import { envelopeSchema } from '../vault/store.ts';
+import { envelopeSchema } from '../vault/envelope-schema.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import * as store from './store.ts';
 

@@ -22,7 +22,7 @@ import type { UserPrincipal } from '../auth/principal.ts';
 import type { AuthService } from '../auth/service.ts';
 import { SESSION_TTL_SECONDS } from '../auth/service.ts';
 import type { Config } from '../config.ts';
-import * as identities from '../identities/store.ts';
+import type { IdentityReader } from '../identities/readers.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { createPostgresAdapter } from './adapter.ts';
@@ -77,6 +77,8 @@ export interface OAuthServerDeps {
   auth: AuthService;
   verifier: AccessTokenVerifier;
   logger: Logger;
+  /** The account behind a provider `sub`: the signed-in user. */
+  identities: Pick<IdentityReader, 'getIdentity'>;
 }
 
 export interface OAuthRuntime {
@@ -188,7 +190,7 @@ export async function buildProvider(deps: OAuthServerDeps): Promise<OAuthRuntime
     /** accountId is the user; tokens need a usable binding of (user, client) too. */
     findAccount: async (_ctx: KoaContextWithOIDC, sub: string, token?: Token): Promise<Account | undefined> => {
       if (!/^[0-9a-f-]{36}$/i.test(sub)) return undefined;
-      const user = await identities.getIdentity(pool, sub);
+      const user = await deps.identities.getIdentity(sub);
       if (!user || user.kind !== 'user' || user.status !== 'active') return undefined;
       if (token?.clientId && !(await usableBinding(pool, sub, token.clientId))) return undefined;
       return { accountId: sub, claims: () => ({ sub }) };

@@ -4,7 +4,7 @@
 import express, { Router, type Request } from 'express';
 import { interactionRoutes } from './interactions.ts';
 import { buildProvider, OAUTH_ROUTES, PROVIDER_PATH, SCOPES_SUPPORTED, type OAuthRuntime, type OAuthServerDeps } from './provider.ts';
-import { MCP_SCOPE } from './bindings.ts';
+import { createConsentBindings, MCP_SCOPE } from './bindings.ts';
 import { issuerFor, mcpResourceUrl } from './verify.ts';
 
 export const PROTECTED_RESOURCE_PATHS = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'];
@@ -35,7 +35,7 @@ export function createOAuthServer(deps: OAuthServerDeps) {
     router.get(PROTECTED_RESOURCE_PATHS, (_req, res) => {
       res.set({ 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' }).json(protectedResourceMetadata());
     });
-    router.use(interactionRoutes({ runtime, pool: deps.pool, auth: deps.auth, publicUrl, logger: deps.logger }));
+    router.use(interactionRoutes({ runtime, bindings: createConsentBindings(deps.pool), auth: deps.auth, publicUrl, logger: deps.logger }));
     // MCP clients register with `scope: "mcp"` (from the protected-resource metadata). `mcp` is a
     // resource scope, granted through the resource indicator, not a provider scope: drop it here.
     router.post(OAUTH_ROUTES.registration, express.json({ limit: '64kb' }), (req, _res, next) => {

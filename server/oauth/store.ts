@@ -1,6 +1,6 @@
 // SQL for the authorization server's own tables: bindings, client revocations, keys, revoked
-// access tokens, and the few lookups across oidc-provider's payloads (grants of a pair, clients).
-// No authorization here: the service and the provider callbacks decide.
+// access tokens, oidc-provider's payloads (the adapter's storage, and the few lookups across them:
+// grants of a pair, clients). No authorization here: the service and the provider callbacks decide.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 
@@ -280,6 +280,59 @@ export async function pruneRetiredKeys(db: Db, retentionSeconds: number): Promis
 
 export async function lockKeys(db: Db): Promise<void> {
   await db.query(sql.unsafe`SELECT pg_advisory_xact_lock(7242007)`);
+}
+
+// The provider's storage (adapter.ts): every model in oidc_payloads ---------------------------------
+
+export const payloadRow = z.object({ payload: z.record(z.string(), z.unknown()), consumed_at: z.date().nullable() });
+export type PayloadRow = z.infer<typeof payloadRow>;
+
+/** A live (unexpired) payload of a model, by id, uid or user code. */
+export const findPayload = (db: Db, type: string, column: 'id' | 'uid' | 'user_code', value: string) =>
+  db.maybeOne(sql.type(payloadRow)`
+    SELECT payload, consumed_at FROM oidc_payloads
+    WHERE type = ${type} AND ${sql.identifier([column])} = ${value} AND (expires_at IS NULL OR expires_at > now())
+    LIMIT 1`);
+
+export async function upsertPayload(
+  db: Db,
+  p: { type: string; id: string; payload: Record<string, unknown>; grantId: string | null; userCode: string | null; uid: string | null; expiresIn: number | undefined },
+): Promise<void> {
+  const expiresAt = p.expiresIn !== undefined ? sql.fragment`now() + make_interval(secs => ${p.expiresIn})` : sql.fragment`NULL`;
+  await db.query(sql.unsafe`
+    INSERT INTO oidc_payloads (id, type, payload, grant_id, user_code, uid, expires_at)
+    VALUES (${p.id}, ${p.type}, ${sql.jsonb(p.payload as never)}, ${p.grantId},
+            ${p.userCode}, ${p.uid}, ${expiresAt})
+    ON CONFLICT (type, id) DO UPDATE SET
+      payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, user_code = EXCLUDED.user_code,
+      uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`);
+}
+
+/** Marks the payload consumed; false when it was already consumed (or is gone). Atomic. */
+export async function consumePayload(db: Db, type: string, id: string): Promise<boolean> {
+  const consumed = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
+    UPDATE oidc_payloads SET consumed_at = now()
+    WHERE type = ${type} AND id = ${id} AND consumed_at IS NULL
+    RETURNING id`);
+  return consumed !== null;
+}
+
+export const payloadGrantId = (db: Db, type: string, id: string) =>
+  db.maybeOneFirst(sql.type(z.object({ grant_id: z.string().nullable() }))`
+    SELECT grant_id FROM oidc_payloads WHERE type = ${type} AND id = ${id}`);
+
+/** Revokes a grant the way oidc-provider's own `revoke` helper does, across every model. */
+export async function destroyGrant(db: Db, grantId: string): Promise<void> {
+  await db.query(sql.unsafe`
+    DELETE FROM oidc_payloads WHERE grant_id = ${grantId} OR (type = 'Grant' AND id = ${grantId})`);
+}
+
+export async function destroyPayload(db: Db, type: string, id: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM oidc_payloads WHERE type = ${type} AND id = ${id}`);
+}
+
+export async function destroyPayloadsOfGrant(db: Db, type: string, grantId: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM oidc_payloads WHERE type = ${type} AND grant_id = ${grantId}`);
 }
 
 // Housekeeping ------------------------------------------------------------------------------------

@@ -1,14 +1,8 @@
 // Org settings: the approval clocks of DESIGN.md §5. Everyone in the org reads them; admins change them.
-import { sql, type DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import type { Principal } from '../auth/principal.ts';
 import { forbidden } from '../errors.ts';
-import { getOrg, orgRow, type OrgRow } from '../identities/store.ts';
-
-export interface OrgSettingsPatch {
-  approval_ttl_seconds?: number | undefined;
-  approval_auto_bubble_seconds?: number | null | undefined;
-  max_pending_per_agent?: number | undefined;
-}
+import { getOrg, updateOrgSettings, type OrgRow, type OrgSettingsPatch } from './store.ts';
 
 function view(o: OrgRow, rateLimitPerMinute: number) {
   return {
@@ -33,11 +27,7 @@ export function createOrgService(deps: { pool: DatabasePool; rateLimitPerMinute:
 
     async updateSettings(p: Principal, patch: OrgSettingsPatch) {
       if (p.type !== 'user' || p.role !== 'admin') throw forbidden('only admins may change org settings');
-      const sets = [sql.fragment`id = id`];
-      if (patch.approval_ttl_seconds !== undefined) sets.push(sql.fragment`approval_ttl_seconds = ${patch.approval_ttl_seconds}`);
-      if (patch.approval_auto_bubble_seconds !== undefined) sets.push(sql.fragment`approval_auto_bubble_seconds = ${patch.approval_auto_bubble_seconds}`);
-      if (patch.max_pending_per_agent !== undefined) sets.push(sql.fragment`max_pending_per_agent = ${patch.max_pending_per_agent}`);
-      return view(await pool.one(sql.type(orgRow)`UPDATE orgs SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${p.orgId} RETURNING *`), rateLimitPerMinute);
+      return view(await updateOrgSettings(pool, p.orgId, patch), rateLimitPerMinute);
     },
   };
 }

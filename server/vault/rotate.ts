@@ -6,21 +6,14 @@
 // envelope is sealed under the old key behind the rotation's back. A gateway process still
 // running with the old key would seal new rows under it after the commit: stop the gateway
 // processes first (embedded mode enforces this through the DATA_DIR lock).
-import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
-import { z } from 'zod';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { makeKek, rewrapDataKey, VaultDecryptError, type Envelope, type Kek, type Keyring } from '../../core/vault/envelope.ts';
+import { envelopeSchema } from './envelope-schema.ts';
 import type { VaultKeyring } from './keyring.ts';
-import { envelopeSchema } from './store.ts';
+import * as store from './rotation-store.ts';
 
-/** The envelope columns of `connections` (OAuth tokens and the pending PKCE verifier). */
-export const CONNECTION_ENVELOPE_COLUMNS = ['access_token', 'refresh_token', 'pkce_verifier'] as const;
-
-/** Every other envelope column: webhook signing secrets and the encrypted request of each call. */
-export const OTHER_ENVELOPE_COLUMNS = [
-  { table: 'webhooks', column: 'secret_envelope' },
-  { table: 'calls', column: 'request_envelope' },
-  { table: 'oauth_keys', column: 'envelope' },
-] as const;
+// The CLI (`gateway vault rotate-master-key`) asks this before rotating; it reaches no store itself.
+export { hasVaultTables } from './rotation-store.ts';
 
 export interface RotationResult {
   /** Id of the new KEK, now wrapping every data key. */
@@ -52,15 +45,10 @@ function rewrap(raw: unknown, oldKeyring: Keyring, newKek: Kek, where: string): 
 }
 
 async function rotateSecretVersions(tx: DatabaseTransactionConnection, oldKeyring: Keyring, newKek: Kek) {
-  const rows = await tx.any(sql.type(z.object({ secret_id: z.string(), version: z.number(), envelope: z.unknown() }))`
-    SELECT secret_id, version, envelope FROM secret_versions
-    WHERE envelope->>'kekId' IS DISTINCT FROM ${newKek.id} OR kek_id <> ${newKek.id}
-    ORDER BY secret_id, version`);
+  const rows = await store.secretVersionsNotUnder(tx, newKek.id);
   for (const row of rows) {
     const envelope = rewrapIfNeeded(row.envelope, oldKeyring, newKek, `secret ${row.secret_id} version ${row.version}`);
-    await tx.query(sql.unsafe`
-      UPDATE secret_versions SET envelope = ${sql.jsonb({ ...envelope })}, kek_id = ${newKek.id}
-      WHERE secret_id = ${row.secret_id} AND version = ${row.version}`);
+    await store.setSecretVersionEnvelope(tx, { secretId: row.secret_id, version: row.version, envelope, kekId: newKek.id });
   }
   return rows.length;
 }
@@ -73,27 +61,12 @@ function rewrapIfNeeded(raw: unknown, oldKeyring: Keyring, newKek: Kek, where: s
 }
 
 async function rotateEnvelopeColumn(tx: DatabaseTransactionConnection, table: string, column: string, oldKeyring: Keyring, newKek: Kek) {
-  const col = sql.identifier([column]);
-  const tbl = sql.identifier([table]);
-  const rows = await tx.any(sql.type(z.object({ id: z.string(), envelope: z.unknown() }))`
-    SELECT id, ${col} AS envelope FROM ${tbl}
-    WHERE ${col} IS NOT NULL AND ${col}->>'kekId' IS DISTINCT FROM ${newKek.id}
-    ORDER BY id`);
+  const rows = await store.envelopesNotUnder(tx, table, column, newKek.id);
   for (const row of rows) {
     const envelope = rewrap(row.envelope, oldKeyring, newKek, `${table} ${row.id} ${column}`);
-    await tx.query(sql.unsafe`UPDATE ${tbl} SET ${col} = ${sql.jsonb({ ...envelope })} WHERE id = ${row.id}`);
+    await store.setEnvelope(tx, table, column, row.id, envelope);
   }
   return rows.length;
-}
-
-async function countUnderKek(tx: DatabaseTransactionConnection, kekId: string): Promise<number> {
-  const connectionCounts = [
-    ...CONNECTION_ENVELOPE_COLUMNS.map((c) => sql.fragment`(SELECT count(*) FROM connections WHERE ${sql.identifier([c])}->>'kekId' = ${kekId})`),
-    ...OTHER_ENVELOPE_COLUMNS.map((o) => sql.fragment`(SELECT count(*) FROM ${sql.identifier([o.table])} WHERE ${sql.identifier([o.column])}->>'kekId' = ${kekId})`),
-  ];
-  return tx.oneFirst(sql.type(z.object({ n: z.number() }))`
-    SELECT ((SELECT count(*) FROM secret_versions WHERE envelope->>'kekId' = ${kekId} AND kek_id = ${kekId})
-            + ${sql.join(connectionCounts, sql.fragment` + `)})::int AS n`);
 }
 
 /**
@@ -108,22 +81,17 @@ export async function rotateMasterKey(
 ): Promise<RotationResult> {
   const newKek = makeKek(newKey);
   return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`LOCK TABLE secret_versions, connections, webhooks, calls, oauth_keys IN SHARE ROW EXCLUSIVE MODE`);
-    const skipped = await countUnderKek(tx, newKek.id);
+    await store.lockEnvelopeTables(tx);
+    const skipped = await store.countEnvelopesUnder(tx, newKek.id);
     const secretVersions = await rotateSecretVersions(tx, oldKeyring.keyring, newKek);
     let connectionEnvelopes = 0;
-    for (const column of CONNECTION_ENVELOPE_COLUMNS) {
+    for (const column of store.CONNECTION_ENVELOPE_COLUMNS) {
       connectionEnvelopes += await rotateEnvelopeColumn(tx, 'connections', column, oldKeyring.keyring, newKek);
     }
     let otherEnvelopes = 0;
-    for (const { table, column } of OTHER_ENVELOPE_COLUMNS) {
+    for (const { table, column } of store.OTHER_ENVELOPE_COLUMNS) {
       otherEnvelopes += await rotateEnvelopeColumn(tx, table, column, oldKeyring.keyring, newKek);
     }
     return { kekId: newKek.id, secretVersions, connectionEnvelopes, otherEnvelopes, skipped };
   });
-}
-
-/** Whether the database has the vault's tables yet (`gateway migrate` creates them). */
-export async function hasVaultTables(pool: DatabasePool): Promise<boolean> {
-  return pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`SELECT to_regclass('public.secret_versions') IS NOT NULL AS ok`);
 }

@@ -4,17 +4,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
-
-/** The stored envelope (core/vault/envelope.ts): ciphertext, IVs, tags and the wrapped data key. */
-export const envelopeSchema = z.object({
-  ciphertext: z.string(),
-  iv: z.string(),
-  tag: z.string(),
-  wrappedDataKey: z.string(),
-  wrapIv: z.string(),
-  wrapTag: z.string(),
-  kekId: z.string(),
-});
+import { envelopeSchema } from './envelope-schema.ts';
 
 export const secretRow = z.object({
   id: z.string(),

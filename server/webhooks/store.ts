@@ -4,7 +4,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Envelope } from '../../core/vault/envelope.ts';
-import { envelopeSchema } from '../vault/store.ts';
+import { envelopeSchema } from '../vault/envelope-schema.ts';
 
 export const webhookRow = z.object({
   id: z.string(),

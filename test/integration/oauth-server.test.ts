@@ -8,10 +8,11 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAuthService } from '../../server/auth/service.ts';
+import { createIdentityReader } from '../../server/identities/readers.ts';
 import { keyAad, rotateOAuthKeys } from '../../server/oauth/keys.ts';
 import { isSelfApproveEnabled } from '../../server/oauth/service.ts';
 import { createAccessTokenVerifier } from '../../server/oauth/verify.ts';
-import { envelopeSchema } from '../../server/vault/store.ts';
+import { envelopeSchema } from '../../server/vault/envelope-schema.ts';
 import { createVaultKeyring } from '../../server/vault/keyring.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser, type SeededUser } from '../support/seed.ts';
@@ -512,7 +513,11 @@ describe('the OAuth 2.1 authorization server', () => {
       });
 
       it('keeps dashboard sessions and access tokens apart', async () => {
-        const auth = createAuthService({ pool: gw.pool, verifyAccessToken: createAccessTokenVerifier({ pool: gw.pool, publicUrl: gw.url }).verify });
+        const auth = createAuthService({
+          pool: gw.pool,
+          identities: createIdentityReader(gw.pool),
+          verifyAccessToken: createAccessTokenVerifier({ pool: gw.pool, publicUrl: gw.url }).verify,
+        });
         const at = (await authorizeBound(browser)).access_token;
         await expect(auth.authenticate(memberToken, { session: false, agentKey: true, oauth: true })).rejects.toMatchObject({ code: 'unauthenticated' });
         await expect(auth.authenticate(at, { session: true, agentKey: false, oauth: false })).rejects.toMatchObject({ code: 'unauthenticated' });

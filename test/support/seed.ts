@@ -2,6 +2,7 @@
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { hashPassword } from '../../server/auth/passwords.ts';
 import * as store from '../../server/identities/store.ts';
+import { createOrg } from '../../server/orgs/store.ts';
 
 export interface SeededUser {
   orgId: string;
@@ -25,7 +26,7 @@ export async function seedUser(
 ): Promise<SeededUser> {
   const password = opts.password ?? 'a perfectly fine password';
   return withPool(databaseUrl, async (pool) => {
-    const orgId = opts.orgId ?? (await store.createOrg(pool, `org for ${opts.email}`)).id;
+    const orgId = opts.orgId ?? (await createOrg(pool, `org for ${opts.email}`)).id;
     const user = await store.createUser(pool, {
       orgId,
       name: opts.email.split('@')[0]!,

@@ -17,6 +17,7 @@ import type { Principal } from '../../auth/principal.ts';
 import type { ApprovalService } from '../../approvals/service.ts';
 import { AppError, forbidden, invalidRequest } from '../../errors.ts';
 import type { IdentityService } from '../../identities/service.ts';
+// The requester's chain; PlatformDeps are built in activities/index.ts (a change in flight there injects a ChainReader).
 import * as identityStore from '../../identities/store.ts';
 import type { ExecuteInput, RuntimeHandler } from '../execute.ts';
 import { jsonOutput } from './result.ts';

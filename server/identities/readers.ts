@@ -1,0 +1,30 @@
+// What other features may read of identities: the store's reads bound to the pool, built once by
+// the composition root (server/services.ts) and handed to each consumer narrowed to what it uses
+// (`Pick<IdentityReader, …>`), so no module outside this folder needs the store itself. No
+// authorization here: each consumer has decided who may see what before it reads.
+import type { DatabasePool } from 'slonik';
+import * as store from './store.ts';
+
+export type { AgentKeyWithChain, IdentityRow } from './store.ts';
+export { toChainIdentity } from './store.ts';
+
+export function createIdentityReader(pool: DatabasePool) {
+  return {
+    getIdentity: (id: string) => store.getIdentity(pool, id),
+    /** The identity and its ancestors, requester first, the user last. */
+    getChain: (id: string) => store.getChain(pool, id),
+    listOrgIdentities: (orgId: string) => store.listOrgIdentities(pool, orgId),
+    liveRulesOfOrg: (orgId: string) => store.liveRulesOfOrg(pool, orgId),
+    /** Sign-in: the user with its password hash. */
+    getUserByEmail: (email: string) => store.getUserByEmail(pool, email),
+    /** Authentication: a live agent key with its chain and the org's approval settings. */
+    findAgentKeyWithChain: (tokenHash: Buffer) => store.findAgentKeyWithChain(pool, tokenHash),
+    /** The one write authentication makes: when a key was last used. */
+    touchAgentKey: (keyId: string) => store.touchAgentKey(pool, keyId),
+  };
+}
+
+export type IdentityReader = ReturnType<typeof createIdentityReader>;
+
+/** The chain of an identity: what an authority check over it needs. */
+export type ChainReader = Pick<IdentityReader, 'getChain'>;
