@@ -44,6 +44,7 @@ import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import { unavailable, viaTemporal as guardedBy, type TemporalHealth } from '../temporal/health.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { expectFirstAnswer } from './first-answers.ts';
+import { settleIfNeverStarted } from './never-started.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import * as store from './store.ts';
@@ -583,12 +584,13 @@ export function createCallService(deps: CallServiceDeps) {
      * above it on its chain, and the org's admins; `not_found` for anyone else.
      */
     async get(p: Principal, callId: string) {
-      const call = await store.getCall(pool, callId);
-      if (!call || call.org_id !== p.orgId) throw notFound('call');
+      const found = await store.getCall(pool, callId);
+      if (!found || found.org_id !== p.orgId) throw notFound('call');
       if (!isAdmin(p)) {
-        const chain = await identities.getChain(pool, call.requester_id);
+        const chain = await identities.getChain(pool, found.requester_id);
         if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
       }
+      const call = await settleIfNeverStarted({ pool, temporal }, found);
       const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
       const execution = approval ? await store.getExecutionByApproval(pool, approval.id) : null;
       return presentCall(call, approval, execution);

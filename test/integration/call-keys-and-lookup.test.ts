@@ -4,7 +4,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
@@ -135,6 +138,31 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
       30_000,
     );
     expect(after.body).toMatchObject({ status: 'executed', approval_status: 'allowed', execution_id: expect.any(String), http_status_code: 200, result: { status_code: 200 } });
+  });
+
+  it('GET /v1/calls/{id} settles a call whose workflow never started (the process stopped after writing its row): failed, nothing sent, with its audit row', async () => {
+    const made = await gw.as(agent.key)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'never-started-src' } });
+    expect(made.body.status).toBe('called');
+    // The state a crash between the row's insert and the workflow's start leaves: a row, no workflow.
+    const copy = async (id: string, age: string) =>
+      gw.pool.query(sql.unsafe`
+        INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys, description,
+                           request_redacted, request_envelope, disclosed, request_id, request_digest, status, created_at)
+        SELECT ${id}, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys, description,
+               request_redacted, request_envelope, disclosed, request_id, request_digest, 'checking', now() - ${age}::interval
+        FROM calls WHERE id = ${made.body.call_id}`);
+    const stale = randomUUID();
+    const young = randomUUID();
+    await copy(stale, '2 minutes');
+    await copy(young, '1 second');
+    const view = await gw.as(agent.key)('GET', `/v1/calls/${stale}`);
+    expect(view.body).toMatchObject({ status: 'failed', error: { code: 'unavailable', message: expect.stringMatching(/never started.*nothing was sent/) } });
+    const audit = await gw.pool.anyFirst(sql.type(z.object({ decision: z.string().nullable() }))`SELECT decision FROM audit_log WHERE call_id = ${stale}`);
+    expect(audit).toEqual(['not_started']);
+    // Read again: the same answer, no second audit row. A row just written is left to its workflow.
+    expect((await gw.as(agent.key)('GET', `/v1/calls/${stale}`)).body.status).toBe('failed');
+    expect(await gw.pool.anyFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM audit_log WHERE call_id = ${stale}`)).toEqual([1]);
+    expect((await gw.as(agent.key)('GET', `/v1/calls/${young}`)).body.status).toBe('checking');
   });
 
   it('a retry with the same Idempotency-Key after the connection was cut returns the first outcome; the upstream saw one request', async () => {

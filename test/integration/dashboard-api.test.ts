@@ -187,7 +187,7 @@ describe('the people\'s event stream and blast radius', () => {
     // An agent flag only a subagent has; bad bodies; agents and strangers may not.
     const onAgent = await alice('PATCH', `/v1/identities/${parent.body.identity.id}`, { inherit_permissions: true });
     expect(onAgent.status).toBe(400);
-    for (const body of [{}, { inherit_permissions: 'yes' }, { inherit_permissions: true, name: 'x' }]) {
+    for (const body of [{}, { inherit_permissions: 'yes' }, { inherit_permissions: true, colour: 'x' }, { name: '' }]) {
       const res = await alice('PATCH', `/v1/identities/${childId}`, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');

@@ -1,0 +1,46 @@
+// A call row still `checking` long after it was written, with no workflow behind it: the process
+// that wrote it stopped before its workflow started (the row is written first). Nothing was sent —
+// only the workflow sends — so the call is closed as failed with that reason, like any final
+// state (its audit row included), and `GET /v1/calls/{id}` stops saying `checking` forever. Should
+// the start still land later, the workflow's first step finds the final row and sends nothing.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { callWorkflowId } from '../../workflows/definitions.ts';
+import { callAuditEntry } from '../audit/store.ts';
+import * as identities from '../identities/store.ts';
+import * as store from './store.ts';
+
+/** A workflow start takes milliseconds; a row this old without one is not going to get one. */
+export const START_GRACE_MS = 30_000;
+
+export const NEVER_STARTED = {
+  code: 'unavailable',
+  message: 'the call never started: the gateway stopped before its workflow began, and nothing was sent; make the call again',
+} as const;
+
+/** The row as it stands, settled first when it is a call that never started. */
+export async function settleIfNeverStarted(deps: { pool: DatabasePool; temporal: Client }, call: store.CallRow): Promise<store.CallRow> {
+  if (call.status !== 'checking' || call.finished_at || Date.now() - call.created_at.getTime() < START_GRACE_MS) return call;
+  try {
+    await deps.temporal.workflow.getHandle(callWorkflowId(call.id)).describe();
+    return call; // its workflow exists: it will write the final state
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) return call;
+  }
+  const chain = await identities.getChain(deps.pool, call.requester_id);
+  const entry = callAuditEntry(
+    {
+      orgId: call.org_id,
+      userId: call.user_id,
+      identityChain: chain.map((c) => c.id),
+      service: call.service,
+      action: call.action,
+      permissionKeys: call.permission_keys,
+      callId: call.id,
+      requestId: call.request_id,
+    },
+    { event: 'call.failed', approvalId: null, executionId: null, decision: 'not_started', details: { error: NEVER_STARTED } },
+  );
+  await store.finishCallWithAudit(deps.pool, call.id, 'failed', { httpStatusCode: null, error: NEVER_STARTED }, entry);
+  return (await store.getCall(deps.pool, call.id)) ?? call;
+}
