@@ -71,7 +71,8 @@ type PathName = (typeof PATHS)[number];
 interface Deployment {
   name: string;
   base: string;
-  databaseUrl: string;
+  /** The gateway's database as it is now (the embedded PostgreSQL takes a new port when restarted). */
+  databaseUrl: () => Promise<string>;
   api: Api;
   /** `covered` (identity `coveredId`) has allow rules for the service; `auto` and `manual` raise approvals. */
   tenant: Tenant & { covered: string; coveredId: string };
@@ -150,7 +151,7 @@ async function main() {
   const embedded: Deployment = {
     name: 'embedded',
     base: eEnv.PUBLIC_URL!,
-    databaseUrl: await embeddedDatabaseUrl(eDir),
+    databaseUrl: () => embeddedDatabaseUrl(eDir),
     api: apiClient(eEnv.PUBLIC_URL!),
     tenant: await chaosTenant(eEnv.PUBLIC_URL!, eEnv, await embeddedDatabaseUrl(eDir), up.url),
   };
@@ -170,7 +171,7 @@ async function main() {
   let apiProc: CliProcess | undefined = await startServe(sEnv, 'api');
   let workerProc: CliProcess | undefined = await startServe(workerEnv, 'worker', workerUrl);
   stops.push(async () => stopGently(apiProc), async () => stopGently(workerProc));
-  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, databaseUrl: pg.url, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
+  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, databaseUrl: async () => pg.url, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
 
   const ready = async (url: string) => {
     try {
@@ -339,7 +340,7 @@ async function main() {
       names('covered_nokey').map(async (name, i) => {
         const answered = unkeyedAnswers[i]?.body?.call_id ?? unkeyedAnswers[i]?.body?.error?.details?.call_id;
         while (Date.now() < lostAt) {
-          const callId = answered ?? (await callIdByDescription(d.databaseUrl, `Create item "${name}"`).catch(() => undefined));
+          const callId = answered ?? (await callIdByDescription(await d.databaseUrl(), `Create item "${name}"`).catch(() => undefined));
           if (callId === null) return hitsFor(name) === 0 ? { status: 'not_started' } : null;
           const view = callId ? await api(tenant.covered, 'GET', `/v1/calls/${callId}`).catch(() => null) : null;
           if (view && ['called', 'failed'].includes(view.body?.status)) return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
