@@ -1,26 +1,25 @@
-// Per-identity token bucket in PostgreSQL, so the limit holds across API replicas. One statement:
-// refill by elapsed time (capped at the burst), take a token when one is there.
+// Per-identity token bucket in PostgreSQL, so the limit holds across API replicas: refilled by
+// elapsed time (capped at the burst), a token taken per call. A fresh call takes its token in the
+// statement that writes its row (calls/store.ts insertCall); a resume in one of its own.
 import type { CommonQueryMethods } from 'slonik';
 import { AppError } from '../errors.ts';
-import { takeBucketToken } from './rate-limit-store.ts';
+import { takeBucketToken, type Bucket } from './rate-limit-store.ts';
 
-export interface RateLimitResult {
-  allowed: boolean;
-  retryAfterSeconds: number;
+/** The identity's call bucket; null when the limit is off (0 per minute). */
+export function callBucket(identityId: string, perMinute: number): Bucket | null {
+  return perMinute > 0 ? { key: `calls:${identityId}`, rate: perMinute / 60, burst: perMinute } : null;
 }
 
-export async function takeToken(db: CommonQueryMethods, key: string, perMinute: number): Promise<RateLimitResult> {
-  const rate = perMinute / 60;
-  const burst = perMinute;
-  const row = await takeBucketToken(db, key, rate, burst);
-  return { allowed: row.last_allowed, retryAfterSeconds: row.last_allowed ? 0 : Math.max(1, Math.ceil((1 - row.tokens) / rate)) };
+/** `rate_limited` (429) with the seconds until a token is back (`tokens`: what the bucket holds). */
+export function rateLimited(perMinute: number, tokens: number): AppError {
+  const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / (perMinute / 60)));
+  return new AppError('rate_limited', `too many calls: at most ${perMinute} per minute for this identity`, { retry_after_seconds: retryAfterSeconds });
 }
 
-/** Throws `rate_limited` (429) with the seconds to wait when the identity's bucket is empty. */
+/** Throws `rate_limited` when the identity's bucket is empty (a call that writes no row). */
 export async function enforceRateLimit(db: CommonQueryMethods, identityId: string, perMinute: number): Promise<void> {
-  if (perMinute <= 0) return;
-  const r = await takeToken(db, `calls:${identityId}`, perMinute);
-  if (!r.allowed) {
-    throw new AppError('rate_limited', `too many calls: at most ${perMinute} per minute for this identity`, { retry_after_seconds: r.retryAfterSeconds });
-  }
+  const bucket = callBucket(identityId, perMinute);
+  if (!bucket) return;
+  const r = await takeBucketToken(db, bucket);
+  if (!r.last_allowed) throw rateLimited(perMinute, r.tokens);
 }

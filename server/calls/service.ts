@@ -46,7 +46,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { expectFirstAnswer } from './first-answers.ts';
 import { settleIfNeverStarted } from './never-started.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
-import { enforceRateLimit } from './rate-limit.ts';
+import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
 import { finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
 import { createWorkflowGoneSettler } from './workflow-gone.ts';
@@ -363,7 +363,7 @@ export function createCallService(deps: CallServiceDeps) {
     // with the same key finds the same row and the same workflow, and never sends again.
     const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
     const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
-    const existing = await store.insertCall(pool, {
+    const written = await store.insertCall(pool, {
       id: callId,
       orgId: p.orgId,
       requesterId: p.identityId,
@@ -380,7 +380,9 @@ export function createCallService(deps: CallServiceDeps) {
       disclosed: prepared.disclosed,
       requestId,
       requestDigest: callDigest,
-    });
+    }, callBucket(p.identityId, deps.config.rateLimitPerMinute));
+    if (written.kind === 'rate_limited') throw rateLimited(deps.config.rateLimitPerMinute, written.tokens);
+    const existing = written.kind === 'existing' ? written.row : null;
     if (existing) {
       if (existing.request_digest !== callDigest) {
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request: use a new key for a new request', { call_id: callId });
@@ -535,19 +537,20 @@ export function createCallService(deps: CallServiceDeps) {
     }
   }
 
-  /** Every call, fresh or resumed, from any transport, first takes a token from its identity's bucket. */
+  /**
+   * Every call, fresh or resumed, from any transport, takes a token from its identity's bucket: a
+   * fresh one in the statement that writes its row (`startCall`), a resume here.
+   */
   const admit = (p: Principal) => enforceRateLimit(pool, p.identityId, deps.config.rateLimitPerMinute);
 
   return {
     /** A service action; `onlyRisk` refuses any other risk (gateway_read runs read actions only). */
     async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: { onlyRisk?: Risk; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
-      await admit(p);
       return start(p, await prepareAction(p, input, opts.onlyRisk), requestId, opts.idempotencyKey);
     },
 
     /** Raw HTTP (`connectionId`: through a person's OAuth connection). */
     async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: { connection?: ConnectionRef; idempotencyKey?: string | undefined } = {}): Promise<IdentifiedOutcome> {
-      await admit(p);
       return start(p, await prepareHttp(p, input, opts.connection), requestId, opts.idempotencyKey);
     },
 

@@ -1,6 +1,7 @@
 // SQL for calls, approvals and executions: the read model the call workflow's activities write.
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { bucketTokenTake, type Bucket } from './rate-limit-store.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import { auditInsert, type AuditEntry } from '../audit/store.ts';
 import { chainAndRules, chainWithRulesQuery } from '../identities/store.ts';
@@ -83,9 +84,13 @@ export const executionRow = z.object({
 export type ExecutionRow = z.infer<typeof executionRow>;
 
 // Row schemas are module constants: building a zod schema per call costs more than using it.
-const existingCallRow = callRow.extend({ inserted: z.boolean() });
 const sendAttempts = z.object({ send_attempts: z.number() });
 const idColumn = z.object({ id: z.string() });
+
+/** What writing a call's row did: refused by the rate limit, inserted, or found (a keyed retry). */
+export type CallInsert = { kind: 'rate_limited'; tokens: number } | { kind: 'inserted' } | { kind: 'existing'; row: CallRow };
+
+const insertOutcome = z.object({ allowed: z.boolean(), tokens: z.number(), inserted: z.boolean(), existing_id: z.string().nullable() });
 
 export async function insertCall(
   db: Db,
@@ -107,22 +112,32 @@ export async function insertCall(
     requestId: string | null;
     requestDigest: string;
   },
-): Promise<CallRow | null> {
+  /** The caller's rate-limit bucket: its token is taken in the same statement (null: no limit). */
+  bucket: Bucket | null,
+): Promise<CallInsert> {
   // A call id derived from an Idempotency-Key may exist already: then nothing is written and the
-  // existing row is returned (the caller compares digests and attaches to that call).
-  const existing = await db.maybeOne(sql.type(existingCallRow)`
-    WITH ins AS (
+  // existing row is returned (the caller compares digests and attaches to that call). An empty
+  // bucket writes nothing.
+  const token = bucket ? bucketTokenTake(bucket) : sql.fragment`SELECT 0::float8 AS tokens, true AS last_allowed`;
+  const out = await db.one(sql.type(insertOutcome)`
+    WITH token AS (${token}),
+    ins AS (
       INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
                          description, request_redacted, request_envelope, disclosed, request_id, request_digest)
-      VALUES (${c.id}, ${c.orgId}, ${c.requesterId}, ${c.userId}, ${c.service}, ${c.template}, ${c.action}, ${c.runtime}, ${c.risk},
-              ${sql.array(c.permissionKeys, 'text')}, ${c.description}, ${sql.jsonb(c.requestRedacted as never)},
-              ${sql.jsonb(c.requestEnvelope as never)}, ${sql.jsonb(c.disclosed as never)}, ${c.requestId}, ${c.requestDigest})
+      SELECT ${c.id}, ${c.orgId}, ${c.requesterId}, ${c.userId}, ${c.service}, ${c.template}, ${c.action}, ${c.runtime}, ${c.risk},
+             ${sql.array(c.permissionKeys, 'text')}, ${c.description}, ${sql.jsonb(c.requestRedacted as never)},
+             ${sql.jsonb(c.requestEnvelope as never)}, ${sql.jsonb(c.disclosed as never)}, ${c.requestId}, ${c.requestDigest}
+      WHERE (SELECT last_allowed FROM token)
       ON CONFLICT (id) DO NOTHING
       RETURNING id)
-    SELECT c.*, false AS inserted FROM calls c WHERE c.id = ${c.id} AND NOT EXISTS (SELECT 1 FROM ins)`);
-  if (!existing) return null;
-  const { inserted: _inserted, ...row } = existing;
-  return row;
+    SELECT t.last_allowed AS allowed, t.tokens, EXISTS (SELECT 1 FROM ins) AS inserted,
+           (SELECT id FROM calls WHERE id = ${c.id} AND NOT EXISTS (SELECT 1 FROM ins)) AS existing_id
+    FROM token t`);
+  if (!out.allowed) return { kind: 'rate_limited', tokens: out.tokens };
+  if (out.inserted || !out.existing_id) return { kind: 'inserted' };
+  // A keyed retry: the row as it stands (a second read, on this rare path only).
+  const row = await getCall(db, c.id);
+  return row ? { kind: 'existing', row } : { kind: 'inserted' };
 }
 
 export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
