@@ -1,11 +1,13 @@
-// Every call the dashboard makes to the gateway goes through this module: the public REST API
-// under /v1 through the typed client generated from the OpenAPI document (./client.ts). Paths,
-// parameters, bodies and answers are checked against core/api/schema.ts; the types below are
-// names for the document's schemas, never hand-written copies.
+// The dashboard's data layer: pages and components call the gateway only through the functions
+// here (identities, approvals) and in ./admin/*.ts (one module a page: secrets, services, …), never
+// the client (./client.ts) or fetch themselves (test/unit/web/data-access.test.ts checks it). Each
+// function is one route of the public REST API under /v1, through the client typed from the
+// OpenAPI document: paths, parameters, bodies and answers are checked against
+// core/api/schema.ts; the types below are names for the document's schemas, never hand-written.
 
-import { api, ApiError, unwrap, type ApiErrorBody, type components, type paths } from './client.ts';
+import { api, ApiError, sessionLost, unwrap, type ApiErrorBody, type components, type paths } from './client.ts';
 
-export { ApiError, type ApiErrorBody };
+export { ApiError, sessionLost, type ApiErrorBody };
 
 type Schemas = components['schemas'];
 /** The JSON body of a route's successful answer (200 or 201). */

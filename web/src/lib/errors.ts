@@ -1,9 +1,8 @@
 import { ApiError } from './api.ts';
-/** A sentence for a person from whatever failed. */
-export function messageOf(err: unknown): string {
-  if (err instanceof ApiError) return err.message;
-  if (err instanceof Error) return err.message;
-  return 'Something went wrong.';
+
+/** A sentence for a person from whatever failed (`fallback` when it carries none). */
+export function messageOf(err: unknown, fallback = 'Something went wrong.'): string {
+  return err instanceof Error ? err.message : fallback;
 }
 
 /**

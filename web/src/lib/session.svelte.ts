@@ -1,8 +1,7 @@
 // Who is signed in, loaded once by the shell; pages read it. A 401 anywhere sends the browser to
 // sign-in with the current location as `next`, so deep links (an approval_url) come back.
 import { goto } from '$app/navigation';
-import { me, type Me } from './api.ts';
-import { sessionLost } from './client.ts';
+import { me, sessionLost, type Me } from './api.ts';
 
 class Session {
   me = $state<Me | null>(null);

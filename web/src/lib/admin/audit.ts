@@ -87,7 +87,3 @@ export const outcomeTone = (decision: string | null): OutcomeTone => OUTCOMES.fi
 export function chainOf(e: AuditEntry, nameOf: (id: string) => string): { id: string; name: string }[] {
   return e.identity_chain.map((id, i) => ({ id, name: e.identity_chain_names[i] ?? nameOf(id) })).reverse();
 }
-
-export type Approval = components['schemas']['Approval'];
-/** The approval an entry belongs to: its redacted request, decision and execution result. */
-export const getApproval = (id: string) => unwrap(api.GET('/v1/approvals/{id}', { params: { path: { id } } }));

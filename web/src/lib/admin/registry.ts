@@ -40,7 +40,3 @@ export function problemsOf(details: Record<string, unknown> | undefined): Proble
   if (!Array.isArray(list)) return [];
   return list.filter((p): p is Problem => typeof p === 'object' && p !== null && typeof (p as Problem).path === 'string' && typeof (p as Problem).message === 'string');
 }
-
-export type Connection = components['schemas']['Connection'];
-/** The caller's OAuth connections, to bind an instance to one. */
-export const listConnections = async () => (await unwrap(api.GET('/v1/connections'))).connections;

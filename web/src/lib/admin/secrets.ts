@@ -25,8 +25,6 @@ export const restoreVersion = (id: string, version: number) =>
 
 export const deleteSecret = (id: string) => unwrap(api.DELETE('/v1/secrets/{id}', { params: { path: { id } } }));
 
-export const listInstances = async () => (await unwrap(api.GET('/v1/services'))).services;
-
 /** Secret name → the instances whose credentials name it. */
 export function usesBySecret(instances: readonly ServiceInstance[]): Map<string, SecretUse[]> {
   const out = new Map<string, SecretUse[]>();

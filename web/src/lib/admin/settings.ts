@@ -1,5 +1,6 @@
 // Data of the settings page over the typed client: the org's approval clocks, the OAuth clients
 // registered against the gateway, and the org's people.
+import { listIdentities } from '../api.ts';
 import { api, unwrap, type components } from '../client.ts';
 
 export type OrgSettings = components['schemas']['OrgSettings'];
@@ -10,7 +11,7 @@ export const updateSettings = (body: { approval_ttl_seconds?: number; approval_a
   unwrap(api.PATCH('/v1/org/settings', { body }));
 export const listClients = async () => (await unwrap(api.GET('/v1/oauth/clients'))).clients;
 export const revokeClient = (clientId: string) => unwrap(api.POST('/v1/oauth/clients/{clientId}/revoke', { params: { path: { clientId } } }));
-export const listMembers = async () => (await unwrap(api.GET('/v1/identities'))).identities.filter((i) => i.kind === 'user');
+export const listMembers = async () => (await listIdentities()).filter((i) => i.kind === 'user');
 
 /** Seconds shown as whole minutes (the form edits minutes). */
 export const toMinutes = (s: number) => Math.round(s / 60);
