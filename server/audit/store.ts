@@ -2,6 +2,7 @@
 // originating user, the identity chain and redacted data only: never a secret or a token.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { auditEntryFields, auditEntryNames } from './entry.ts';
 import { injectedSecrets } from '../../core/permissions/keys.ts';
 
 export type AuditEvent =
@@ -40,25 +41,7 @@ export interface AuditEntry {
   requestId?: string | null;
 }
 
-export const auditRow = z.object({
-  id: z.number(),
-  org_id: z.string(),
-  at: z.date(),
-  event: z.string(),
-  user_id: z.string().nullable(),
-  actor_id: z.string().nullable(),
-  identity_chain: z.array(z.string()),
-  service: z.string().nullable(),
-  action: z.string().nullable(),
-  permission_keys: z.array(z.string()),
-  decision: z.string().nullable(),
-  call_id: z.string().nullable(),
-  approval_id: z.string().nullable(),
-  execution_id: z.string().nullable(),
-  http_status_code: z.number().nullable(),
-  details: z.record(z.string(), z.unknown()),
-  request_id: z.string().nullable(),
-});
+export const auditRow = z.object({ id: z.number(), at: z.date(), http_status_code: z.number().nullable(), ...auditEntryFields });
 export type AuditRow = z.infer<typeof auditRow>;
 
 /** What every audit row of one call carries, whoever writes it (the activities, the API). */
@@ -122,11 +105,7 @@ export interface AuditFilter extends AuditRowQuery {
  * A row as read: the log's ids, and beside them the identities' names as they are now (looked up
  * when the log is read; an id no identity of the org has any more reads as null).
  */
-export const auditReadRow = auditRow.extend({
-  user_name: z.string().nullable(),
-  actor_name: z.string().nullable(),
-  identity_chain_names: z.array(z.string().nullable()),
-});
+export const auditReadRow = auditRow.extend(auditEntryNames);
 export type AuditReadRow = z.infer<typeof auditReadRow>;
 
 const SELECT_READ_ROW = sql.fragment`
