@@ -2,7 +2,7 @@
 // prepared it (hand-off in the same process, else the encrypted call row), the upstream call, and
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
-import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/store.ts';
+import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/entry.ts';
 import { takePreparedCall } from '../server/calls/handoff.ts';
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';

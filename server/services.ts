@@ -103,6 +103,8 @@ export function createServices(deps: ServiceDeps) {
     executor,
     ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
     connections,
+    chains: { getChain: identityReader.getChain },
+    orgs: { getOrg: orgReader.getOrg },
     logger: deps.logger,
     ...(deps.eagerClient ? { eagerClient: deps.eagerClient } : {}),
   });

@@ -1,6 +1,9 @@
-// An audit entry's fields, written once: the row as stored and read (store.ts) and the entry as
-// answered and exported (responses.ts) differ only in how its time and integers travel.
+// An audit entry: what a writer hands the log (`AuditEntry`, built for a call's rows by
+// `callAuditEntry`), and its fields, written once: the row as stored and read (store.ts) and the
+// entry as answered and exported (responses.ts) differ only in how its time and integers travel.
+// Pure: no SQL here, so writers that build entries need not reach into the store.
 import { z } from 'zod';
+import { injectedSecrets } from '../../core/permissions/keys.ts';
 
 /** Names are read from the identities when the log is read, not stored in it. */
 const identityName = z.string().nullable();
@@ -30,3 +33,49 @@ export const auditEntryNames = {
     .array(identityName)
     .describe('The names of `identity_chain`, in the same order, as they are now (null where no such identity exists any more).'),
 };
+
+export type AuditEvent =
+  | 'call.called'
+  | 'call.denied'
+  | 'call.failed'
+  | 'approval.raised'
+  | 'approval.deduplicated'
+  | 'approval.resolved'
+  | 'approval.bubbled'
+  | 'approval.expired'
+  | 'approval.superseded'
+  | 'approval.cancelled'
+  | 'execution.started'
+  | 'execution.executed'
+  | 'execution.failed'
+  | 'execution.expired'
+  | 'execution.cancelled'
+  | 'rule.planted';
+
+export interface AuditEntry {
+  orgId: string;
+  event: AuditEvent;
+  userId?: string | null;
+  actorId?: string | null;
+  identityChain?: readonly string[];
+  service?: string | null;
+  action?: string | null;
+  permissionKeys?: readonly string[];
+  decision?: string | null;
+  callId?: string | null;
+  approvalId?: string | null;
+  executionId?: string | null;
+  httpStatusCode?: number | null;
+  details?: Record<string, unknown>;
+  requestId?: string | null;
+}
+
+/** What every audit row of one call carries, whoever writes it (the activities, the API). */
+export type CallContext = Pick<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
+export type CallEvent = Omit<AuditEntry, keyof CallContext>;
+
+/** One audit row of a call: a call that injects a vault secret names it on every row (never its value). */
+export function callAuditEntry(call: CallContext, e: CallEvent): AuditEntry {
+  const secrets = injectedSecrets(call.permissionKeys ?? []);
+  return { ...call, ...e, ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}) };
+}

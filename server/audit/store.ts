@@ -2,57 +2,10 @@
 // originating user, the identity chain and redacted data only: never a secret or a token.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { auditEntryFields, auditEntryNames } from './entry.ts';
-import { injectedSecrets } from '../../core/permissions/keys.ts';
-
-export type AuditEvent =
-  | 'call.called'
-  | 'call.denied'
-  | 'call.failed'
-  | 'approval.raised'
-  | 'approval.deduplicated'
-  | 'approval.resolved'
-  | 'approval.bubbled'
-  | 'approval.expired'
-  | 'approval.superseded'
-  | 'approval.cancelled'
-  | 'execution.started'
-  | 'execution.executed'
-  | 'execution.failed'
-  | 'execution.expired'
-  | 'execution.cancelled'
-  | 'rule.planted';
-
-export interface AuditEntry {
-  orgId: string;
-  event: AuditEvent;
-  userId?: string | null;
-  actorId?: string | null;
-  identityChain?: readonly string[];
-  service?: string | null;
-  action?: string | null;
-  permissionKeys?: readonly string[];
-  decision?: string | null;
-  callId?: string | null;
-  approvalId?: string | null;
-  executionId?: string | null;
-  httpStatusCode?: number | null;
-  details?: Record<string, unknown>;
-  requestId?: string | null;
-}
+import { auditEntryFields, auditEntryNames, type AuditEntry } from './entry.ts';
 
 export const auditRow = z.object({ id: z.number(), at: z.date(), http_status_code: z.number().nullable(), ...auditEntryFields });
 export type AuditRow = z.infer<typeof auditRow>;
-
-/** What every audit row of one call carries, whoever writes it (the activities, the API). */
-export type CallContext = Pick<AuditEntry, 'orgId' | 'userId' | 'identityChain' | 'service' | 'action' | 'permissionKeys' | 'callId' | 'requestId'>;
-export type CallEvent = Omit<AuditEntry, keyof CallContext>;
-
-/** One audit row of a call: a call that injects a vault secret names it on every row (never its value). */
-export function callAuditEntry(call: CallContext, e: CallEvent): AuditEntry {
-  const secrets = injectedSecrets(call.permissionKeys ?? []);
-  return { ...call, ...e, ...(secrets.length > 0 ? { details: { ...e.details, secrets } } : {}) };
-}
 
 /**
  * The INSERT of one audit row, as a fragment (also used inside combined statements). With `onlyIf`

@@ -6,8 +6,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { callWorkflowId } from '../../workflows/definitions.ts';
-import { callAuditEntry } from '../audit/store.ts';
-import * as identities from '../identities/store.ts';
+import { callAuditEntry } from '../audit/entry.ts';
+import type { ChainReader } from '../identities/readers.ts';
 import * as store from './store.ts';
 
 /** A workflow start takes milliseconds; a row this old without one is not going to get one. */
@@ -19,7 +19,7 @@ export const NEVER_STARTED = {
 } as const;
 
 /** The row as it stands, settled first when it is a call that never started. */
-export async function settleIfNeverStarted(deps: { pool: DatabasePool; temporal: Client }, call: store.CallRow): Promise<store.CallRow> {
+export async function settleIfNeverStarted(deps: { pool: DatabasePool; temporal: Client; chains: ChainReader }, call: store.CallRow): Promise<store.CallRow> {
   if (call.status !== 'checking' || call.finished_at || Date.now() - call.created_at.getTime() < START_GRACE_MS) return call;
   try {
     await deps.temporal.workflow.getHandle(callWorkflowId(call.id)).describe();
@@ -27,7 +27,7 @@ export async function settleIfNeverStarted(deps: { pool: DatabasePool; temporal:
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) return call;
   }
-  const chain = await identities.getChain(deps.pool, call.requester_id);
+  const chain = await deps.chains.getChain(call.requester_id);
   const entry = callAuditEntry(
     {
       orgId: call.org_id,

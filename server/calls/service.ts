@@ -39,7 +39,8 @@ import { assertAddressAllowed } from '../execution/http-client.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
 import { decryptStoredRequest } from '../execution/stored-call.ts';
-import * as identities from '../identities/store.ts';
+import type { ChainReader, IdentityRow } from '../identities/readers.ts';
+import type { OrgReader } from '../orgs/readers.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import { unavailable, viaTemporal as guardedBy, type TemporalHealth } from '../temporal/health.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -93,6 +94,9 @@ export interface CallServiceDeps {
   temporalHealth?: TemporalHealth;
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
   connections: Pick<ConnectionService, 'credentialError'>;
+  /** What calls read of identities and orgs (readers bound in server/services.ts). */
+  chains: ChainReader;
+  orgs: Pick<OrgReader, 'getOrg'>;
   logger: Logger;
   /**
    * A client on this process's own worker connection (role `all`): calls start their workflow
@@ -143,9 +147,9 @@ export function createCallService(deps: CallServiceDeps) {
   };
 
   /** The caller's chain and org settings: as read while authenticating this request, else now. */
-  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: identities.IdentityRow[]; org: RequestChain['org'] }> {
+  async function chainOf(p: Principal): Promise<{ chain: ChainMember[]; rows: IdentityRow[]; org: RequestChain['org'] }> {
     const known = requestChainOf(p);
-    const [rows, org] = known ? [known.chain, known.org] : await Promise.all([identities.getChain(pool, p.identityId), identities.getOrg(pool, p.orgId)]);
+    const [rows, org] = known ? [known.chain, known.org] : await Promise.all([deps.chains.getChain(p.identityId), deps.orgs.getOrg(p.orgId)]);
     if (rows.length === 0 || rows.some((r) => r.status !== 'active')) throw forbidden('the calling identity or one of its ancestors is not active');
     return { rows, org, chain: rows.map((r) => ({ id: r.id, kind: r.kind, parentId: r.parent_id, inheritPermissions: r.inherit_permissions })) };
   }
@@ -590,10 +594,10 @@ export function createCallService(deps: CallServiceDeps) {
       const found = await store.getCall(pool, callId);
       if (!found || found.org_id !== p.orgId) throw notFound('call');
       if (!isAdmin(p)) {
-        const chain = await identities.getChain(pool, found.requester_id);
+        const chain = await deps.chains.getChain(found.requester_id);
         if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
       }
-      const call = await settleIfNeverStarted({ pool, temporal }, found);
+      const call = await settleIfNeverStarted({ pool, temporal, chains: deps.chains }, found);
       const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
       const execution = approval ? await store.getExecutionByApproval(pool, approval.id) : null;
       return presentCall(call, approval, execution);

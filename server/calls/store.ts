@@ -3,7 +3,8 @@ import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { bucketTokenTake, type Bucket } from './rate-limit-store.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
-import { auditInsert, type AuditEntry } from '../audit/store.ts';
+import type { AuditEntry } from '../audit/entry.ts';
+import { auditInsert } from '../audit/store.ts';
 import { chainAndRules, chainWithRulesQuery } from '../identities/store.ts';
 
 type Db = CommonQueryMethods;

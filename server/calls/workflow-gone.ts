@@ -6,10 +6,11 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { callWorkflowId } from '../../workflows/definitions.ts';
-import { appendAudit, callAuditEntry } from '../audit/store.ts';
+import { callAuditEntry } from '../audit/entry.ts';
+import { appendAudit } from '../audit/store.ts';
 import { AppError, notFound } from '../errors.ts';
 import { approvalEventData, publishApprovalEvent } from '../events/approval-events.ts';
-import * as identities from '../identities/store.ts';
+import type { ChainReader } from '../identities/readers.ts';
 import type { Logger } from '../logger.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 import * as store from './store.ts';
@@ -18,6 +19,7 @@ export const WORKFLOW_GONE_REASON = 'the workflow that ran this approval no long
 
 export interface WorkflowGoneDeps {
   pool: DatabasePool;
+  chains: ChainReader;
   temporal: Client;
   taskQueue: string;
   logger: Logger;
@@ -61,7 +63,7 @@ export function createWorkflowGoneSettler(deps: WorkflowGoneDeps) {
 
   async function recordClosure(a: store.ApprovalRow, executionId: string | null): Promise<void> {
     const call = await store.getCall(pool, a.call_id);
-    const chain = await identities.getChain(pool, a.requester_id);
+    const chain = await deps.chains.getChain(a.requester_id);
     const error = { code: 'workflow_gone', message: WORKFLOW_GONE_REASON };
     await appendAudit(
       pool,

@@ -4,11 +4,8 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
-// The org row is orgs' (server/orgs/store.ts); `getOrg` stays reachable here for
-// server/calls/service.ts, which another change in flight moves to the orgs reader.
-import { getOrg, type OrgRow } from '../orgs/store.ts';
-
-export { getOrg };
+// An agent key's read carries its org's approval settings (one statement): their row type is orgs'.
+import type { OrgRow } from '../orgs/store.ts';
 
 export const identityRow = z.object({
   id: z.string(),
