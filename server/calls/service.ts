@@ -472,15 +472,19 @@ export function createCallService(deps: CallServiceDeps) {
       if (!handle.eagerlyStarted) return await answerOfWorkflow(callId);
       let timer: NodeJS.Timeout | undefined;
       const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.config.eagerAnswerPatienceMs ?? 10_000)));
-      const first = await Promise.race([expected.answer, patience]).finally(() => clearTimeout(timer));
+      // Waited for under the Temporal guard, as an update would be: should Temporal stop answering
+      // meanwhile, the caller is released at once with 503 and the call id to look it up later.
+      const first = await viaTemporal('the call', () => Promise.race([expected.answer, patience])).finally(() => clearTimeout(timer));
       if (first === 'late') {
         // A slow upstream, or the task retried elsewhere: whichever answers first.
         const fromProcess = expected.answer.then((a) => (a.kind === 'answer' ? a.outcome : Promise.reject(new Error('the call went on to an approval'))));
-        try {
-          return await Promise.any([fromProcess, answerOfWorkflow(callId)]);
-        } catch (err) {
-          throw err instanceof AggregateError ? err.errors.at(-1) : err;
-        }
+        return await viaTemporal('the call', async () => {
+          try {
+            return await Promise.any([fromProcess, answerOfWorkflow(callId)]);
+          } catch (err) {
+            throw err instanceof AggregateError ? err.errors.at(-1) : err;
+          }
+        });
       }
       return first.kind === 'answer' ? first.outcome : await answerOfWorkflow(callId);
     } finally {
