@@ -310,11 +310,14 @@ async function main() {
     const driving = decide(lostAt);
     const approvalFinals = await Promise.all(
       approvals.map(async (id) => {
+        let last: ApiResponse | null = null;
         while (Date.now() < lostAt) {
-          const r = await api(tenant.ownerToken, 'GET', `/v1/approvals/${id}`).catch(() => null);
-          if (r?.status === 200 && FINAL.has(r.body.execution?.status)) return r.body.execution as { status: string; error?: { code: string } };
+          last = await api(tenant.ownerToken, 'GET', `/v1/approvals/${id}`).catch(() => null);
+          if (last?.status === 200 && FINAL.has(last.body.execution?.status)) return last.body.execution as { status: string; error?: { code: string } };
           await sleep(250);
         }
+        // What a person would see of it, for the report.
+        console.log(`  trial ${n}: approval ${id} not final: ${last ? `${last.status} status ${last.body?.status} execution ${JSON.stringify(last.body?.execution ?? null)}` : 'unreadable'}`);
         return null;
       }),
     );
@@ -346,7 +349,9 @@ async function main() {
           if (view && ['called', 'failed'].includes(view.body?.status)) return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
           await sleep(250);
         }
-        console.log(`  trial ${n}: covered_nokey ${name} has no final state: first answer ${JSON.stringify(unkeyedAnswers[i]?.body ?? null).slice(0, 300)}`);
+        const seen = answered ?? (await callIdByDescription(await d.databaseUrl(), `Create item "${name}"`).catch(() => undefined));
+        const view = seen ? await api(tenant.covered, 'GET', `/v1/calls/${seen}`).catch(() => null) : null;
+        console.log(`  trial ${n}: covered_nokey ${name} has no final state: first answer ${JSON.stringify(unkeyedAnswers[i]?.body ?? null).slice(0, 300)}; call ${seen ?? 'not found'}: ${view ? JSON.stringify(view.body).slice(0, 300) : 'unreadable'}`);
         return null;
       }),
     );
