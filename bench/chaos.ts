@@ -308,7 +308,7 @@ async function main() {
     // allowed" or "already executing" is fine); then every call must reach a final state.
     const lostAt = Date.now() + LOST_AFTER_MS;
     const driving = decide(lostAt);
-    const approvalFinals = await Promise.all(
+    const approvalFinalsP = Promise.all(
       approvals.map(async (id) => {
         let last: ApiResponse | null = null;
         while (Date.now() < lostAt) {
@@ -321,7 +321,7 @@ async function main() {
         return null;
       }),
     );
-    const coveredFinals = await Promise.all(
+    const coveredFinalsP = Promise.all(
       coveredPaths.flatMap((path) =>
         names(path).map(async (name) => {
           const r = await covered(path, name, lostAt);
@@ -339,10 +339,10 @@ async function main() {
     );
     // An unkeyed call is found by the id its answer named, else by its row (a call with no row
     // was refused before anything was written: nothing may have reached the upstream).
-    const unkeyedFinals = await Promise.all(
+    const unkeyedFinalsP = Promise.all(
       names('covered_nokey').map(async (name, i) => {
         const answered = unkeyedAnswers[i]?.body?.call_id ?? unkeyedAnswers[i]?.body?.error?.details?.call_id;
-        while (Date.now() < lostAt) {
+        for (let first = true; first || Date.now() < lostAt; first = false) {
           const callId = answered ?? (await callIdByDescription(await d.databaseUrl(), `Create item "${name}"`).catch(() => undefined));
           if (callId === null) return hitsFor(name) === 0 ? { status: 'not_started' } : null;
           const view = callId ? await api(tenant.covered, 'GET', `/v1/calls/${callId}`).catch(() => null) : null;
@@ -355,6 +355,9 @@ async function main() {
         return null;
       }),
     );
+    // Judged side by side: each gets the same 60 s after recovery (judged one after the other, a
+    // slow first judgment used up the others' time and they were reported lost unread).
+    const [approvalFinals, coveredFinals, unkeyedFinals] = await Promise.all([approvalFinalsP, coveredFinalsP, unkeyedFinalsP]);
     await Promise.race([driving, sleep(5_000)]);
     await sleep(500); // stragglers at the upstream
 
