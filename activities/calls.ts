@@ -8,8 +8,8 @@ import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts'
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
-import { publishUserEvent } from '../server/events/store.ts';
-import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
+import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
+import { publishApprovalEvent, publishBubble } from '../server/events/approval-events.ts';
 import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
@@ -225,9 +225,8 @@ export function createCallActivities(deps: CallActivityDeps) {
         decision: 'bubble',
         details: { from: input.fromId, to: input.toId, automatic: input.automatic },
       });
-      // The dashboard's inboxes change hands (no webhook kind exists for a bubble).
-      const data = await approvalEventData(input.approvalId);
-      await publishUserEvent(pool, { orgId: input.spec.orgId, userId: input.spec.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${input.approvalId}_bubbled_${input.toId}` }, logger);
+      // The dashboard's inboxes change hands.
+      await publishBubble(eventDeps, input.spec, input.approvalId, input.toId, await approvalEventData(input.approvalId));
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

@@ -9,7 +9,7 @@ import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
-import { actionOf, loadStoredCall } from '../server/execution/stored-call.ts';
+import { actionOf, loadStoredCall } from '../server/calls/stored-call.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';

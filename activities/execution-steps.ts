@@ -10,7 +10,7 @@ import { appendAudit } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
-import { loadStoredCall } from '../server/execution/stored-call.ts';
+import { loadStoredCall } from '../server/calls/stored-call.ts';
 import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';

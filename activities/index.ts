@@ -37,7 +37,7 @@ export function createActivities(deps: ActivityDeps) {
         // Non-HTTP runtimes: tools on external MCP servers, and the gateway's own platform actions.
         runtimes: {
           mcp: mcpRuntime,
-          platform: createPlatformRuntime({ pool: deps.pool, identities: deps.services.identities, approvals: deps.services.approvals }),
+          platform: createPlatformRuntime({ chains: deps.services.chains, identities: deps.services.identities, approvals: deps.services.approvals }),
         },
       },
       emitEvent: async (event) => {

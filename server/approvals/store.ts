@@ -5,7 +5,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 // The approval and execution rows are written by the call's statements (calls/store.ts): one schema for both.
-import { approvalRow, executionRow } from '../calls/store.ts';
+import { approvalRow, executionRow } from '../calls/rows.ts';
 
 type Db = CommonQueryMethods;
 

@@ -38,7 +38,7 @@ import { assertInjectable, templateTrusted, type ExecutorDeps } from '../executi
 import { assertAddressAllowed } from '../execution/http-client.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import { requestAad, type StoredRequest } from '../execution/stored-request.ts';
-import { decryptStoredRequest } from '../execution/stored-call.ts';
+import { decryptStoredRequest } from './stored-call.ts';
 import type { ChainReader, IdentityRow } from '../identities/readers.ts';
 import type { OrgReader } from '../orgs/readers.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';

@@ -9,80 +9,8 @@ import { chainAndRules, chainWithRulesQuery } from '../identities/store.ts';
 
 type Db = CommonQueryMethods;
 
-export const callRow = z.object({
-  id: z.string(),
-  org_id: z.string(),
-  requester_id: z.string(),
-  user_id: z.string(),
-  service: z.string(),
-  template: z.string(),
-  action: z.string(),
-  runtime: z.string(),
-  risk: z.enum(['read', 'write', 'delete']),
-  permission_keys: z.array(z.string()),
-  description: z.string(),
-  request_redacted: z.unknown(),
-  request_envelope: z.unknown(),
-  disclosed: z.unknown(),
-  status: z.string(),
-  http_status_code: z.number().nullable(),
-  request_id: z.string().nullable(),
-  created_at: z.date(),
-  finished_at: z.date().nullable(),
-  send_marked_at: z.date().nullable().optional(),
-  result: z.unknown().optional(),
-  error: z.unknown().optional(),
-  request_digest: z.string().nullable().optional(),
-  approval_id: z.string().nullable().optional(),
-});
-export type CallRow = z.infer<typeof callRow>;
-
-export const approvalRow = z.object({
-  id: z.string(),
-  call_id: z.string(),
-  org_id: z.string(),
-  requester_id: z.string(),
-  user_id: z.string(),
-  gap_identity_id: z.string(),
-  resolver_id: z.string(),
-  status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']),
-  risk: z.enum(['low', 'med', 'high']),
-  permission_keys: z.array(z.string()),
-  derived_keys: z.array(z.string()),
-  suggested_tiers: z.array(z.object({ keys: z.array(z.string()), description: z.string() })),
-  action_description: z.string(),
-  auto_call_on_approve: z.boolean(),
-  dedupe_key: z.string(),
-  expires_at: z.date(),
-  decision: z.string().nullable(),
-  reason: z.string().nullable(),
-  remember_keys: z.array(z.string()).nullable(),
-  remember_ttl: z.string().nullable(),
-  resolved_by: z.string().nullable(),
-  resolved_at: z.date().nullable(),
-  bubble_count: z.number(),
-  created_at: z.date(),
-  updated_at: z.date(),
-});
-export type ApprovalRow = z.infer<typeof approvalRow>;
-
-export const executionRow = z.object({
-  id: z.string(),
-  approval_id: z.string(),
-  status: z.enum(['pending', 'executing', 'executed', 'failed', 'cancelled', 'expired']),
-  runtime: z.enum(['http', 'mcp', 'platform']),
-  triggered_by: z.enum(['user', 'agent', 'auto']).nullable(),
-  http_status_code: z.number().nullable(),
-  result: z.unknown(),
-  error: z.unknown(),
-  expires_at: z.date(),
-  created_at: z.date(),
-  started_at: z.date().nullable(),
-  finished_at: z.date().nullable(),
-  send_marked_at: z.date().nullable().optional(),
-  send_attempts: z.number().optional(),
-});
-export type ExecutionRow = z.infer<typeof executionRow>;
+export { approvalRow, callRow, executionRow, type ApprovalRow, type CallRow, type ExecutionRow } from './rows.ts';
+import { approvalRow, callRow, executionRow, type ApprovalRow, type CallRow } from './rows.ts';
 
 // Row schemas are module constants: building a zod schema per call costs more than using it.
 const sendAttempts = z.object({ send_attempts: z.number() });
@@ -414,20 +342,31 @@ export const listApprovals = (db: Db, f: ApprovalFilter) =>
  * Closes an approval whose workflow is gone, so the read model never shows it open: a pending one
  * is cancelled; an allowed one's open execution fails with `workflow_gone`. True when this call closed it.
  */
-export async function closeWithoutWorkflow(pool: DatabasePool, c: { approvalId: string; callId: string; executionId: string | null; reason: string }): Promise<boolean> {
+/**
+ * Closes an approval (or its open execution) whose workflow is gone, with its audit row in the same
+ * transaction. Only the statement that closed it writes the row: false when it was already closed.
+ */
+export async function closeWithoutWorkflow(
+  pool: DatabasePool,
+  c: { approvalId: string; callId: string; executionId: string | null; reason: string; entry: AuditEntry },
+): Promise<boolean> {
   return pool.transaction(async (tx) => {
+    let closed: boolean;
     if (c.executionId) {
       const error = { code: 'workflow_gone', message: c.reason };
       const r = await tx.query(sql.unsafe`
         UPDATE executions SET status = 'failed', error = ${sql.jsonb(error)}, finished_at = now()
         WHERE id = ${c.executionId} AND status IN ('pending', 'executing')`);
       await finishCall(tx, c.callId, 'execution_failed', null);
-      return r.rowCount > 0;
+      closed = r.rowCount > 0;
+    } else {
+      const r = await tx.query(sql.unsafe`
+        UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
+        WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
+      await finishCall(tx, c.callId, 'cancelled', null);
+      closed = r.rowCount > 0;
     }
-    const r = await tx.query(sql.unsafe`
-      UPDATE approvals SET status = 'cancelled', decision = 'cancel', reason = ${c.reason}, resolved_at = now(), updated_at = now()
-      WHERE id = ${c.approvalId} AND status IN ('pending', 'bubbled')`);
-    await finishCall(tx, c.callId, 'cancelled', null);
-    return r.rowCount > 0;
+    if (closed) await tx.query(sql.unsafe`${auditInsert(c.entry)}`);
+    return closed;
   });
 }

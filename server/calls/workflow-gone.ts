@@ -7,9 +7,9 @@ import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { callAuditEntry } from '../audit/entry.ts';
-import { appendAudit } from '../audit/store.ts';
 import { AppError, notFound } from '../errors.ts';
-import { approvalEventData, publishApprovalEvent } from '../events/approval-events.ts';
+import { publishApprovalEvent } from '../events/approval-events.ts';
+import { approvalEventData } from './approval-event-data.ts';
 import type { ChainReader } from '../identities/readers.ts';
 import type { Logger } from '../logger.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
@@ -52,33 +52,34 @@ export function createWorkflowGoneSettler(deps: WorkflowGoneDeps) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
     const reason = WORKFLOW_GONE_REASON;
-    const closed = await store.closeWithoutWorkflow(pool, { approvalId: a.id, callId: a.call_id, executionId: executionOpen ? exec.id : null, reason });
-    // Only the request that closed it records it: a concurrent one finds it closed and says the same.
-    if (closed) await recordClosure(a, executionOpen ? exec.id : null);
+    const executionId = executionOpen ? exec.id : null;
+    const entry = await closureEntry(a, executionId);
+    const closed = await store.closeWithoutWorkflow(pool, { approvalId: a.id, callId: a.call_id, executionId, reason, entry });
+    // Only the request that closed it announces it: a concurrent one finds it closed and says the same.
+    if (closed) await announceClosure(a, executionId);
     throw new AppError('workflow_gone', `${reason}; the approval was closed (${executionOpen ? 'execution failed' : 'cancelled'}): raise the call again`, {
       status: executionOpen ? 'allowed' : 'cancelled',
       ...(executionOpen ? { execution_status: 'failed' } : {}),
     });
   };
 
-  async function recordClosure(a: store.ApprovalRow, executionId: string | null): Promise<void> {
-    const call = await store.getCall(pool, a.call_id);
-    const chain = await deps.chains.getChain(a.requester_id);
+  async function closureEntry(a: store.ApprovalRow, executionId: string | null) {
+    const [call, chain] = await Promise.all([store.getCall(pool, a.call_id), deps.chains.getChain(a.requester_id)]);
     const error = { code: 'workflow_gone', message: WORKFLOW_GONE_REASON };
-    await appendAudit(
-      pool,
-      callAuditEntry(
-        { orgId: a.org_id, userId: a.user_id, identityChain: chain.map((c) => c.id), service: call?.service ?? null, action: call?.action ?? null, permissionKeys: a.permission_keys, callId: a.call_id },
-        {
-          event: executionId ? 'execution.failed' : 'approval.cancelled',
-          actorId: null,
-          decision: executionId ? 'failed' : 'cancelled',
-          approvalId: a.id,
-          executionId,
-          details: { error },
-        },
-      ),
+    return callAuditEntry(
+      { orgId: a.org_id, userId: a.user_id, identityChain: chain.map((c) => c.id), service: call?.service ?? null, action: call?.action ?? null, permissionKeys: a.permission_keys, callId: a.call_id },
+      {
+        event: executionId ? 'execution.failed' : 'approval.cancelled',
+        actorId: null,
+        decision: executionId ? 'failed' : 'cancelled',
+        approvalId: a.id,
+        executionId,
+        details: { error },
+      },
     );
+  }
+
+  async function announceClosure(a: store.ApprovalRow, executionId: string | null): Promise<void> {
     const type = executionId ? 'approval.execution_failed' : 'approval.resolved';
     await publishApprovalEvent(events, { orgId: a.org_id, userId: a.user_id, requesterId: a.requester_id }, type, await approvalEventData(pool, a.id));
   }

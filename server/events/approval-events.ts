@@ -2,13 +2,9 @@
 // people's event log (GET /v1/events) and the org's webhooks. Used by the call workflow's
 // activities and by the API when it closes an approval whose workflow is gone, so both send the
 // same data under the same stable event id.
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import { injectedSecrets } from '../../core/permissions/keys.ts';
+import type { DatabasePool } from 'slonik';
 import type { WebhookEventType } from '../../workflows/webhook-definitions.ts';
-// The approval and its execution, read on the caller's own connection (the call activities and workflow-gone.ts pass theirs).
-import * as calls from '../calls/store.ts';
 import type { Logger } from '../logger.ts';
-import { presentExecution } from '../approvals/present.ts';
 import { notifyAgentEvent } from './agent-events.ts';
 import { publishUserEvent } from './store.ts';
 
@@ -23,27 +19,6 @@ export interface ApprovalEventDeps {
   logger: Logger;
   /** Starts the org's webhook deliveries for the event (idempotent by event id). */
   emitWebhook: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
-}
-
-/** The event's data: the approval as it now stands, with its execution when there is one. */
-export async function approvalEventData(db: CommonQueryMethods, approvalId: string): Promise<Record<string, unknown>> {
-  const [a, exec] = await Promise.all([calls.getApproval(db, approvalId), calls.getExecutionByApproval(db, approvalId)]);
-  if (!a) return { approval_id: approvalId };
-  const secrets = injectedSecrets(a.permission_keys);
-  return {
-    approval_id: a.id,
-    status: a.status,
-    risk: a.risk,
-    permission_keys: a.permission_keys,
-    action_description: a.action_description,
-    ...(secrets.length > 0 ? { secrets } : {}),
-    requester_id: a.requester_id,
-    resolver_id: a.resolver_id,
-    decision: a.decision,
-    reason: a.reason,
-    expires_at: a.expires_at.toISOString(),
-    ...(exec ? { execution: presentExecution(exec) } : {}),
-  };
 }
 
 /** Event ids are stable per approval and transition, so a retry never delivers twice. */
@@ -63,4 +38,12 @@ export async function publishApprovalEvent(deps: ApprovalEventDeps, to: Approval
       deps.logger.warn({ err: (err as Error).message, type }, 'could not emit webhook event');
     }),
   ]);
+}
+
+/**
+ * A bubble changes whose inbox holds the approval: the people's stream hears it (no webhook kind
+ * exists for a bubble, and the agent's view of its call does not change). Best effort, as above.
+ */
+export async function publishBubble(deps: Pick<ApprovalEventDeps, 'db' | 'logger'>, to: Omit<ApprovalEventTarget, 'requesterId'>, approvalId: string, toId: string, data: Record<string, unknown>): Promise<void> {
+  await publishUserEvent(deps.db, { orgId: to.orgId, userId: to.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${approvalId}_bubbled_${toId}` }, deps.logger);
 }

@@ -5,7 +5,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
 // An agent key's read carries its org's approval settings (one statement): their row type is orgs'.
-import type { OrgRow } from '../orgs/store.ts';
+import type { OrgRow } from '../orgs/readers.ts';
 
 export const identityRow = z.object({
   id: z.string(),

@@ -10,20 +10,19 @@
 // the execution record and in workflow history, so it must never carry a secret. That is why
 // `create_subagent` returns the subagent without an agent key. Keys are minted through
 // `POST /v1/identities/{id}/keys` (or `gateway_auth`) and are shown once to whoever mints them.
-import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { buildActionRequest } from '../../../core/execution/request.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { ApprovalService } from '../../approvals/service.ts';
 import { AppError, forbidden, invalidRequest } from '../../errors.ts';
 import type { IdentityService } from '../../identities/service.ts';
-// The requester's chain; PlatformDeps are built in activities/index.ts (a change in flight there injects a ChainReader).
-import * as identityStore from '../../identities/store.ts';
+import type { ChainReader } from '../../identities/readers.ts';
 import type { ExecuteInput, RuntimeHandler } from '../execute.ts';
 import { jsonOutput } from './result.ts';
 
 export interface PlatformDeps {
-  pool: DatabasePool;
+  /** The requester's chain, read when the action runs (bound to the pool in server/services.ts). */
+  chains: ChainReader;
   identities: Pick<IdentityService, 'createAgent' | 'revokeKey'>;
   approvals: Pick<ApprovalService, 'list'>;
 }
@@ -104,9 +103,9 @@ function gatewayActions(deps: PlatformDeps): Map<string, PlatformAction> {
  * The calling identity as a principal, the way the auth middleware would build it. Its chain must
  * still be active, because the call may run long after it was made (approval replays).
  */
-async function principalFor(pool: DatabasePool, input: ExecuteInput): Promise<Principal> {
+async function principalFor(chains: ChainReader, input: ExecuteInput): Promise<Principal> {
   if (!input.requesterId || !input.userId) throw new AppError('internal', 'platform actions need the requesting identity');
-  const chain = await identityStore.getChain(pool, input.requesterId);
+  const chain = await chains.getChain(input.requesterId);
   const self = chain[0];
   if (!self || self.org_id !== input.orgId || self.user_id !== input.userId) throw new AppError('internal', 'the requesting identity does not match the call');
   if (chain.some((r) => r.status !== 'active')) throw forbidden('the calling identity or one of its ancestors is not active');
@@ -128,7 +127,7 @@ export function createPlatformRuntime(deps: PlatformDeps): RuntimeHandler {
     const built = buildActionRequest(service, action, request.params);
     if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
     const values = { ...(built.request.body as Record<string, unknown> | undefined), ...built.request.params };
-    const principal = await principalFor(deps.pool, input);
+    const principal = await principalFor(deps.chains, input);
     const started = performance.now();
     const answer = await handler(principal, values);
     return jsonOutput({ ...answer, durationMs: Math.round(performance.now() - started) }, input.verbose);

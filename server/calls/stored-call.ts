@@ -4,12 +4,11 @@
 import type { DatabasePool } from 'slonik';
 import type { CompiledAction } from '../../core/registry/types.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
-// The call row itself; StoredCallDeps are built by the call activities (a change in flight there injects a reader).
-import * as calls from '../calls/store.ts';
+import * as calls from './store.ts';
 import { AppError } from '../errors.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
-import { requestAad, storedRequestSchema, type StoredRequest } from './stored-request.ts';
+import { requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 
 export interface StoredCallDeps {
   pool: DatabasePool;

@@ -1,0 +1,28 @@
+// The data every approval event carries: the approval as it now stands, with its execution when
+// there is one. Read on the caller's own connection (the call activities and workflow-gone.ts pass
+// theirs); published by server/events/approval-events.ts.
+import type { CommonQueryMethods } from 'slonik';
+import { injectedSecrets } from '../../core/permissions/keys.ts';
+import { presentExecution } from '../approvals/present.ts';
+import * as calls from './store.ts';
+
+/** The event's data: the approval as it now stands, with its execution when there is one. */
+export async function approvalEventData(db: CommonQueryMethods, approvalId: string): Promise<Record<string, unknown>> {
+  const [a, exec] = await Promise.all([calls.getApproval(db, approvalId), calls.getExecutionByApproval(db, approvalId)]);
+  if (!a) return { approval_id: approvalId };
+  const secrets = injectedSecrets(a.permission_keys);
+  return {
+    approval_id: a.id,
+    status: a.status,
+    risk: a.risk,
+    permission_keys: a.permission_keys,
+    action_description: a.action_description,
+    ...(secrets.length > 0 ? { secrets } : {}),
+    requester_id: a.requester_id,
+    resolver_id: a.resolver_id,
+    decision: a.decision,
+    reason: a.reason,
+    expires_at: a.expires_at.toISOString(),
+    ...(exec ? { execution: presentExecution(exec) } : {}),
+  };
+}
