@@ -196,7 +196,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember) */
+        /** Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember), optionally allowing an edited request (params or request) */
         post: operations["resolveApproval"];
         delete?: never;
         options?: never;
@@ -1109,11 +1109,22 @@ export interface components {
             created_at: string;
             decision: string | null;
             derived_keys: string[];
+            diff?: components["schemas"]["FieldChange"][];
+            edited_description?: string;
+            /** @description The keys re-derived from the edited request (what was checked, run and remembered). */
+            edited_permission_keys?: string[];
+            /** @description The request the approver allowed instead of the agent's (`action.request`), redacted alike. */
+            edited_request?: components["schemas"]["RedactedRequest"];
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
             /** Format: uuid */
             id: string;
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             permission_keys: string[];
             reason: string | null;
             /** @enum {string} */
@@ -1137,12 +1148,20 @@ export interface components {
         };
         ApprovalRecord: {
             derived_keys: string[];
+            diff?: components["schemas"]["FieldChange"][];
             disclosed?: components["schemas"]["DisclosedValue"][];
+            /** @description The keys re-derived from the edited request (what was checked, run and remembered). */
+            edited_permission_keys?: string[];
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
             /** Format: uuid */
             id: string;
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             permission_keys: string[];
             /** @enum {string} */
             relationship: "self" | "downstream" | "not_in_your_chain";
@@ -1254,6 +1273,12 @@ export interface components {
              * @description The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.
              */
             call_id: string;
+            diff?: components["schemas"]["FieldChange"][];
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             result: components["schemas"]["CompactResult"] | components["schemas"]["VerboseResult"];
             /** @constant */
             status: "called";
@@ -1363,6 +1388,11 @@ export interface components {
             status: "pending" | "executing" | "executed" | "failed" | "cancelled" | "expired";
             /** @enum {string} */
             triggered_by?: "user" | "agent" | "auto";
+        };
+        FieldChange: {
+            after?: unknown;
+            before?: unknown;
+            field: string;
         };
         Identity: {
             /** @description Agents and subagents only. */
@@ -2165,7 +2195,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: invalid_service_definition, validation_failed */
+            /** @description Error: invalid_service_definition, validation_failed, edit_widens_request */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2174,7 +2204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_service_definition" | "validation_failed";
+                            code?: "invalid_service_definition" | "validation_failed" | "edit_widens_request";
                         };
                     };
                 };
@@ -2423,7 +2453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: invalid_service_definition, validation_failed */
+            /** @description Error: invalid_service_definition, validation_failed, edit_widens_request */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2432,7 +2462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_service_definition" | "validation_failed";
+                            code?: "invalid_service_definition" | "validation_failed" | "edit_widens_request";
                         };
                     };
                 };
@@ -2908,8 +2938,21 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     decision: "allow_once" | "allow" | "allow_always" | "allow_remember" | "deny" | "bubble";
+                    /** @description With allow_once / allow_remember, a service action's parameters replacing what the agent sent (null removes one); validated against the action's schema. */
+                    params?: {
+                        [key: string]: unknown;
+                    };
                     reason?: string;
                     remember_keys?: string[];
+                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body. */
+                    request?: {
+                        body?: unknown;
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        method?: string;
+                        url?: string;
+                    };
                     ttl?: string;
                 };
             };
@@ -3018,6 +3061,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: edit_widens_request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "edit_widens_request";
                         };
                     };
                 };

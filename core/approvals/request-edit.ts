@@ -36,11 +36,10 @@ export type RequestEdit = { kind: 'params'; params: Record<string, unknown> } | 
 /** An edit that cannot apply to this request (the API answers 400 naming the field). */
 export class RequestEditError extends Error {
   override name = 'RequestEditError';
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
+  readonly field: string;
+  constructor(field: string, message: string) {
     super(message);
+    this.field = field;
   }
 }
 

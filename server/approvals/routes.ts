@@ -7,7 +7,7 @@ import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { BlastRadius } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
-import { RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
+import { editParamsSchema, editRequestSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
 import type { ApprovalService } from './service.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
@@ -16,6 +16,8 @@ const resolveBody = z.strictObject({
   remember_keys: rememberKeysSchema.optional(),
   ttl: ttlSchema.optional(),
   reason: z.string().max(1000).optional(),
+  params: editParamsSchema.optional(),
+  request: editRequestSchema.optional(),
 });
 const listQuery = z.strictObject({
   status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
@@ -51,11 +53,11 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     method: 'post',
     path: '/approvals/{id}/resolve',
     operationId: 'resolveApproval',
-    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
+    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember), optionally allowing an edited request (params or request)',
     params,
     body: resolveBody,
     responses: { 200: ApprovalRecord },
-    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
     res.json(await approvals.resolve(principalOf(req), params.id, body));
   });

@@ -4,13 +4,14 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
-import { callWorkflowId, resolveUpdate, type ApprovalRecord } from '../../workflows/definitions.ts';
+import type { RequestEdit } from '../../core/approvals/request-edit.ts';
+import { callWorkflowId, resolveUpdate, type ApprovalRecord, type ApprovedEdit } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { presentApproval } from './present.ts';
-import { resolveRequest, type ResolveBody } from './resolve-input.ts';
+import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
 import { updateError, workflowNotRunning } from './update-errors.ts';
 
@@ -54,6 +55,8 @@ export interface CallsOfApprovals {
   describeFor(p: Principal, callId: string): Promise<string | undefined>;
   /** Settles an approval whose workflow is gone, and throws the error that says so. */
   settleWithoutWorkflow(approvalId: string): Promise<never>;
+  /** An approver's edit judged (schema, only narrows) and prepared for the workflow; writes nothing. */
+  deriveEdit(resolverId: string, callId: string, edit: RequestEdit): Promise<ApprovedEdit>;
 }
 
 export function createApprovalService(deps: ApprovalServiceDeps) {
@@ -94,10 +97,16 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
       if (authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const input = resolveRequest(body);
+      const requested = editOf(body);
+      if (requested && row.status !== 'pending' && row.status !== 'bubbled') {
+        throw new AppError('conflict', `the approval is ${row.status}: only a pending approval can be allowed with changes`, { reason: 'approval_not_pending', status: row.status });
+      }
+      // Judged before the decision reaches the workflow: a refused edit changes nothing.
+      const edit = requested ? await deps.calls.deriveEdit(p.identityId, row.call_id, requested) : undefined;
       try {
         const record = await guarded('the decision', () =>
           temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(resolveUpdate, {
-            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) }],
+            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p), ...(edit ? { edit } : {}) }],
           }),
         );
         // What the resolver saw: the `disclose` values recorded with the call.
