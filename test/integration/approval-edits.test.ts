@@ -1,0 +1,205 @@
+// Edit before approve (issue 31): the approver narrows what the agent asked for; the gateway
+// re-derives the keys and re-checks; what runs, is audited and remembered is the edited request.
+// Real gateway, PostgreSQL, Temporal and a loopback upstream.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { callWorkflowId } from '../../workflows/definitions.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { historyText } from '../support/history.ts';
+import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
+
+const SECRET = 'sk_edit_plaintext_7f3a';
+
+describe('edit before approve', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let admin: ReturnType<TestGateway['as']>;
+  type Agent = { id: string; call: ReturnType<TestGateway['as']> };
+  let agent: Agent;
+  let parent: Agent;
+  let child: Agent;
+  const recorded: Record<string, string> = {};
+
+  const makeAgent = async (body: Record<string, unknown>): Promise<Agent> => {
+    const res = await admin('POST', '/v1/identities/agents', body);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token) };
+  };
+  const pending = async (who: Agent, body: Record<string, unknown>) => {
+    const res = await who.call('POST', '/v1/actions/call', body);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    return { approvalId: res.body.approval_id as string, callId: res.body.call_id as string };
+  };
+  const hitsTo = (p: string) => up.requests.filter((r) => r.url.startsWith(p));
+  const auditRows = (approvalId: string) =>
+    gw.pool.any(sql.type(z.object({ event: z.string(), decision: z.string().nullable(), details: z.any() }))`
+      SELECT event, decision, details FROM audit_log WHERE approval_id = ${approvalId} ORDER BY id`);
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    gw = await startTestGateway({ env: { OUTBOUND_ALLOWLIST: '127.0.0.1,localhost' } });
+    admin = gw.as(gw.adminToken);
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: SECRET })).status).toBe(201);
+    expect((await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 100 })).status).toBe(200);
+    agent = await makeAgent({ name: 'payer' });
+    parent = await makeAgent({ name: 'lead' });
+    child = await makeAgent({ name: 'helper', parent_id: parent.id });
+  });
+  afterAll(async () => {
+    if (process.env.RECORD_HISTORIES && gw) {
+      const dir = path.resolve(import.meta.dirname, '..', 'fixtures', 'histories');
+      for (const [shape, callId] of Object.entries(recorded)) {
+        const history = await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+        await writeFile(path.join(dir, `${process.env.RECORD_HISTORIES}-edited-${shape}.json`), JSON.stringify(temporal.api.history.v1.History.fromObject(history as never).toJSON()));
+      }
+    }
+    await gw?.stop();
+    await up?.close();
+  });
+
+  it('runs the edited raw request once, and the agent, the approval, the audit and the event stream all say what changed', async () => {
+    const { approvalId, callId } = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/transfer`, body: { amount: 5000, to: 'acct-9' } });
+    const resolved = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', request: { body: { amount: 50, to: 'acct-9' } } });
+    expect(resolved.status, JSON.stringify(resolved.body)).toBe(200);
+    const diff = [{ field: 'body.amount', before: 5000, after: 50 }];
+    expect(resolved.body).toMatchObject({ status: 'allowed', modified_by_approver: true, diff, edited_permission_keys: [`http:POST:127.0.0.1:${up.port}/transfer`] });
+
+    // auto_call_on_approve: the workflow sends the edited request, exactly once.
+    await until(async () => hitsTo('/transfer').length, (n) => n > 0);
+    const resumed = await agent.call('POST', '/v1/actions/call', { approval_id: approvalId });
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+    expect(resumed.body).toMatchObject({ status: 'called', modified_by_approver: true, diff, result: { status_code: 200 } });
+    expect(hitsTo('/transfer').map((r) => JSON.parse(r.body))).toEqual([{ amount: 50, to: 'acct-9' }]);
+
+    const view = await admin('GET', `/v1/approvals/${approvalId}`);
+    expect(view.body).toMatchObject({
+      modified_by_approver: true,
+      diff,
+      action: { request: { body: { amount: 5000, to: 'acct-9' } } },
+      edited_request: { method: 'POST', body: { amount: 50, to: 'acct-9' } },
+      execution: { status: 'executed' },
+    });
+
+    const audit = await until(() => auditRows(approvalId), (rows) => rows.some((r) => r.event === 'execution.executed'));
+    expect(audit.find((r) => r.event === 'approval.resolved')?.details).toMatchObject({ outcome: 'allowed with changes', modified_by_approver: true, diff });
+    expect(audit.find((r) => r.event === 'execution.executed')?.details).toMatchObject({ modified_by_approver: true, diff, request: { body: { amount: 50 } } });
+
+    // The people's event stream (GET /v1/events replays these rows) and the webhooks carry the same data.
+    const events = await gw.pool.any(sql.type(z.object({ type: z.string(), data: z.any() }))`
+      SELECT type, data FROM user_events WHERE approval_id = ${approvalId} ORDER BY id`);
+    expect(events.find((e) => e.type === 'approval.resolved')?.data).toMatchObject({ modified_by_approver: true, diff });
+    expect(events.find((e) => e.type === 'approval.executed')?.data).toMatchObject({ modified_by_approver: true, diff, execution: { status: 'executed' } });
+    recorded['allowed-once'] = callId;
+  });
+
+  it('refuses a widening edit with 422 edit_widens_request naming the key, and nothing runs', async () => {
+    const { approvalId } = await pending(agent, { service: 'http', method: 'GET', path: `${up.url}/ledger/acct-9` });
+    const widen = async (request: Record<string, unknown>, key: string) => {
+      const res = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', request });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.error).toMatchObject({ code: 'edit_widens_request', details: { key } });
+      expect(res.body.error.message).toContain(key);
+    };
+    await widen({ url: `http://localhost:${up.port}/ledger/acct-9` }, `http:GET:localhost:${up.port}/ledger/acct-9`);
+    await widen({ url: `${up.url}/ledger` }, `http:GET:127.0.0.1:${up.port}/ledger`);
+    await widen({ method: 'DELETE' }, `http:DELETE:127.0.0.1:${up.port}/ledger/acct-9`);
+
+    // A parameter that moves the permission key (the scope parameter): refused just the same.
+    const action = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'report', folder: 'drafts' } });
+    const broad = await admin('POST', `/v1/approvals/${action.approvalId}/resolve`, { decision: 'allow_once', params: { name: '*' } });
+    expect(broad.status, JSON.stringify(broad.body)).toBe(422);
+    expect(broad.body.error).toMatchObject({ code: 'edit_widens_request', details: { key: 'widgets:create_item:%2A' } });
+
+    expect(hitsTo('/ledger')).toHaveLength(0);
+    expect(hitsTo('/items')).toHaveLength(0);
+    for (const id of [approvalId, action.approvalId]) {
+      expect((await admin('GET', `/v1/approvals/${id}`)).body).toMatchObject({ status: 'pending' });
+      expect((await auditRows(id)).map((r) => r.event)).toEqual(['approval.raised']);
+    }
+  });
+
+  it('refuses an invalid edit with 400 (schema, credentials, shape) and an approval no longer pending with 409', async () => {
+    const { approvalId } = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'invoice', folder: 'inbox' } });
+    const bad = async (body: Record<string, unknown>, field?: string) => {
+      const res = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      if (field) expect(JSON.stringify(res.body.error.details)).toContain(field);
+    };
+    await bad({ params: { folder: 42 } }, 'folder');
+    await bad({ params: { colour: 'red' } }, 'colour');
+    await bad({ request: { body: { name: 'x' } } }, 'request');
+    await bad({ params: { folder: 'inbox' } }, 'params'); // changes nothing
+    await bad({ params: { folder: 'x' }, surprise: true });
+    const deny = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'deny', params: { folder: 'x' } });
+    expect(deny.status).toBe(400);
+
+    const raw = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/notes`, body: { text: 'hi' } });
+    const cred = await admin('POST', `/v1/approvals/${raw.approvalId}/resolve`, { decision: 'allow_once', request: { headers: { Authorization: 'Bearer typed-by-approver' } } });
+    expect(cred.status).toBe(400);
+    expect(cred.body.error.details).toMatchObject({ field: 'request.headers.Authorization' });
+
+    expect((await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'deny' })).status).toBe(200);
+    const late = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', params: { folder: 'archive' } });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({ code: 'conflict', details: { status: 'denied' } });
+    expect(hitsTo('/items')).toHaveLength(0);
+    expect(hitsTo('/notes')).toHaveLength(0);
+  });
+
+  it('lets an agent resolver allow a key it could grant, and remembers the edited request\'s tier, never the original\'s', async () => {
+    // The lead may create any item; its helper asked for "scratch": the lead narrows it to "final".
+    expect((await admin('POST', `/v1/identities/${parent.id}/rules`, { effect: 'allow', pattern: 'widgets:create_item:*' })).status).toBe(201);
+    const { approvalId, callId } = await pending(child, { service: 'widgets', action: 'create_item', params: { name: 'scratch', password: SECRET } });
+    const original = await parent.call('POST', `/v1/approvals/${approvalId}/resolve`, {
+      decision: 'allow_always',
+      params: { name: 'final' },
+      remember_keys: ['widgets:create_item:scratch'],
+      ttl: '1h',
+    });
+    expect(original.status, JSON.stringify(original.body)).toBe(400);
+    expect(original.body.error.details).toMatchObject({ reason: 'invalid_remember_keys' });
+
+    const res = await parent.call('POST', `/v1/approvals/${approvalId}/resolve`, {
+      decision: 'allow_always',
+      params: { name: 'final' },
+      remember_keys: ['widgets:create_item:final'],
+      ttl: '1h',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ modified_by_approver: true, edited_permission_keys: ['widgets:create_item:final'], diff: [{ field: 'body.name', before: 'scratch', after: 'final' }] });
+    await until(async () => hitsTo('/items').length, (n) => n > 0);
+    expect(hitsTo('/items').map((r) => JSON.parse(r.body))).toEqual([{ name: 'final', password: SECRET }]);
+    const rules = await until(
+      () => admin('GET', `/v1/identities/${child.id}/rules`),
+      (r) => JSON.stringify(r.body).includes('widgets:create_item:final'),
+    );
+    expect(JSON.stringify(rules.body)).not.toContain('widgets:create_item:scratch');
+
+    // The redacted field never shows; neither the workflow's history nor any audit row holds it.
+    const view = await admin('GET', `/v1/approvals/${approvalId}`);
+    expect(JSON.stringify(view.body)).not.toContain(SECRET);
+    expect(JSON.stringify(await auditRows(approvalId))).not.toContain(SECRET);
+    const history = await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+    expect(historyText(history)).not.toContain(SECRET);
+    recorded['remember'] = callId;
+  });
+
+  it('takes the same edit through MCP-style resolution for a person resolving a service action, and refuses a person\'s widening edit', async () => {
+    // A person (the user) may not widen by an edit: rules are how a person grants more.
+    const { approvalId } = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'memo', folder: 'a' } });
+    const widen = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', params: { name: 'memo2' } });
+    expect(widen.status).toBe(422);
+    const ok = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow', params: { folder: 'b' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.diff).toEqual([{ field: 'body.folder', before: 'a', after: 'b' }]);
+    await until(async () => hitsTo('/items').filter((r) => r.body.includes('memo')).length, (n) => n > 0);
+    expect(hitsTo('/items').filter((r) => r.body.includes('memo')).map((r) => JSON.parse(r.body))).toEqual([{ name: 'memo', folder: 'b' }]);
+  });
+});
