@@ -1,14 +1,19 @@
 // Edit before approve (issue 31): the approver narrows what the agent asked for; the gateway
 // re-derives the keys and re-checks; what runs, is audited and remembered is the edited request.
 // Real gateway, PostgreSQL, Temporal and a loopback upstream.
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { temporal } from '@temporalio/proto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { callWorkflowId } from '../../workflows/definitions.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { runGatewayCli } from '../support/cli.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
@@ -19,7 +24,7 @@ describe('edit before approve', () => {
   let gw: TestGateway;
   let up: Upstream;
   let admin: ReturnType<TestGateway['as']>;
-  type Agent = { id: string; call: ReturnType<TestGateway['as']> };
+  type Agent = { id: string; key: string; call: ReturnType<TestGateway['as']> };
   let agent: Agent;
   let parent: Agent;
   let child: Agent;
@@ -28,7 +33,7 @@ describe('edit before approve', () => {
   const makeAgent = async (body: Record<string, unknown>): Promise<Agent> => {
     const res = await admin('POST', '/v1/identities/agents', body);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token) };
+    return { id: res.body.identity.id as string, key: res.body.key.token as string, call: gw.as(res.body.key.token) };
   };
   const pending = async (who: Agent, body: Record<string, unknown>) => {
     const res = await who.call('POST', '/v1/actions/call', body);
@@ -201,5 +206,64 @@ describe('edit before approve', () => {
     expect(ok.body.diff).toEqual([{ field: 'body.folder', before: 'a', after: 'b' }]);
     await until(async () => hitsTo('/items').filter((r) => r.body.includes('memo')).length, (n) => n > 0);
     expect(hitsTo('/items').filter((r) => r.body.includes('memo')).map((r) => JSON.parse(r.body))).toEqual([{ name: 'memo', folder: 'b' }]);
+  });
+
+  it('CLI: gateway approve ID --set key=value … and --body @file.json allow with changes', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'gateway-edit-cli-'));
+    const person = { HOME: home, XDG_CONFIG_HOME: path.join(home, 'config') };
+    const login = await runGatewayCli(['login', '--url', gw.url, '--email', ADMIN_EMAIL], { env: person, stdin: ADMIN_PASSWORD });
+    expect(login.code, login.stderr).toBe(0);
+
+    const raw = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/cli-transfer`, body: { amount: 900, to: 'acct-1' } });
+    const set = await runGatewayCli(['approve', raw.approvalId, '--set', 'amount=90'], { env: person });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stderr).toContain(`Allowed ${raw.approvalId} with changes`);
+    expect(set.stdout).toContain('body.amount: 900 → 90');
+    await until(async () => hitsTo('/cli-transfer').length, (n) => n > 0);
+    expect(hitsTo('/cli-transfer').map((r) => JSON.parse(r.body))).toEqual([{ amount: 90, to: 'acct-1' }]);
+
+    const other = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/cli-body`, body: { amount: 700, to: 'acct-2' } });
+    const file = path.join(home, 'body.json');
+    await writeFile(file, JSON.stringify({ amount: 7, to: 'acct-2' }));
+    const body = await runGatewayCli(['approve', other.approvalId, '--body', `@${file}`, '--json'], { env: person });
+    expect(body.code, body.stderr).toBe(0);
+    expect(JSON.parse(body.stdout)).toMatchObject({ modified_by_approver: true, diff: [{ field: 'body.amount', before: 700, after: 7 }] });
+    await until(async () => hitsTo('/cli-body').length, (n) => n > 0);
+    expect(hitsTo('/cli-body').map((r) => JSON.parse(r.body))).toEqual([{ amount: 7, to: 'acct-2' }]);
+
+    // A widening edit through the CLI: the gateway's refusal, exit code non-zero, nothing sent.
+    const action = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'cli-note' } });
+    const wide = await runGatewayCli(['approve', action.approvalId, '--set', 'name=cli-other'], { env: person });
+    expect(wide.code).not.toBe(0);
+    expect(wide.stderr).toContain('widgets:create_item:cli-other');
+    expect(hitsTo('/items').filter((r) => r.body.includes('cli-'))).toHaveLength(0);
+  });
+
+  it('MCP: gateway_approve takes the same edit, and the agent\'s resume through gateway_call carries modified_by_approver and the diff', async () => {
+    const connect = async (token: string) => {
+      const client = new Client({ name: 'edit-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      return client;
+    };
+    const lead = await connect(parent.key);
+    const helper = await connect(child.key);
+    try {
+      const tool = (await lead.listTools()).tools.find((t) => t.name === 'gateway_approve')!;
+      expect(Object.keys(tool.inputSchema.properties!)).toEqual(expect.arrayContaining(['params', 'request']));
+      const { approvalId } = await pending(child, { service: 'widgets', action: 'create_item', params: { name: 'mcp-draft', folder: 'x' } });
+      const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const wide = await call(lead, 'gateway_approve', { approval_id: approvalId, resolution: 'allow', request: { method: 'DELETE' } });
+      expect(wide.isError).toBe(true);
+      const resolved = await call(lead, 'gateway_approve', { approval_id: approvalId, resolution: 'allow', params: { folder: 'y' } });
+      expect(resolved.isError, JSON.stringify(resolved)).toBeFalsy();
+      expect(resolved.structuredContent).toMatchObject({ status: 'allowed', modified_by_approver: true, diff: [{ field: 'body.folder', before: 'x', after: 'y' }] });
+      await until(async () => hitsTo('/items').filter((r) => r.body.includes('mcp-draft')).length, (n) => n > 0);
+      const resumed = await call(helper, 'gateway_call', { approval_id: approvalId });
+      expect(resumed.structuredContent).toMatchObject({ status: 'called', modified_by_approver: true, diff: [{ field: 'body.folder', before: 'x', after: 'y' }] });
+      expect(hitsTo('/items').filter((r) => r.body.includes('mcp-draft')).map((r) => JSON.parse(r.body))).toEqual([{ name: 'mcp-draft', folder: 'y' }]);
+    } finally {
+      await lead.close();
+      await helper.close();
+    }
   });
 });
