@@ -6,6 +6,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { applyEdit, fieldDiff, keysBeyondOriginal, RequestEditError, wideningKey, type RequestEdit } from '../../core/approvals/request-edit.ts';
+import { REDACTED } from '../../core/execution/redact.ts';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { PermissionInputError } from '../../core/permissions/chain.ts';
 import { checkLiveChain } from '../identities/chain-check.ts';
@@ -53,6 +54,15 @@ import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
 import { finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
 import { createWorkflowGoneSettler } from './workflow-gone.ts';
+
+/** GET /v1/approvals/{id}/edit: what the dashboard's "Edit before allowing" form is built from. */
+export interface EditForm {
+  kind: 'params' | 'request';
+  editable: boolean;
+  reason?: string;
+  parameters?: { name: string; in: 'path' | 'query' | 'body'; required: boolean; type: string; enum?: unknown[]; description?: string; redacted: boolean; value?: unknown }[];
+  request?: { method: string; url: string; headers: string[]; body: unknown };
+}
 
 export interface ActionCallInput {
   service: string;
@@ -627,6 +637,57 @@ export function createCallService(deps: CallServiceDeps) {
   }
 
   /**
+   * What an approver may edit, as the dashboard's form shows it: a service action's parameters
+   * from its schema (path, query, body) with the agent's values, redacted ones marked and not
+   * shown; or a raw request's method, URL, header names and body.
+   */
+  async function editForm(callId: string): Promise<EditForm> {
+    const call = await store.getCall(pool, callId);
+    if (!call) throw notFound('call');
+    const stored = decryptStoredRequest(deps.keyring, call.id, call.request_envelope);
+    const shown = (call.request_redacted ?? {}) as { method?: string; url?: string; params?: Record<string, unknown>; body?: unknown; headers?: string[] };
+    if (stored.kind === 'http') {
+      const url = new URL(shown.url ?? stored.url);
+      for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
+      return {
+        kind: 'request',
+        editable: !stored.connection,
+        ...(stored.connection ? { reason: "sent with a connection's token: it cannot be edited" } : {}),
+        request: { method: stored.method, url: url.toString(), headers: shown.headers ?? [], body: shown.body ?? null },
+      };
+    }
+    const instance = await registry.resolveInstance({ orgId: call.org_id, userId: call.user_id }, call.service);
+    const action = instance.service.actions.get(call.action);
+    if (!action) throw invalidRequest(`action ${call.action} is not available`);
+    const params = shown.params && typeof shown.params === 'object' ? shown.params : {};
+    const body = shown.body && typeof shown.body === 'object' && !Array.isArray(shown.body) ? (shown.body as Record<string, unknown>) : {};
+    const field = (name: string, where: 'path' | 'query' | 'body', schema: Record<string, unknown>, required: boolean, value: unknown, description?: string) => {
+      const redacted = value === REDACTED;
+      const type = Array.isArray(schema.type) ? String(schema.type.find((t) => t !== 'null') ?? 'string') : String(schema.type ?? 'string');
+      return {
+        name,
+        in: where,
+        required,
+        type,
+        ...(Array.isArray(schema.enum) ? { enum: schema.enum } : {}),
+        ...(description ? { description } : typeof schema.description === 'string' ? { description: schema.description } : {}),
+        redacted,
+        ...(value !== undefined && !redacted ? { value } : {}),
+      };
+    };
+    const props = (action.bodySchema?.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const required = new Set(Array.isArray(action.bodySchema?.required) ? (action.bodySchema.required as string[]) : []);
+    return {
+      kind: 'params',
+      editable: true,
+      parameters: [
+        ...action.parameters.map((p) => field(p.name, p.in, p.schema.raw, p.required, params[p.name], p.description)),
+        ...Object.entries(props).map(([name, schema]) => field(name, 'body', schema, required.has(name), body[name])),
+      ],
+    };
+  }
+
+  /**
    * Every call, fresh or resumed, from any transport, takes a token from its identity's bucket: a
    * fresh one in the statement that writes its row (`startCall`), a resume here.
    */
@@ -709,6 +770,7 @@ export function createCallService(deps: CallServiceDeps) {
     describeFor,
     settleWithoutWorkflow,
     deriveEdit,
+    editForm,
   };
 }
 
