@@ -266,4 +266,36 @@ describe('edit before approve', () => {
       await helper.close();
     }
   });
+
+  it('serves the dashboard its edit form and a preview that decides nothing, refusing as resolve would', async () => {
+    const { approvalId } = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'form-item', folder: 'f1', password: SECRET } });
+    const form = await admin('GET', `/v1/approvals/${approvalId}/edit`);
+    expect(form.status, JSON.stringify(form.body)).toBe(200);
+    expect(form.body).toMatchObject({ kind: 'params', editable: true });
+    const byName = Object.fromEntries(form.body.parameters.map((p: any) => [p.name, p]));
+    expect(byName.name).toMatchObject({ in: 'body', required: true, type: 'string', value: 'form-item', redacted: false });
+    expect(byName.folder).toMatchObject({ in: 'body', required: false, value: 'f1' });
+    expect(byName.password).toMatchObject({ redacted: true });
+    expect(byName.password.value).toBeUndefined();
+    expect(JSON.stringify(form.body)).not.toContain(SECRET);
+
+    const preview = await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, { params: { folder: 'f2' } });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body).toEqual({ permission_keys: ['widgets:create_item:form-item'], action_description: 'Create item "form-item" in f2', diff: [{ field: 'body.folder', before: 'f1', after: 'f2' }] });
+    expect((await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, { params: { name: 'other' } })).status).toBe(422);
+    expect((await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, { params: { folder: 7 } })).status).toBe(400);
+    expect((await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, {})).status).toBe(400);
+    // The requester may neither read the form nor preview (and agents use resolve, not these routes).
+    expect((await agent.call('GET', `/v1/approvals/${approvalId}/edit`)).status).toBe(403);
+    // Nothing was decided: still pending, nothing sent.
+    expect((await admin('GET', `/v1/approvals/${approvalId}`)).body.status).toBe('pending');
+    expect(hitsTo('/items').filter((r) => r.body.includes('form-item'))).toHaveLength(0);
+
+    const raw = await pending(agent, { service: 'http', method: 'PUT', path: `${up.url}/doc?v=2`, headers: { 'X-Trace': 'abc' }, body: { title: 'T' } });
+    const rawForm = await admin('GET', `/v1/approvals/${raw.approvalId}/edit`);
+    expect(rawForm.body).toEqual({ kind: 'request', editable: true, request: { method: 'PUT', url: `${up.url}/doc?v=2`, headers: ['X-Trace'], body: { title: 'T' } } });
+    expect((await admin('POST', `/v1/approvals/${raw.approvalId}/resolve`, { decision: 'deny' })).status).toBe(200);
+    const late = await admin('POST', `/v1/approvals/${raw.approvalId}/edit-preview`, { request: { body: { title: 'U' } } });
+    expect(late.status).toBe(409);
+  });
 });
