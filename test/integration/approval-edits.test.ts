@@ -15,6 +15,7 @@ import { callWorkflowId } from '../../workflows/definitions.ts';
 import { runGatewayCli } from '../support/cli.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 
@@ -23,6 +24,7 @@ const SECRET = 'sk_edit_plaintext_7f3a';
 describe('edit before approve', () => {
   let gw: TestGateway;
   let up: Upstream;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let admin: ReturnType<TestGateway['as']>;
   type Agent = { id: string; key: string; call: ReturnType<TestGateway['as']> };
   let agent: Agent;
@@ -52,6 +54,9 @@ describe('edit before approve', () => {
     expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
     expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: SECRET })).status).toBe(201);
     expect((await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 100 })).status).toBe(200);
+    receiver = await startReceiver();
+    const hook = await admin('POST', '/v1/webhooks', { url: `${receiver.url}/hooks`, events: ['approval.resolved'] });
+    expect(hook.status, hook.text).toBe(201);
     agent = await makeAgent({ name: 'payer' });
     parent = await makeAgent({ name: 'lead' });
     child = await makeAgent({ name: 'helper', parent_id: parent.id });
@@ -66,6 +71,7 @@ describe('edit before approve', () => {
     }
     await gw?.stop();
     await up?.close();
+    await receiver?.close();
   });
 
   it('runs the edited raw request once, and the agent, the approval, the audit and the event stream all say what changed', async () => {
@@ -100,6 +106,9 @@ describe('edit before approve', () => {
       SELECT type, data FROM user_events WHERE approval_id = ${approvalId} ORDER BY id`);
     expect(events.find((e) => e.type === 'approval.resolved')?.data).toMatchObject({ modified_by_approver: true, diff });
     expect(events.find((e) => e.type === 'approval.executed')?.data).toMatchObject({ modified_by_approver: true, diff, execution: { status: 'executed' } });
+    // The webhook: the approval.resolved delivery carries the diff and the edited keys.
+    const delivered = await until(async () => receiver.received.filter((r) => r.body.includes(approvalId)), (rs) => rs.length > 0, 30_000);
+    expect(JSON.parse(delivered[0]!.body)).toMatchObject({ type: 'approval.resolved', data: { approval_id: approvalId, modified_by_approver: true, diff, edited_permission_keys: [`http:POST:127.0.0.1:${up.port}/transfer`] } });
     recorded['allowed-once'] = callId;
   });
 
