@@ -86,6 +86,9 @@ async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<v
     lines.push('tiers (remember with: gateway approve ID --tier N --ttl 7d):');
     a.suggested_tiers.forEach((t, i) => lines.push(`  ${i + 1}. ${t.description}: ${t.keys.join(', ')}`));
   }
+  if (a.modified_by_approver) {
+    lines.push(`allowed with changes: ${a.edited_description ?? ''}`, ...diffLines(a.diff ?? []));
+  }
   if (a.execution) lines.push(`execution:   ${a.execution.status}${a.execution.http_status_code ? ` (HTTP ${a.execution.http_status_code})` : ''}`);
   lines.push(`url:         ${a.approval_url}`);
   print(lines.join('\n'));
@@ -98,6 +101,11 @@ async function decide(ref: string, body: Record<string, unknown>, o: { json?: bo
   if (o.json) return printJson(record);
   const exec = record.execution ? `; the call is ${record.execution.status}` : '';
   say(`${record.status === 'denied' ? 'Denied' : record.status === 'allowed' ? 'Allowed' : record.status} ${id}${exec}`);
+}
+
+/** An approver's changes, one field a line: `  body.amount: 5000 → 50`. */
+export function diffLines(diff: readonly { field: string; before?: unknown; after?: unknown }[]): string[] {
+  return diff.map((d) => `  ${d.field}: ${d.before === undefined ? '(absent)' : JSON.stringify(d.before)} → ${d.after === undefined ? '(removed)' : JSON.stringify(d.after)}`);
 }
 
 /** `--set key=value`: the value as JSON when it parses (50, true, {"a":1}), else the text itself. */
@@ -168,7 +176,7 @@ async function approve(ref: string, o: { remember?: string[]; tier?: string; ttl
   if (o.json) return printJson(record);
   const exec = record.execution ? `; the call is ${record.execution.status}` : '';
   say(`Allowed ${id}${record.modified_by_approver ? ' with changes' : ''}${exec}`);
-  if (record.diff?.length) print(record.diff.map((d) => `  ${d.field}: ${JSON.stringify(d.before) ?? '(absent)'} → ${JSON.stringify(d.after) ?? '(removed)'}`).join('\n'));
+  if (record.diff?.length) print(diffLines(record.diff).join('\n'));
 }
 
 /** Prints approvals as they arrive: over GET /v1/events when the gateway has it, else by polling. */

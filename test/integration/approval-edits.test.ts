@@ -229,6 +229,9 @@ describe('edit before approve', () => {
     expect(set.stderr).toContain(`Allowed ${raw.approvalId} with changes`);
     expect(set.stdout).toContain('body.amount: 900 → 90');
     await until(async () => hitsTo('/cli-transfer').length, (n) => n > 0);
+    const shown = await runGatewayCli(['approvals', 'show', raw.approvalId], { env: person });
+    expect(shown.stdout).toContain('allowed with changes: POST');
+    expect(shown.stdout).toContain('  body.amount: 900 → 90');
     expect(hitsTo('/cli-transfer').map((r) => JSON.parse(r.body))).toEqual([{ amount: 90, to: 'acct-1' }]);
 
     const other = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/cli-body`, body: { amount: 700, to: 'acct-2' } });
