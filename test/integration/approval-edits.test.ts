@@ -43,6 +43,8 @@ describe('edit before approve', () => {
     return { approvalId: res.body.approval_id as string, callId: res.body.call_id as string };
   };
   const hitsTo = (p: string) => up.requests.filter((r) => r.url.startsWith(p));
+  /** The auto-run execution has finished (a resume before that would find it in flight). */
+  const executed = (approvalId: string) => until(() => admin('GET', `/v1/approvals/${approvalId}`), (r) => r.body.execution?.status === 'executed', 30_000);
   const auditRows = (approvalId: string) =>
     gw.pool.any(sql.type(z.object({ event: z.string(), decision: z.string().nullable(), details: z.any() }))`
       SELECT event, decision, details FROM audit_log WHERE approval_id = ${approvalId} ORDER BY id`);
@@ -82,7 +84,7 @@ describe('edit before approve', () => {
     expect(resolved.body).toMatchObject({ status: 'allowed', modified_by_approver: true, diff, edited_permission_keys: [`http:POST:127.0.0.1:${up.port}/transfer`] });
 
     // auto_call_on_approve: the workflow sends the edited request, exactly once.
-    await until(async () => hitsTo('/transfer').length, (n) => n > 0);
+    await executed(approvalId);
     const resumed = await agent.call('POST', '/v1/actions/call', { approval_id: approvalId });
     expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
     expect(resumed.body).toMatchObject({ status: 'called', modified_by_approver: true, diff, result: { status_code: 200 } });
@@ -202,6 +204,9 @@ describe('edit before approve', () => {
     expect(JSON.stringify(await auditRows(approvalId))).not.toContain(SECRET);
     const history = await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
     expect(historyText(history)).not.toContain(SECRET);
+    expect(gw.logs.join('\n')).not.toContain(SECRET);
+    // The vault secret went upstream, injected by the gateway into the edited request.
+    expect(hitsTo('/items').at(-1)!.headers['x-api-key']).toBe(SECRET);
     recorded['remember'] = callId;
   });
 
@@ -269,7 +274,7 @@ describe('edit before approve', () => {
       const resolved = await call(lead, 'gateway_approve', { approval_id: approvalId, resolution: 'allow', params: { folder: 'y' } });
       expect(resolved.isError, JSON.stringify(resolved)).toBeFalsy();
       expect(resolved.structuredContent).toMatchObject({ status: 'allowed', modified_by_approver: true, diff: [{ field: 'body.folder', before: 'x', after: 'y' }] });
-      await until(async () => hitsTo('/items').filter((r) => r.body.includes('mcp-draft')).length, (n) => n > 0);
+      await executed(approvalId);
       const resumed = await call(helper, 'gateway_call', { approval_id: approvalId });
       expect(resumed.structuredContent).toMatchObject({ status: 'called', modified_by_approver: true, diff: [{ field: 'body.folder', before: 'x', after: 'y' }] });
       expect(hitsTo('/items').filter((r) => r.body.includes('mcp-draft')).map((r) => JSON.parse(r.body))).toEqual([{ name: 'mcp-draft', folder: 'y' }]);

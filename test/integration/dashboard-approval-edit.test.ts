@@ -43,6 +43,8 @@ describe('dashboard: edit before allowing', () => {
     await p.waitForURL(`${gw.url}/approvals`, WAIT);
   };
   const changes = (p: Page) => p.getByRole('table', { name: 'Changes' });
+  /** The auto-run execution has finished (a resume before that would find it in flight). */
+  const executed = (approvalId: string) => until(() => gw.as(gw.adminToken)('GET', `/v1/approvals/${approvalId}`), (r) => r.body.execution?.status === 'executed', 30_000);
 
   beforeAll(async () => {
     ensureDashboardBuilt();
@@ -105,7 +107,7 @@ describe('dashboard: edit before allowing', () => {
 
     await page.getByRole('button', { name: 'Allow once with changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Allowed once, with your changes.' }).waitFor(WAIT);
-    await until(async () => hits('/transfer').length, (n) => n > 0, 30_000);
+    await executed(raised.approval_id);
     expect(hits('/transfer').map((r) => JSON.parse(r.body))).toEqual([{ amount: 50, to: 'acct-9' }]);
 
     const resumed = await agent('POST', '/v1/actions/call', { approval_id: raised.approval_id });
@@ -156,7 +158,7 @@ describe('dashboard: edit before allowing', () => {
 
     await page.getByRole('button', { name: 'Allow once with changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Allowed once, with your changes.' }).waitFor(WAIT);
-    await until(async () => hits('/v1/refunds').length, (n) => n > 0, 30_000);
+    await executed(raised.approval_id);
     expect(hits('/v1/refunds')).toHaveLength(1);
     const sent = new URL(hits('/v1/refunds')[0]!.url, up.url);
     expect(Object.fromEntries(sent.searchParams)).toEqual({ payment_intent: 'pi_123', amount: '50' });
