@@ -69,6 +69,18 @@ describe('wideningKey', () => {
     );
   });
 
+  it('property: a raw edit passes for a person exactly when method, host and path stay; the query and body are free', () => {
+    const req = fc.record({ verb: fc.constantFrom('GET', 'POST', 'DELETE'), host: fc.constantFrom('a', 'b'), path: fc.constantFrom('x', 'x/y', 'z'), q: fc.constantFrom('', '?n=1', '?n=2') });
+    fc.assert(
+      fc.property(req, req, (o, e) => {
+        const original = [httpPermissionKey(o.verb, `https://${o.host}.test/${o.path}${o.q}`)];
+        const edited = [httpPermissionKey(e.verb, `https://${e.host}.test/${e.path}${e.q}`)];
+        const same = o.verb === e.verb && o.host === e.host && o.path === e.path;
+        expect(wideningKey(original, edited, new Set()) === null).toBe(same);
+      }),
+    );
+  });
+
   it('property: any edited key outside the original and the grantable set is refused, by name', () => {
     fc.assert(
       fc.property(fc.uniqueArray(httpKey, { minLength: 2, maxLength: 5 }), fc.nat(), (keys, n) => {
