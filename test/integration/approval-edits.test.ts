@@ -315,4 +315,32 @@ describe('edit before approve', () => {
     const late = await admin('POST', `/v1/approvals/${raw.approvalId}/edit-preview`, { request: { body: { title: 'U' } } });
     expect(late.status).toBe(409);
   });
+
+  it('keeps a per-call vault secret injected by the gateway in the edited raw request: the approver can neither type it nor see it', async () => {
+    const BANK = 'bank-key-plaintext-4b8e';
+    expect((await admin('POST', '/v1/secrets', { name: 'BANK_KEY', value: BANK, allowed_hosts: ['127.0.0.1'] })).status).toBe(201);
+    const { approvalId, callId } = await pending(agent, {
+      service: 'http',
+      method: 'POST',
+      path: `${up.url}/payout`,
+      body: { amount: 300 },
+      secret: { name: 'BANK_KEY', in: 'header', param: 'X-Bank-Key' },
+    });
+    const typed = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', request: { headers: { 'x-bank-key': 'typed-by-a-person' } } });
+    expect(typed.status).toBe(400);
+    expect(typed.body.error.details).toMatchObject({ field: 'request.headers.x-bank-key' });
+
+    const res = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', request: { body: { amount: 30 } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.edited_permission_keys).toEqual([`http:POST:127.0.0.1:${up.port}/payout`, `secret:BANK_KEY:127.0.0.1:${up.port}`]);
+    await executed(approvalId);
+    const sent = hitsTo('/payout');
+    expect(sent.map((r) => JSON.parse(r.body))).toEqual([{ amount: 30 }]);
+    expect(sent[0]!.headers['x-bank-key']).toBe(BANK);
+
+    const view = await admin('GET', `/v1/approvals/${approvalId}`);
+    expect(view.body.edited_request).toMatchObject({ body: { amount: 30 }, secret: { name: 'BANK_KEY', in: 'header', param: 'X-Bank-Key' } });
+    const history = await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+    for (const text of [JSON.stringify(view.body), JSON.stringify(await auditRows(approvalId)), historyText(history), gw.logs.join('\n')]) expect(text).not.toContain(BANK);
+  });
 });
