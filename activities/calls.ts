@@ -26,6 +26,7 @@ import {
   sharedOutcomeSignal,
   supersedeSignal,
   type ApprovalRecord,
+  type ApprovedEdit,
   type CheckResult,
   type ExecuteCallResult,
   type CallWorkflowResult,
@@ -51,6 +52,11 @@ export interface CallActivityDeps {
   executor: ExecutorDeps;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
+}
+
+/** An allow with changes, as its audit row tells it: the diff and what the edited request asks for (never the envelope). */
+function editedDetails(edit: ApprovedEdit) {
+  return { outcome: 'allowed with changes', modified_by_approver: true, diff: edit.diff, edited_permission_keys: edit.permissionKeys, edited_description: edit.description };
 }
 
 /** The call's `disclose` values for audit details (computed over the redacted request). */
@@ -185,6 +191,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       rememberKeys?: string[] | null;
       rememberTtl?: string | null;
       execution?: { id: string; expiresAt: string };
+      /** Allowed with changes (edited-request-v1). */
+      edit?: ApprovedEdit;
     }) {
       const { spec } = input;
       const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
@@ -200,6 +208,7 @@ export function createCallActivities(deps: CallActivityDeps) {
             resolved: true,
             ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
             ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
+            ...(input.edit ? { edit: input.edit } : {}),
           },
           ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
           call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
@@ -210,7 +219,12 @@ export function createCallActivities(deps: CallActivityDeps) {
           approvalId: input.approvalId,
           executionId: input.execution?.id ?? null,
           decision: input.decision,
-          details: { status: input.status, ...(input.reason ? { reason: input.reason } : {}), ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}) },
+          details: {
+            status: input.status,
+            ...(input.reason ? { reason: input.reason } : {}),
+            ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}),
+            ...(input.edit ? editedDetails(input.edit) : {}),
+          },
         }),
       );
       await emit(spec, 'approval.resolved', await approvalEventData(input.approvalId));

@@ -15,7 +15,7 @@ import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
-import type { CallResult, CallSpec, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
+import type { CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import { entryFor, type CallEvent } from './covered-call.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
@@ -40,6 +40,9 @@ export interface ExecutionStepDeps {
   emit: (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => Promise<void>;
   approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
 }
+
+/** An edited request's outcome and audit rows say so, with the diff (edited-request-v1). */
+const editedMark = (spec: CallSpec): EditedMark => (spec.edit ? { modified_by_approver: true, diff: spec.edit.diff } : {});
 
 interface StepInput {
   spec: CallSpec;
@@ -140,7 +143,10 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         await calls.updateExecution(tx, executionId, { status, error, finished: true });
         await calls.finishCall(tx, spec.callId, `execution_${status}`, null);
       }
-      const call = sent.kind === 'sent' ? await calls.getCall(tx, spec.callId) : null;
+      // What ran: the approver's edited request when there was one, else the agent's.
+      const call = sent.kind === 'sent' && !spec.edit ? await calls.getCall(tx, spec.callId) : null;
+      const approval = sent.kind === 'sent' && spec.edit ? await calls.getApproval(tx, approvalId) : null;
+      const request = spec.edit ? approval?.edited_request_redacted : call?.request_redacted;
       await appendAuditFor(tx, spec, {
         event: sent.kind === 'sent' ? 'execution.executed' : status === 'cancelled' ? 'execution.cancelled' : 'execution.failed',
         actorId: sent.kind === 'sent' ? spec.requesterId : null,
@@ -150,14 +156,14 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         ...(httpStatusCode !== null ? { httpStatusCode } : {}),
         details:
           sent.kind === 'sent'
-            ? { duration_ms: sent.result.duration_ms, request: call?.request_redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) }
-            : { error },
+            ? { duration_ms: sent.result.duration_ms, request, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}), ...editedMark(spec) }
+            : { error, ...editedMark(spec) },
       });
     });
     await deps.emit(spec, sent.kind === 'sent' ? 'approval.executed' : 'approval.execution_failed', await deps.approvalEventData(approvalId));
     if (sent.kind === 'sent') {
-      return { outcome: { status: 'called', result: sent.result, action_description: spec.description }, httpStatusCode, executionStatus: 'executed' };
+      return { outcome: { status: 'called', result: sent.result, action_description: spec.description, ...editedMark(spec) }, httpStatusCode, executionStatus: 'executed' };
     }
-    return { outcome: { status: 'error', error: error! }, httpStatusCode: null, executionStatus: status };
+    return { outcome: { status: 'error', error: error!, ...editedMark(spec) }, httpStatusCode: null, executionStatus: status };
   }
 }

@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   invalid_service_definition: 422,
   validation_failed: 422,
+  /** An approver's edit asks for more than the call did (issue 31): `details.key` names the key. */
+  edit_widens_request: 422,
   rate_limited: 429,
   internal: 500,
   upstream_error: 502,

@@ -32,6 +32,7 @@ import {
   type UpdateErrorType,
   type ApprovalRecord,
   type ApprovalStatus,
+  type ApprovedEdit,
   type CallOutcome,
   type CallResult,
   type CheckResult,
@@ -176,6 +177,7 @@ const decisionsLocalV3 = proxyLocalActivities<CallActivities>({
 const PATCHES = {
   decisionAfterAccept: 'decision-after-accept-v1',
   sharedOutcome: 'shared-outcome-v1',
+  editedRequest: 'edited-request-v1',
 } as const;
 const DEPRECATED_PATCHES = {
   executionSteps: 'execution-steps-v1',
@@ -226,6 +228,8 @@ interface CallRun {
   replay?: { triggeredBy: 'user' | 'agent' | 'auto' };
   executionOutcome?: CallOutcome;
   remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string };
+  /** The approver allowed an edited request: what runs, is re-checked, audited and remembered. */
+  edit?: ApprovedEdit;
   /** A decision is being persisted: a second one must not pass its validator meanwhile. */
   resolving: boolean;
   /** This call joined another call's pending approval: that call, and its final state once sent. */
@@ -272,6 +276,24 @@ function approvalRecord(s: CallRun, viewerId: string): ApprovalRecord {
     derived_keys: derivedKeys(spec.permissionKeys),
     expires_at: new Date(s.execution ? s.executionDeadline : s.approval.expiresAt).toISOString(),
     ...(s.execution ? { execution: { ...s.execution } } : {}),
+    ...(s.edit ? { modified_by_approver: true as const, diff: s.edit.diff, edited_permission_keys: s.edit.permissionKeys } : {}),
+  };
+}
+
+/**
+ * The spec the execution steps take: the call's own, or (edited-request-v1) the edited request's
+ * keys, description and disclosed values, marked so the send loads the edited request.
+ */
+function executedSpec(s: CallRun): CallSpec {
+  const { spec, edit } = s;
+  if (!edit) return spec;
+  const { disclosed: _original, ...rest } = spec;
+  return {
+    ...rest,
+    permissionKeys: edit.permissionKeys,
+    description: edit.description,
+    ...(edit.disclosed?.length ? { disclosed: edit.disclosed } : {}),
+    edit: { approvalId: s.approval.id!, diff: edit.diff },
   };
 }
 
@@ -321,8 +343,13 @@ function validateResolve(s: CallRun, input: ResolveInput): void {
   if (input.decision === 'bubble' && nextResolverAbove(s, approval.resolverId!) === approval.resolverId) {
     reject(UPDATE_ERRORS.cannotBubble, 'the approval already sits with the user: there is no one above to bubble to');
   }
+  if (input.edit && input.decision !== 'allow' && input.decision !== 'allow_remember') {
+    reject(UPDATE_ERRORS.invalidEdit, 'an edit goes with allow_once or allow_remember only', { field: 'decision' });
+  }
   if (input.decision === 'allow_remember') {
-    if (!input.rememberKeys?.length || !isSubsetOfTiers(input.rememberKeys, s.tiers)) {
+    // Remembering after an edit remembers the edited request's tiers, never the original's.
+    const tiers = input.edit ? suggestedTiers(input.edit.permissionKeys) : s.tiers;
+    if (!input.rememberKeys?.length || !isSubsetOfTiers(input.rememberKeys, tiers)) {
       reject(UPDATE_ERRORS.invalidRemember, 'remember_keys must be a non-empty subset of the suggested tier keys', { field: 'remember_keys' });
     }
     if (!input.rememberTtlMs || !input.rememberTtl) reject(UPDATE_ERRORS.invalidRemember, 'allow_remember needs a ttl', { field: 'ttl' });
@@ -355,6 +382,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
     }
     const deadline = at + spec.clocks.executionWindowMs;
     const execution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
+    const edit = input.edit && patched(PATCHES.editedRequest) ? input.edit : undefined;
     const remembered =
       input.decision === 'allow_remember'
         ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
@@ -369,7 +397,9 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       rememberKeys: remembered?.keys ?? null,
       rememberTtl: remembered?.ttl ?? null,
       execution: { id: execution.id, expiresAt: new Date(deadline).toISOString() },
+      ...(edit ? { edit } : {}),
     });
+    s.edit = edit;
     s.executionDeadline = deadline;
     s.execution = execution;
     s.remember = remembered;
@@ -531,7 +561,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
   execution.status = 'executing';
   execution.triggered_by = triggeredBy;
   deprecatePatch(DEPRECATED_PATCHES.executionSteps);
-  const executed = await executeApproved({ spec, approvalId, executionId: execution.id }, triggeredBy);
+  const executed = await executeApproved({ spec: executedSpec(s), approvalId, executionId: execution.id }, triggeredBy);
   execution.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
   if (executed.httpStatusCode !== null) execution.http_status_code = executed.httpStatusCode;
   if (executed.outcome.status === 'called') execution.result = executed.outcome.result;
@@ -544,7 +574,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
 /** 5. allow_remember: the rules are planted only after the replay succeeded. */
 async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise<void> {
   if (!s.remember || executed.outcome.status !== 'called') return;
-  await retriedBriefly.plantRules({ spec: s.spec, approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
+  await retriedBriefly.plantRules({ spec: executedSpec(s), approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
 }
 
 /**

@@ -2,6 +2,7 @@
 // definitions and their types. The API, CLI and dashboard import this file, never workflow code.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { FieldChange } from '../core/approvals/request-edit.ts';
 import type { CallResult } from '../core/execution/result.ts';
 
 export const TASK_QUEUE = 'gateway-actions';
@@ -78,6 +79,34 @@ export interface CallSpec {
   callDigest: string;
   /** The action's `disclose` values (computed over the redacted request, so safe to record). */
   disclosed?: DisclosedValue[];
+  /**
+   * Set on the spec the workflow hands its execution steps when the approver edited the request
+   * (edited-request-v1): the send loads the edited request from the approval row, the keys and
+   * description above are the edited request's, and the outcome says so.
+   */
+  edit?: { approvalId: string; diff: FieldChange[] };
+}
+
+export type { FieldChange } from '../core/approvals/request-edit.ts';
+
+/**
+ * An approver's edit, judged by the API (only narrows, schema-valid) before it reaches the
+ * workflow: the edited request's keys, description and redacted form, the diff, and the request
+ * itself as an envelope encrypted like `calls.request_envelope` (ciphertext only, never the request).
+ */
+export interface ApprovedEdit {
+  envelope: unknown;
+  redacted: unknown;
+  diff: FieldChange[];
+  permissionKeys: string[];
+  description: string;
+  disclosed?: DisclosedValue[];
+}
+
+/** What an outcome of an edited request adds, so the agent's model knows what actually ran. */
+export interface EditedMark {
+  modified_by_approver?: true;
+  diff?: FieldChange[];
 }
 
 /** One `disclose` entry's value; a filter that failed or timed out gives `value: null, error: true`. */
@@ -112,10 +141,10 @@ export interface PendingApprovalOutcome {
 }
 
 export type CallOutcome =
-  | { status: 'called'; result: CallResult; action_description: string }
+  | ({ status: 'called'; result: CallResult; action_description: string } & EditedMark)
   | PendingApprovalOutcome
   | { status: 'denied'; reason: string }
-  | { status: 'error'; error: ErrorBody };
+  | ({ status: 'error'; error: ErrorBody } & EditedMark);
 
 export type ExecutionStatus = 'pending' | 'executing' | 'executed' | 'failed' | 'cancelled' | 'expired';
 export type ApprovalStatus = 'pending' | 'allowed' | 'denied' | 'bubbled' | 'expired' | 'superseded' | 'cancelled';
@@ -142,6 +171,10 @@ export interface ApprovalRecord {
   derived_keys: string[];
   expires_at: string;
   execution?: ExecutionRecord;
+  /** The approver allowed an edited request (edited-request-v1): its keys and the diff. */
+  modified_by_approver?: true;
+  diff?: FieldChange[];
+  edited_permission_keys?: string[];
 }
 
 /**
@@ -191,6 +224,8 @@ export interface ResolveInput {
   rememberTtlMs?: number;
   rememberTtl?: string;
   reason?: string;
+  /** Allow with changes: the request the approver allows instead of the agent's. */
+  edit?: ApprovedEdit;
 }
 
 export interface ReplayInput {
@@ -232,6 +267,7 @@ export const UPDATE_ERRORS = {
   notRequester: 'not_requester',
   cannotBubble: 'cannot_bubble',
   invalidRemember: 'invalid_remember_keys',
+  invalidEdit: 'invalid_edit',
 } as const;
 export type UpdateErrorType = (typeof UPDATE_ERRORS)[keyof typeof UPDATE_ERRORS];
 
@@ -249,6 +285,7 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
   not_requester: 'forbidden',
   cannot_bubble: 'conflict',
   invalid_remember_keys: 'invalid_request',
+  invalid_edit: 'invalid_request',
 };
 
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */

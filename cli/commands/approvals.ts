@@ -1,4 +1,5 @@
 // For approvers: `gateway approvals [show ID | watch]`, `gateway approve ID`, `gateway deny ID`.
+import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { resolveApprovalRef } from '../lib/approval-ref.ts';
 import { ok, resolveCaller, type Caller } from '../lib/caller.ts';
@@ -85,6 +86,9 @@ async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<v
     lines.push('tiers (remember with: gateway approve ID --tier N --ttl 7d):');
     a.suggested_tiers.forEach((t, i) => lines.push(`  ${i + 1}. ${t.description}: ${t.keys.join(', ')}`));
   }
+  if (a.modified_by_approver) {
+    lines.push(`allowed with changes: ${a.edited_description ?? ''}`, ...diffLines(a.diff ?? []));
+  }
   if (a.execution) lines.push(`execution:   ${a.execution.status}${a.execution.http_status_code ? ` (HTTP ${a.execution.http_status_code})` : ''}`);
   lines.push(`url:         ${a.approval_url}`);
   print(lines.join('\n'));
@@ -99,19 +103,80 @@ async function decide(ref: string, body: Record<string, unknown>, o: { json?: bo
   say(`${record.status === 'denied' ? 'Denied' : record.status === 'allowed' ? 'Allowed' : record.status} ${id}${exec}`);
 }
 
-async function approve(id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean }, cmd: Command): Promise<void> {
+/** An approver's changes, one field a line: `  body.amount: 5000 → 50`. */
+export function diffLines(diff: readonly { field: string; before?: unknown; after?: unknown }[]): string[] {
+  return diff.map((d) => `  ${d.field}: ${d.before === undefined ? '(absent)' : JSON.stringify(d.before)} → ${d.after === undefined ? '(removed)' : JSON.stringify(d.after)}`);
+}
+
+/** `--set key=value`: the value as JSON when it parses (50, true, {"a":1}), else the text itself. */
+export function parseSet(pair: string): [string, unknown] {
+  const eq = pair.indexOf('=');
+  if (eq <= 0) throw usageError(`--set takes key=value, got ${JSON.stringify(pair)}`);
+  const raw = pair.slice(eq + 1);
+  try {
+    return [pair.slice(0, eq), JSON.parse(raw) as unknown];
+  } catch {
+    return [pair.slice(0, eq), raw];
+  }
+}
+
+/**
+ * The edit `--set` / `--body` make (issue 31): a service action's params, or a raw request's body
+ * (`--set` then changes top-level fields of the body the agent sent; raw calls show theirs whole).
+ */
+async function editOf(c: Caller, id: string, o: { set?: string[]; body?: string }): Promise<Record<string, unknown>> {
+  if (!o.set?.length && o.body === undefined) return {};
+  if (o.set?.length && o.body !== undefined) throw usageError('use --set or --body, not both');
+  const a = await getApproval(c, id);
+  // A raw HTTP call's request names its headers (service actions' never do).
+  const raw = a.action !== null && Array.isArray(a.action.request.headers);
+  if (o.body !== undefined) {
+    if (!raw) throw usageError('--body edits a raw HTTP request; this call is a service action: use --set name=value');
+    if (!o.body.startsWith('@')) throw usageError('--body takes @file.json');
+    let text: string;
+    try {
+      text = await readFile(o.body.slice(1), 'utf8');
+    } catch (err) {
+      throw usageError(`cannot read ${o.body.slice(1)}: ${(err as Error).message}`);
+    }
+    try {
+      return { request: { body: JSON.parse(text) as unknown } };
+    } catch {
+      throw usageError(`${o.body.slice(1)} is not JSON`);
+    }
+  }
+  const changes = Object.fromEntries(o.set!.map(parseSet));
+  if (!raw) return { params: changes };
+  const current = a.action!.request.body;
+  if (current !== null && current !== undefined && (typeof current !== 'object' || Array.isArray(current))) throw usageError('--set changes fields of a JSON object body: use --body @file.json');
+  return { request: { body: { ...(current as Record<string, unknown> | null), ...changes } } };
+}
+
+async function approve(ref: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean; set?: string[]; body?: string }, cmd: Command): Promise<void> {
   let keys = o.remember ?? [];
+  const c = await caller(cmd);
+  const id = await resolveApprovalRef(c, ref);
   if (o.tier !== undefined) {
     const n = Number(o.tier);
-    const c = await caller(cmd);
-    const a = await getApproval(c, await resolveApprovalRef(c, id));
+    const a = await getApproval(c, id);
     const tier = a.suggested_tiers[n - 1];
-    if (!Number.isInteger(n) || !tier) throw usageError(`--tier is 1-${a.suggested_tiers.length} (see \`gateway approvals show ${id}\`)`);
+    if (!Number.isInteger(n) || !tier) throw usageError(`--tier is 1-${a.suggested_tiers.length} (see \`gateway approvals show ${ref}\`)`);
+    if (o.set?.length || o.body !== undefined) throw usageError('--tier names the original request\'s tiers: with an edit, remember the edited keys with --remember KEY');
     keys = [...keys, ...tier.keys];
   }
   if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
   if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
-  await decide(id, keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl } : { decision: 'allow_once' }, o, cmd);
+  const edit = await editOf(c, id, o);
+  const record = await ok(
+    c.api.POST('/v1/approvals/{id}/resolve', {
+      params: { path: { id } },
+      body: (keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl, ...edit } : { decision: 'allow_once', ...edit }) as never,
+    }),
+  );
+  if (o.json) return printJson(record);
+  const exec = record.execution ? `; the call is ${record.execution.status}` : '';
+  say(`Allowed ${id}${record.modified_by_approver ? ' with changes' : ''}${exec}`);
+  if (record.diff?.length) print(diffLines(record.diff).join('\n'));
 }
 
 /** Prints approvals as they arrive: over GET /v1/events when the gateway has it, else by polling. */
@@ -183,8 +248,10 @@ export function approvalsCommands(program: Command): void {
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
+    .addOption(new Option('--set <key=value>', 'allow with changes: set a parameter (service action) or a body field (raw HTTP); repeatable').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
+    .option('--body <@file.json>', 'allow with changes: replace a raw HTTP request\'s body with this JSON file')
     .option('--json', 'machine-readable output')
-    .action((id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean }, cmd: Command) => approve(id, o, cmd));
+    .action((id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean; set?: string[]; body?: string }, cmd: Command) => approve(id, o, cmd));
   program
     .command('deny')
     .description('refuse a pending call; the caller sees the reason')

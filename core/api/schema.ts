@@ -187,6 +187,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approvals/{id}/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What an approver may edit before allowing: the action's parameters from its schema, or a raw request */
+        get: operations["getApprovalEditForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{id}/edit-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The keys, description and diff an edit would allow, judged as resolve judges it; decides nothing */
+        post: operations["previewApprovalEdit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals/{id}/resolve": {
         parameters: {
             query?: never;
@@ -196,7 +230,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember) */
+        /** Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember), optionally allowing an edited request (params or request) */
         post: operations["resolveApproval"];
         delete?: never;
         options?: never;
@@ -1109,11 +1143,22 @@ export interface components {
             created_at: string;
             decision: string | null;
             derived_keys: string[];
+            diff?: components["schemas"]["FieldChange"][];
+            edited_description?: string;
+            /** @description The keys re-derived from the edited request (what was checked, run and remembered). */
+            edited_permission_keys?: string[];
+            /** @description The request the approver allowed instead of the agent's (`action.request`), redacted alike. */
+            edited_request?: components["schemas"]["RedactedRequest"];
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
             /** Format: uuid */
             id: string;
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             permission_keys: string[];
             reason: string | null;
             /** @enum {string} */
@@ -1135,14 +1180,55 @@ export interface components {
             status: "pending" | "allowed" | "denied" | "bubbled" | "expired" | "superseded" | "cancelled";
             suggested_tiers: components["schemas"]["Tier"][];
         };
+        ApprovalEditForm: {
+            editable: boolean;
+            /** @enum {string} */
+            kind: "params" | "request";
+            parameters?: {
+                description?: string;
+                enum?: unknown[];
+                /** @enum {string} */
+                in: "path" | "query" | "body";
+                name: string;
+                /** @description Redacted in every view: not shown, and left as the agent sent it unless set. */
+                redacted: boolean;
+                required: boolean;
+                type: string;
+                value?: unknown;
+            }[];
+            reason?: string;
+            request?: {
+                body: unknown;
+                headers: string[];
+                method: string;
+                url: string;
+            };
+        };
+        ApprovalEditPreview: {
+            action_description: string;
+            diff: {
+                after?: unknown;
+                before?: unknown;
+                field: string;
+            }[];
+            permission_keys: string[];
+        };
         ApprovalRecord: {
             derived_keys: string[];
+            diff?: components["schemas"]["FieldChange"][];
             disclosed?: components["schemas"]["DisclosedValue"][];
+            /** @description The keys re-derived from the edited request (what was checked, run and remembered). */
+            edited_permission_keys?: string[];
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
             /** Format: uuid */
             id: string;
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             permission_keys: string[];
             /** @enum {string} */
             relationship: "self" | "downstream" | "not_in_your_chain";
@@ -1254,6 +1340,12 @@ export interface components {
              * @description The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.
              */
             call_id: string;
+            diff?: components["schemas"]["FieldChange"][];
+            /**
+             * @description The approver edited the request before allowing it: `diff` says what changed, and that is what ran.
+             * @constant
+             */
+            modified_by_approver?: true;
             result: components["schemas"]["CompactResult"] | components["schemas"]["VerboseResult"];
             /** @constant */
             status: "called";
@@ -1363,6 +1455,11 @@ export interface components {
             status: "pending" | "executing" | "executed" | "failed" | "cancelled" | "expired";
             /** @enum {string} */
             triggered_by?: "user" | "agent" | "auto";
+        };
+        FieldChange: {
+            after?: unknown;
+            before?: unknown;
+            field: string;
         };
         Identity: {
             /** @description Agents and subagents only. */
@@ -2165,7 +2262,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: invalid_service_definition, validation_failed */
+            /** @description Error: invalid_service_definition, validation_failed, edit_widens_request */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2174,7 +2271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_service_definition" | "validation_failed";
+                            code?: "invalid_service_definition" | "validation_failed" | "edit_widens_request";
                         };
                     };
                 };
@@ -2423,7 +2520,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: invalid_service_definition, validation_failed */
+            /** @description Error: invalid_service_definition, validation_failed, edit_widens_request */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2432,7 +2529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "invalid_service_definition" | "validation_failed";
+                            code?: "invalid_service_definition" | "validation_failed" | "edit_widens_request";
                         };
                     };
                 };
@@ -2894,6 +2991,306 @@ export interface operations {
             };
         };
     };
+    getApprovalEditForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalEditForm"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden, not_in_your_chain */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden" | "not_in_your_chain";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    previewApprovalEdit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description With allow_once / allow_remember, a service action's parameters replacing what the agent sent (null removes one); validated against the action's schema. */
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body. */
+                    request?: {
+                        body?: unknown;
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        method?: string;
+                        url?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalEditPreview"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden, not_in_your_chain */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden" | "not_in_your_chain";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Error: conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description Error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: edit_widens_request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "edit_widens_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
     resolveApproval: {
         parameters: {
             query?: never;
@@ -2908,8 +3305,21 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     decision: "allow_once" | "allow" | "allow_always" | "allow_remember" | "deny" | "bubble";
+                    /** @description With allow_once / allow_remember, a service action's parameters replacing what the agent sent (null removes one); validated against the action's schema. */
+                    params?: {
+                        [key: string]: unknown;
+                    };
                     reason?: string;
                     remember_keys?: string[];
+                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body. */
+                    request?: {
+                        body?: unknown;
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        method?: string;
+                        url?: string;
+                    };
                     ttl?: string;
                 };
             };
@@ -3018,6 +3428,20 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: edit_widens_request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "edit_widens_request";
                         };
                     };
                 };

@@ -16,6 +16,18 @@ export function presentExecution(exec: Omit<ApprovalExecution, 'expires_at'>) {
   };
 }
 
+/** Allowed with changes: the edited request (redacted), its keys and description, and the diff. */
+export function editOfApproval(a: Pick<ApprovalViewRow, 'edit_diff' | 'edited_request_redacted' | 'edited_permission_keys' | 'edited_description'>) {
+  if (!a.edit_diff) return {};
+  return {
+    modified_by_approver: true as const,
+    diff: a.edit_diff,
+    edited_request: a.edited_request_redacted,
+    edited_permission_keys: a.edited_permission_keys ?? [],
+    edited_description: a.edited_description ?? '',
+  };
+}
+
 /** `description` replaces the stored one (names looked up with the viewer's own authority). */
 export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string) {
   const exec = a.execution;
@@ -30,6 +42,7 @@ export function presentApproval(a: ApprovalViewRow, publicUrl: string, descripti
     expires_at: (exec ? exec.expires_at : a.expires_at).toISOString(),
     ...(exec && a.status === 'allowed' ? { execution: presentExecution(exec) } : {}),
     action: a.call ? { ...a.call, description: description ?? a.call.description } : null,
+    ...editOfApproval(a),
     requester: a.requester ?? { id: a.requester_id },
     resolver_id: a.resolver_id,
     auto_call_on_approve: a.auto_call_on_approve,

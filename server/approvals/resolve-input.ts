@@ -2,6 +2,7 @@
 // pieces describe the shape; `resolveRequest` judges the combination (remember_keys and ttl go
 // with allow_remember only) and turns it into the workflow's `resolve` input.
 import { z } from 'zod';
+import type { RequestEdit } from '../../core/approvals/request-edit.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import type { Decision, ResolveInput } from '../../workflows/definitions.ts';
 import { invalidRequest } from '../errors.ts';
@@ -20,11 +21,40 @@ export type ResolveDecision = keyof typeof RESOLVE_DECISIONS;
 export const rememberKeysSchema = z.array(z.string().min(1).max(2048)).min(1).max(20);
 export const ttlSchema = z.string().regex(/^\d+[hd]$/, 'must look like 12h or 7d');
 
+/** Edit before approve, service action: parameters replacing the agent's (null removes one). */
+export const editParamsSchema = z
+  .record(z.string().min(1).max(200), z.unknown())
+  .refine((v) => Object.keys(v).length > 0 && Object.keys(v).length <= 100, 'must name 1 to 100 parameters')
+  .describe("With allow_once / allow_remember, a service action's parameters replacing what the agent sent (null removes one); validated against the action's schema.");
+/** Edit before approve, raw HTTP: each field given replaces the agent's. Credentials stay the gateway's. */
+export const editRequestSchema = z
+  .strictObject({
+    method: z.string().regex(/^[A-Za-z]{3,10}$/, 'must be an HTTP verb').optional(),
+    url: z.string().min(1).max(8192).optional(),
+    headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
+    body: z.unknown().optional(),
+  })
+  .refine((v) => Object.values(v).some((x) => x !== undefined), 'must change at least one of method, url, headers, body')
+  .describe('With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body.');
+
 export interface ResolveBody {
   decision: ResolveDecision;
   remember_keys?: string[] | undefined;
   ttl?: string | undefined;
   reason?: string | undefined;
+  params?: Record<string, unknown> | undefined;
+  request?: { method?: string | undefined; url?: string | undefined; headers?: Record<string, string> | undefined; body?: unknown } | undefined;
+}
+
+/** The approver's edit the body carries (undefined: none); `invalid_request` when it does not go with the decision. */
+export function editOf(body: ResolveBody): RequestEdit | undefined {
+  if (body.params === undefined && body.request === undefined) return undefined;
+  if (body.params !== undefined && body.request !== undefined) throw invalidRequest('give params (a service action) or request (raw HTTP), not both', { field: 'request' });
+  const decision = RESOLVE_DECISIONS[body.decision];
+  if (decision !== 'allow' && decision !== 'allow_remember') {
+    throw invalidRequest(`an edit goes with allow_once or allow_remember, not ${body.decision}`, { field: body.params !== undefined ? 'params' : 'request' });
+  }
+  return body.params !== undefined ? { kind: 'params', params: body.params } : { kind: 'request', request: body.request! };
 }
 
 /** The decision as the workflow takes it; `invalid_request` naming the field when it does not hold together. */

@@ -2,6 +2,39 @@
 import { z } from 'zod';
 import { timestamp, uuid } from '../http/openapi/common.ts';
 
+/** GET /v1/approvals/{id}/edit: the "Edit before allowing" form's fields (issue 31). */
+export const EditForm = z
+  .strictObject({
+    kind: z.enum(['params', 'request']),
+    editable: z.boolean(),
+    reason: z.string().optional(),
+    parameters: z
+      .array(
+        z.strictObject({
+          name: z.string(),
+          in: z.enum(['path', 'query', 'body']),
+          required: z.boolean(),
+          type: z.string(),
+          enum: z.array(z.unknown()).optional(),
+          description: z.string().optional(),
+          redacted: z.boolean().describe('Redacted in every view: not shown, and left as the agent sent it unless set.'),
+          value: z.unknown().optional(),
+        }),
+      )
+      .optional(),
+    request: z.strictObject({ method: z.string(), url: z.string(), headers: z.array(z.string()), body: z.unknown() }).optional(),
+  })
+  .meta({ id: 'ApprovalEditForm' });
+
+/** POST /v1/approvals/{id}/edit-preview: what allowing the edit would run. */
+export const EditPreview = z
+  .strictObject({
+    permission_keys: z.array(z.string()),
+    action_description: z.string(),
+    diff: z.array(z.strictObject({ field: z.string(), before: z.unknown().optional(), after: z.unknown().optional() })),
+  })
+  .meta({ id: 'ApprovalEditPreview' });
+
 const Who = z
   .strictObject({ id: uuid, kind: z.enum(['user', 'agent', 'subagent']).nullable(), name: z.string().nullable() })
   .meta({ id: 'BlastRadiusIdentity' });

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { BlastRadius } from './responses.ts';
+import { BlastRadius, EditForm, EditPreview } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
-import { RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
+import { editParamsSchema, editRequestSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
 import type { ApprovalService } from './service.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
@@ -16,6 +16,8 @@ const resolveBody = z.strictObject({
   remember_keys: rememberKeysSchema.optional(),
   ttl: ttlSchema.optional(),
   reason: z.string().max(1000).optional(),
+  params: editParamsSchema.optional(),
+  request: editRequestSchema.optional(),
 });
 const listQuery = z.strictObject({
   status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
@@ -51,16 +53,40 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     method: 'post',
     path: '/approvals/{id}/resolve',
     operationId: 'resolveApproval',
-    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember)',
+    summary: 'Decide an approval (allow_once, allow_always, deny, bubble; or allow / allow_remember), optionally allowing an edited request (params or request)',
     params,
     body: resolveBody,
     responses: { 200: ApprovalRecord },
-    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone'],
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
     res.json(await approvals.resolve(principalOf(req), params.id, body));
   });
+  r.route({
+    method: 'get',
+    path: '/approvals/{id}/edit',
+    operationId: 'getApprovalEditForm',
+    summary: 'What an approver may edit before allowing: the action\'s parameters from its schema, or a raw request',
+    params,
+    responses: { 200: EditForm },
+    errors: ['not_found', 'forbidden', 'not_in_your_chain'],
+  }, async (req, res, { params }) => {
+    res.json(await approvals.editForm(principalOf(req), params.id));
+  });
+  r.route({
+    method: 'post',
+    path: '/approvals/{id}/edit-preview',
+    operationId: 'previewApprovalEdit',
+    summary: 'The keys, description and diff an edit would allow, judged as resolve judges it; decides nothing',
+    params,
+    body: editPreviewBody,
+    responses: { 200: EditPreview },
+    errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'edit_widens_request'],
+  }, async (req, res, { params, body }) => {
+    res.json(await approvals.previewEdit(principalOf(req), params.id, body));
+  });
   return r.router;
 }
+const editPreviewBody = z.strictObject({ params: editParamsSchema.optional(), request: editRequestSchema.optional() });
 const query = z.strictObject({
   tier: z
     .string()

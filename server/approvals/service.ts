@@ -4,13 +4,15 @@
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
-import { callWorkflowId, resolveUpdate, type ApprovalRecord } from '../../workflows/definitions.ts';
+import type { RequestEdit } from '../../core/approvals/request-edit.ts';
+import type { EditForm } from '../calls/service.ts';
+import { callWorkflowId, resolveUpdate, type ApprovalRecord, type ApprovedEdit } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { presentApproval } from './present.ts';
-import { resolveRequest, type ResolveBody } from './resolve-input.ts';
+import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
 import { updateError, workflowNotRunning } from './update-errors.ts';
 
@@ -54,10 +56,30 @@ export interface CallsOfApprovals {
   describeFor(p: Principal, callId: string): Promise<string | undefined>;
   /** Settles an approval whose workflow is gone, and throws the error that says so. */
   settleWithoutWorkflow(approvalId: string): Promise<never>;
+  /** An approver's edit judged (schema, only narrows) and prepared for the workflow; writes nothing. */
+  deriveEdit(resolverId: string, callId: string, edit: RequestEdit): Promise<ApprovedEdit>;
+  /** What an approver may edit of the call (the dashboard's form). */
+  editForm(callId: string): Promise<EditForm>;
+}
+
+/** Only a pending (or bubbled) approval can be allowed with changes: 409 otherwise. */
+function assertOpenForEdit(row: ApprovalViewRow): void {
+  if (row.status !== 'pending' && row.status !== 'bubbled') {
+    throw new AppError('conflict', `the approval is ${row.status}: only a pending approval can be allowed with changes`, { reason: 'approval_not_pending', status: row.status });
+  }
 }
 
 export function createApprovalService(deps: ApprovalServiceDeps) {
   const { pool, temporal } = deps;
+
+  /** An approval the viewer may decide (as resolve requires), else its typed error. */
+  async function decidable(p: Principal, approvalId: string): Promise<ApprovalViewRow> {
+    const found = await readApproval(pool, p, approvalId);
+    if (!found || !found.authority.see) throw notFound('approval');
+    if (found.authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
+    if (found.authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
+    return found.row;
+  }
   const guarded = viaTemporal(temporal, deps.temporalHealth);
 
   const service = {
@@ -87,6 +109,25 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       };
     },
 
+    /** The form an approver edits the call with (only someone who may decide it). */
+    async editForm(p: Principal, approvalId: string): Promise<EditForm> {
+      const row = await decidable(p, approvalId);
+      return deps.calls.editForm(row.call_id);
+    },
+
+    /**
+     * What allowing this edit would run, without deciding: the re-derived keys and description and
+     * the diff; a widening or invalid edit is refused exactly as resolve would refuse it.
+     */
+    async previewEdit(p: Principal, approvalId: string, body: Pick<ResolveBody, 'params' | 'request'>) {
+      const row = await decidable(p, approvalId);
+      assertOpenForEdit(row);
+      const requested = editOf({ decision: 'allow_once', ...body });
+      if (!requested) throw invalidRequest('give params (a service action) or request (raw HTTP)', { field: 'params' });
+      const edit = await deps.calls.deriveEdit(p.identityId, row.call_id, requested);
+      return { permission_keys: edit.permissionKeys, action_description: edit.description, diff: edit.diff };
+    },
+
     async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
       const found = await readApproval(pool, p, approvalId);
       if (!found) throw notFound('approval');
@@ -94,10 +135,14 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
       if (authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const input = resolveRequest(body);
+      const requested = editOf(body);
+      if (requested) assertOpenForEdit(row);
+      // Judged before the decision reaches the workflow: a refused edit changes nothing.
+      const edit = requested ? await deps.calls.deriveEdit(p.identityId, row.call_id, requested) : undefined;
       try {
         const record = await guarded('the decision', () =>
           temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(resolveUpdate, {
-            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) }],
+            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p), ...(edit ? { edit } : {}) }],
           }),
         );
         // What the resolver saw: the `disclose` values recorded with the call.

@@ -54,6 +54,9 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /approvals/:id/resolve', agent: 'allow' },
   // The dashboard's: weighing a remembered tier, the people's event stream (agents have GET /mcp).
   { route: 'GET /approvals/:id/blast-radius', agent: 'deny' },
+  // The dashboard's "Edit before allowing" form and its live preview (agents edit through resolve).
+  { route: 'GET /approvals/:id/edit', agent: 'deny' },
+  { route: 'POST /approvals/:id/edit-preview', agent: 'deny' },
   { route: 'GET /events', agent: 'deny' },
   { route: 'GET /downloads/:id', agent: 'allow' },
   { route: 'GET /search', agent: 'allow' },

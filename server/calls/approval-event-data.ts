@@ -24,5 +24,7 @@ export async function approvalEventData(db: CommonQueryMethods, approvalId: stri
     reason: a.reason,
     expires_at: a.expires_at.toISOString(),
     ...(exec ? { execution: presentExecution(exec) } : {}),
+    // Allowed with changes: what ran instead of what the agent asked (never the request itself).
+    ...(a.edit_diff ? { modified_by_approver: true, diff: a.edit_diff, edited_permission_keys: a.edited_permission_keys, edited_description: a.edited_description } : {}),
   };
 }

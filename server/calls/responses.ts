@@ -8,6 +8,12 @@ const callId = uuid.describe('The call this answer belongs to: `GET /v1/calls/{c
 const ErrorBody = z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
 const Tier = z.strictObject({ keys: z.array(z.string()), description: z.string() }).meta({ id: 'Tier' });
 
+/** One field an approver changed (issue 31): dotted path, before and after (`[REDACTED]` where redacted). */
+export const FieldChange = z
+  .strictObject({ field: z.string(), before: z.unknown().optional(), after: z.unknown().optional() })
+  .meta({ id: 'FieldChange' });
+const modifiedByApprover = z.literal(true).optional().describe('The approver edited the request before allowing it: `diff` says what changed, and that is what ran.');
+
 export const CompactResult = z
   .strictObject({
     status_code: z.int(),
@@ -32,6 +38,8 @@ export const Called = z
     status: z.literal('called'),
     result: z.union([CompactResult, VerboseResult]),
     action_description: z.string(),
+    modified_by_approver: modifiedByApprover,
+    diff: z.array(FieldChange).optional(),
     call_id: callId,
   })
   .meta({ id: 'CallCalled' });
@@ -106,6 +114,9 @@ const approvalRecordFields = {
   derived_keys: z.array(z.string()),
   expires_at: timestamp,
   execution: Execution.optional(),
+  modified_by_approver: modifiedByApprover,
+  diff: z.array(FieldChange).optional(),
+  edited_permission_keys: z.array(z.string()).optional().describe('The keys re-derived from the edited request (what was checked, run and remembered).'),
 };
 
 /** What resolve answers: the spec's approval record, plus the disclosed values. */
@@ -127,6 +138,8 @@ export const Approval = z
         disclosed: z.array(DisclosedValue),
       })
       .nullable(),
+    edited_request: RedactedRequest.optional().describe('The request the approver allowed instead of the agent\'s (`action.request`), redacted alike.'),
+    edited_description: z.string().optional(),
     requester: z.strictObject({ id: uuid, kind: z.enum(['user', 'agent', 'subagent']).optional(), name: z.string().optional() }),
     resolver_id: uuid,
     auto_call_on_approve: z.boolean(),

@@ -56,6 +56,12 @@ export const approvalRow = z.object({
   bubble_count: z.number(),
   created_at: z.date(),
   updated_at: z.date(),
+  /** Edit before approve (0017): the request the approver allowed instead of the agent's. */
+  edited_request_envelope: z.unknown().optional(),
+  edited_request_redacted: z.unknown().optional(),
+  edit_diff: z.array(z.object({ field: z.string(), before: z.unknown().optional(), after: z.unknown().optional() })).nullable().optional(),
+  edited_permission_keys: z.array(z.string()).nullable().optional(),
+  edited_description: z.string().nullable().optional(),
 });
 export type ApprovalRow = z.infer<typeof approvalRow>;
 

@@ -228,6 +228,8 @@ export interface ApprovalUpdate {
   resolvedBy?: string | null;
   resolved?: boolean;
   bubbled?: boolean;
+  /** Allowed with changes: the edited request (encrypted and redacted), the diff, its keys and description. */
+  edit?: { envelope: unknown; redacted: unknown; diff: unknown; permissionKeys: string[]; description: string };
 }
 
 export async function updateApproval(db: Db, id: string, u: ApprovalUpdate): Promise<ApprovalRow> {
@@ -277,6 +279,13 @@ function approvalSets(u: ApprovalUpdate) {
   if (u.resolvedBy !== undefined) sets.push(sql.fragment`resolved_by = ${u.resolvedBy}`);
   if (u.resolved) sets.push(sql.fragment`resolved_at = now()`);
   if (u.bubbled) sets.push(sql.fragment`bubble_count = bubble_count + 1`);
+  if (u.edit) {
+    sets.push(sql.fragment`edited_request_envelope = ${sql.jsonb(u.edit.envelope as never)}`);
+    sets.push(sql.fragment`edited_request_redacted = ${sql.jsonb(u.edit.redacted as never)}`);
+    sets.push(sql.fragment`edit_diff = ${sql.jsonb(u.edit.diff as never)}`);
+    sets.push(sql.fragment`edited_permission_keys = ${sql.array(u.edit.permissionKeys, 'text')}`);
+    sets.push(sql.fragment`edited_description = ${u.edit.description}`);
+  }
   return sql.join(sets, sql.fragment`, `);
 }
 

@@ -8,7 +8,7 @@ import * as calls from './store.ts';
 import { AppError } from '../errors.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
-import { requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
+import { editedRequestAad, requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 
 export interface StoredCallDeps {
   pool: DatabasePool;
@@ -23,6 +23,8 @@ export interface CallRef {
   userId: string;
   service: string;
   action: string;
+  /** The approver allowed an edited request: it is loaded from this approval instead of the call's. */
+  edit?: { approvalId: string } | undefined;
 }
 
 export interface StoredCall {
@@ -39,6 +41,11 @@ export function decryptStoredRequest(keyring: VaultKeyring, callId: string, enve
   return storedRequestSchema.parse(JSON.parse(keyring.decrypt(envelope as Envelope, requestAad(callId)).toString('utf8')));
 }
 
+/** The edited request an approver allowed, decrypted (bound to its call id) and parsed. */
+export function decryptEditedRequest(keyring: VaultKeyring, callId: string, envelope: unknown): StoredRequest {
+  return storedRequestSchema.parse(JSON.parse(keyring.decrypt(envelope as Envelope, editedRequestAad(callId)).toString('utf8')));
+}
+
 /** The action an action call names, still offered; raw HTTP has none. A missing or disabled one is the call's typed error. */
 export function actionOf(instance: ResolvedInstance, request: StoredRequest, actionKey: string): CompiledAction | null {
   if (request.kind !== 'action') return null;
@@ -53,15 +60,22 @@ export function actionOf(instance: ResolvedInstance, request: StoredRequest, act
  * the instance's or the action's absence is the call's typed error.
  */
 export async function loadStoredCall(deps: StoredCallDeps, ref: CallRef): Promise<StoredCall> {
-  const [row, instance] = await Promise.all([
+  const [row, instance, approval] = await Promise.all([
     calls.getCall(deps.pool, ref.callId),
     deps.registry.resolveInstance({ orgId: ref.orgId, userId: ref.userId }, ref.service).then(
       (resolved) => ({ resolved }),
       (error: unknown) => ({ error }),
     ),
+    ref.edit ? calls.getApproval(deps.pool, ref.edit.approvalId) : null,
   ]);
   if (!row) throw new Error(`call ${ref.callId} not found`);
   if ('error' in instance) throw instance.error;
+  if (ref.edit) {
+    // Written with the decision, before the workflow could start the execution.
+    if (!approval?.edited_request_envelope) throw new Error(`approval ${ref.edit.approvalId} has no edited request`);
+    const request = decryptEditedRequest(deps.keyring, ref.callId, approval.edited_request_envelope);
+    return { request, redacted: approval.edited_request_redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };
+  }
   const request = decryptStoredRequest(deps.keyring, ref.callId, row.request_envelope);
   return { request, redacted: row.request_redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };
 }

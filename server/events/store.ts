@@ -23,7 +23,13 @@ export interface UserEventData {
   reason?: string;
   expires_at?: string;
   execution?: { id: string; status: string; http_status_code?: number };
+  /** Allowed with changes (issue 31): the diff, when it is small enough to carry. */
+  modified_by_approver?: true;
+  diff?: unknown[];
 }
+
+/** A diff larger than this (as JSON) is left out of an event: the approval itself holds it. */
+const MAX_EVENT_DIFF_CHARS = 4000;
 
 export interface UserEvent {
   id: string;
@@ -63,6 +69,10 @@ export function compactEventData(data: Record<string, unknown>): UserEventData {
   if (exec && typeof exec.id === 'string') {
     out.execution = { id: exec.id, status: String(exec.status) };
     if (typeof exec.http_status_code === 'number') out.execution.http_status_code = exec.http_status_code;
+  }
+  if (data.modified_by_approver === true) {
+    out.modified_by_approver = true;
+    if (Array.isArray(data.diff) && JSON.stringify(data.diff).length <= MAX_EVENT_DIFF_CHARS) out.diff = data.diff;
   }
   return out;
 }

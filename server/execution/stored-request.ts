@@ -19,3 +19,5 @@ export const storedRequestSchema = z.discriminatedUnion('kind', [
 export type StoredRequest = z.infer<typeof storedRequestSchema>;
 
 export const requestAad = (callId: string) => `call:${callId}:request`;
+/** The request an approver allowed instead (approvals.edited_request_envelope): bound to the same call, apart from the agent's. */
+export const editedRequestAad = (callId: string) => `call:${callId}:edited-request`;

@@ -15,7 +15,7 @@ import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
 import { ApprovalRecord, Called, Denied, PendingApproval } from '../calls/responses.ts';
 import { jsonInputError } from '../http/input-guard.ts';
-import { rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
+import { editParamsSchema, editRequestSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -72,6 +72,8 @@ const resolveInput = z.strictObject({
   resolution: z.enum(['allow', 'deny', 'allow_remember']),
   remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
   ttl: ttlSchema.optional().describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
+  params: editParamsSchema.optional(),
+  request: editRequestSchema.optional(),
 });
 
 // --- tool definitions ------------------------------------------------------------------------------
@@ -248,13 +250,15 @@ const gatewayApprove = defineTool({
   description:
     'Resolves an approval raised by one of your descendants (a subagent): allow, deny, or allow_remember (with remember_keys from the ' +
     "approval's suggested_tiers and a ttl such as 24h or 7d, planting a reusable allow rule). Returns the approval record. " +
+    'With allow or allow_remember you may narrow the request first: params (a service action\'s parameters) or request (raw HTTP: ' +
+    'method, url, headers, body); an edit that widens it is refused with edit_widens_request. ' +
     'Only an ancestor of the requester may resolve (else not_in_your_chain).',
   input: resolveInput,
   output: approvalOutput,
   annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     return {
-      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request })),
     };
   },
 });
@@ -275,7 +279,7 @@ const gatewayApproveSelf = defineTool({
     // Re-read on every call: turning the flag off takes effect at once.
     if (!(await ctx.services.oauth.selfApproveEnabled(p))) throw forbidden(SELF_APPROVE_OFF);
     return {
-      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl })),
+      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request })),
     };
   },
 });

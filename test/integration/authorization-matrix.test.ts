@@ -75,6 +75,8 @@ const MATRIX: Record<string, Row> = {
   'GET /approvals/:id': { path: `/approvals/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'POST /approvals/:id/resolve': { path: `/approvals/${RANDOM}/resolve`, body: { decision: 'deny' }, expect: [404, 404, 404, 404, 404, 401] },
   'GET /approvals/:id/blast-radius': { path: `/approvals/${RANDOM}/blast-radius?tier=0`, expect: [404, 404, 403, 403, 403, 401] },
+  'GET /approvals/:id/edit': { path: `/approvals/${RANDOM}/edit`, expect: [404, 404, 403, 403, 403, 401] },
+  'POST /approvals/:id/edit-preview': { path: `/approvals/${RANDOM}/edit-preview`, body: { params: { a: 1 } }, expect: [404, 404, 403, 403, 403, 401] },
   // A 200 here is a stream that never ends: a bad resume id shows the route's gate instead (the
   // stream itself: test/integration/dashboard-api.test.ts).
   'GET /events': { path: '/events?last_event_id=not-an-id', expect: [400, 400, 403, 403, 403, 401] },

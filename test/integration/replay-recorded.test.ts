@@ -7,6 +7,8 @@
 // - `v4-`: decision-after-accept-v1 (issue 24), before a deduplicated call followed the approval it
 //   joined to its end (shared-outcome-v1, issue 26);
 // - `v5-`: the current code (recorded with `RECORD_HISTORIES=v5 npx vitest run test/integration/calls.test.ts`).
+// - `v8-edited-`: edited-request-v1 (issue 31), an approver's edit allowed once and with
+//   allow_remember (recorded with `RECORD_HISTORIES=v8 npx vitest run test/integration/approval-edits.test.ts`).
 // Each set: a covered call, approvals executed on allow, on resume and with allow_remember, an
 // execution window that passed, a deny, a call still pending and (v4 on) a deduplicated call.
 // Histories from before local-steps-v1 (v1, v2) are retired: their patches are deprecated.
@@ -45,6 +47,8 @@ describe('recorded call histories', () => {
       'v5-execution-expired.json',
       'v5-joined.json',
       'v5-pending.json',
+      'v8-edited-allowed-once.json',
+      'v8-edited-remember.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.

@@ -76,5 +76,11 @@ export const listApprovals = (query: ApprovalQuery) =>
 export const getApproval = (id: string) => unwrap(api.GET('/v1/approvals/{id}', byId(id)));
 /** The answer is the approval record (status, decision, execution), not the full view. */
 export const resolveApproval = (id: string, body: ResolveBody) => unwrap(api.POST('/v1/approvals/{id}/resolve', { ...byId(id), body }));
+// Edit before approve (issue 31): the form's fields, and what an edit would run (decides nothing).
+export type EditForm = Schemas['ApprovalEditForm'];
+export type EditPreview = Schemas['ApprovalEditPreview'];
+export type EditBody = Body<'/v1/approvals/{id}/edit-preview', 'post'>;
+export const getEditForm = (id: string) => unwrap(api.GET('/v1/approvals/{id}/edit', byId(id)));
+export const previewEdit = (id: string, body: EditBody) => unwrap(api.POST('/v1/approvals/{id}/edit-preview', { ...byId(id), body }));
 export const blastRadius = (id: string, tier: number) =>
   unwrap(api.GET('/v1/approvals/{id}/blast-radius', { params: { path: { id }, query: { tier: String(tier) } } }));
