@@ -23,7 +23,10 @@ import {
   type RpcFailure,
   type StatelessRequest,
 } from './revision-2026.ts';
-import { cancelTask, createdTask, readTask } from './tasks.ts';
+import { cancelTask, createdTask, EXECUTING, readTask } from './tasks.ts';
+
+/** How long a retry after the approval elicitation waits for an approved call to finish executing. */
+const EXECUTION_PATIENCE_MS = 30_000;
 import { GATEWAY_TOOLS, invokeToolAs, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type GatewayTool, type ToolContext } from './tools.ts';
 
 export const SERVER_INFO = { name: 'agent-action-gateway', title: 'Agent Action Gateway', version: pkg.version };
@@ -137,7 +140,13 @@ export function createStatelessHandler(deps: StatelessDeps) {
   async function resumeAfterElicitation(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext): Promise<Result> {
     const state = decodeState(r.params.requestState);
     if (!state || state.agent_id !== p.identityId) throw invalidParams(r, 'requestState is not one this server issued for you');
-    const task = await readTask(ctx.services, p, state.call_id);
+    let task = await readTask(ctx.services, p, state.call_id);
+    if (!task) throw invalidParams(r, 'requestState names no call of yours');
+    // Approved and executing: the answer is moments away, so it is awaited (bounded).
+    for (const deadline = Date.now() + EXECUTION_PATIENCE_MS; task?.statusMessage === EXECUTING && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      task = await readTask(ctx.services, p, state.call_id);
+    }
     if (!task) throw invalidParams(r, 'requestState names no call of yours');
     if (task.status === 'completed' && task.result) return task.result as Result;
     if (task.status === 'cancelled') return toolError(new AppError('conflict', task.statusMessage ?? 'the call was cancelled', { call_id: state.call_id })) as Result;

@@ -11,6 +11,8 @@ import { toolError, toolResult } from './tools.ts';
 /** How often a client should poll: an approval takes a person, so seconds are plenty. */
 export const TASK_POLL_INTERVAL_MS = 2_000;
 
+export const EXECUTING = 'approved: the call is executing';
+
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 export interface Task {
@@ -87,11 +89,12 @@ export async function readTask(s: TaskServices, p: AgentPrincipal, taskId: strin
     case 'execution_cancelled':
       return finished(call, { status: 'cancelled', statusMessage: `the call was ${call.status.replace('execution_', 'execution ')}` });
     case 'allowed': {
-      if (!call.execution_status && !approval.auto_call_on_approve) {
+      // The execution waits (`pending`) for its requester's resume when it does not run by itself.
+      if ((call.execution_status ?? 'pending') === 'pending' && !approval.auto_call_on_approve) {
         const outcome = await s.calls.resume(p, call.approval_id).catch((err: unknown) => (err instanceof AppError ? err : Promise.reject(err)));
         if (!(outcome instanceof AppError)) return readTask(s, p, taskId);
       }
-      return finished(call, { status: 'working', statusMessage: 'approved: the call is executing' });
+      return finished(call, { status: 'working', statusMessage: EXECUTING });
     }
     default:
       return finished(call, { status: 'working', statusMessage: waitingMessage(approval.approval_url, approval.expires_at) });
