@@ -22,6 +22,7 @@ import { createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEve
 import { createStreamGuard } from '../auth/stream-guard.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
 import { speaksStatelessRevision } from './revision-2026.ts';
+import { MCP_SCOPE } from '../oauth/bindings.ts';
 import { createStatelessHandler } from './stateless.ts';
 
 export const MCP_PATH = '/mcp';
@@ -78,7 +79,10 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   const { services, config, logger } = deps;
   const events = deps.events ?? createAgentEventHub({ connectionUri: deps.connectionUri, logger });
   const guard = createStreamGuard({ connectionUri: deps.connectionUri, logger, auth: services.auth });
-  const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
+  // RFC 6750 §3.1: no error code when no token came; `invalid_token` when one was rejected. The
+  // scope a client should ask for, as MCP 2025-11-25 recommends (its scope selection strategy).
+  const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}", scope="${MCP_SCOPE}"`;
+  const rejectedToken = (err: AppError) => `Bearer error="invalid_token", error_description="${err.message.replace(/["\\]/g, "'")}", resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}", scope="${MCP_SCOPE}"`;
   const stateless = createStatelessHandler({ instructions: INSTRUCTIONS, events, guard, keepAliveMs: SSE_KEEPALIVE_MS });
   const router = Router();
 
@@ -126,7 +130,7 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       };
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthenticated') throw err;
-      res.setHeader('WWW-Authenticate', challenge);
+      res.setHeader('WWW-Authenticate', m ? rejectedToken(err) : challenge);
       res.status(401).json(toEnvelope(err, req.id));
       return;
     }
