@@ -3,6 +3,11 @@
 // envelope and its errors, tools, a pending approval as a task that survives a gateway restart,
 // task cancellation through the approval's workflow, the self-approval URL elicitation, and the
 // subscriptions/listen stream.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -11,6 +16,12 @@ import { client2026, REVISION, TASKS, type Client2026 } from '../support/mcp-202
 import type { CliProcess } from '../support/processes.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+
+/**
+ * The official Python SDK (`mcp` 2.3 from PyPI) in a venv: MCP_PYTHON names its interpreter, else
+ * the venv .ci/run provisions under ~/.cache/agent-gateway.
+ */
+const PYTHON = process.env.MCP_PYTHON ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-gateway', 'mcp-2.3.0', 'bin', 'python');
 
 describe('MCP 2026-07-28 on /mcp', () => {
   let up: Upstream;
@@ -241,4 +252,17 @@ describe('MCP 2026-07-28 on /mcp', () => {
       quiet.close();
     }
   }, 120_000);
+
+  it.skipIf(!existsSync(PYTHON))('serves the official Python SDK (mcp 2.3) at 2026-07-28: discover, list, call', async () => {
+    const script = path.join(import.meta.dirname, '..', 'support', 'python', 'mcp_sdk_2026.py');
+    const { stdout } = await promisify(execFile)(PYTHON, [script, mcp, t.auto, 'widgets', 'python-sdk'], { timeout: 120_000 });
+    const steps = Object.fromEntries(stdout.trim().split('\n').map((l) => JSON.parse(l)).map((s: any) => [s.step, s]));
+    expect(steps.connected.protocol_version).toBe(REVISION);
+    expect(steps.connected.server).toBe('agent-action-gateway');
+    expect(steps.tools.names).toContain('gateway_call');
+    expect(steps.whoami).toMatchObject({ is_error: false, structured: { identity: { name: 'auto' } } });
+    expect(steps.call).toMatchObject({ is_error: false, structured: { status: 'pending_approval', relationship: 'self' } });
+    const call = await api()(t.auto, 'GET', `/v1/calls/${steps.call.structured.call_id}`);
+    expect(call.body.status).toBe('pending_approval');
+  }, 180_000);
 });
