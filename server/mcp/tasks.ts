@@ -71,7 +71,11 @@ const deniedResult = (reason: string, callId: string): CallToolResult => ({ ...t
  */
 export async function readTask(s: TaskServices, p: AgentPrincipal, taskId: string): Promise<DetailedTask | null> {
   const call = await readCall(s, p, taskId);
-  if (!call || !call.approval_id) return call ? finished(call, { status: 'completed', result: callResult(call) }) : null;
+  if (!call) return null;
+  if (!call.approval_id) {
+    // A call that never needed a person: still being checked, or answered already.
+    return finished(call, call.status === 'checking' ? { status: 'working', statusMessage: 'the call is being checked' } : { status: 'completed', result: callResult(call) });
+  }
   const approval = await s.approvals.get(p, call.approval_id);
   switch (call.status) {
     case 'executed':
@@ -105,6 +109,7 @@ type CallView = Awaited<ReturnType<Services['calls']['get']>>;
 
 /** The tool result of a call that ran (or could not run), as `gateway_call` would have answered. */
 function callResult(call: CallView): CallToolResult {
+  if (call.status === 'denied') return deniedResult(call.error?.message ?? 'denied by a rule', call.call_id);
   if (call.error || call.status === 'failed' || call.status === 'execution_failed') {
     return { ...toolResult({ error: call.error ?? { code: 'upstream_error', message: 'the call failed' } }), isError: true };
   }
