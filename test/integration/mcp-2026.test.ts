@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
-import { apiClient, gatewayEnv, killHard, setUpTenant, startServe, stopGently, type Tenant } from '../support/gateway-process.ts';
+import { apiClient, gatewayEnv, killHard, setUpTenant, startServe, type Tenant } from '../support/gateway-process.ts';
 import { client2026, REVISION, TASKS, type Client2026 } from '../support/mcp-2026-client.ts';
 import type { CliProcess } from '../support/processes.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
@@ -148,8 +148,8 @@ describe('MCP 2026-07-28 on /mcp', () => {
     const call = await api()(t.auto, 'GET', `/v1/calls/${taskId}`);
     expect(call.body.status).toBe('pending_approval');
 
-    // The whole gateway goes away and comes back: the task is the call, kept in the database.
-    await stopGently(proc);
+    // The gateway dies (SIGKILL) and comes back: the task is the call, kept in the database.
+    await killHard(proc);
     proc = await startServe(env);
     expect((await c.request('tasks/get', { taskId })).status).toBe('working');
 
@@ -160,6 +160,9 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(done.result.isError).toBeUndefined();
     expect(done.result.structuredContent).toMatchObject({ status: 'called', call_id: taskId, result: { status_code: 200 } });
     expect(upstreamCreates('task-restart')).toBe(1);
+    // The upstream got its key; the task never shows it (setUpTenant's vault secret).
+    expect(up.requests.find((r) => r.body.includes('task-restart'))!.headers['x-api-key']).toBe('process-secret');
+    expect(JSON.stringify([created, working, done])).not.toContain('process-secret');
   }, 300_000);
 
   it('resumes an approved task of an agent that resumes by hand when the client polls it', async () => {
