@@ -13,6 +13,7 @@ import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
 import { apiClient, gatewayEnv, killHard, setUpTenant, startServe, type Tenant } from '../support/gateway-process.ts';
 import { client2026, REVISION, TASKS, type Client2026 } from '../support/mcp-2026-client.ts';
+import { oauthClientToken } from '../support/oauth-token.ts';
 import type { CliProcess } from '../support/processes.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
@@ -253,6 +254,34 @@ describe('MCP 2026-07-28 on /mcp', () => {
     } finally {
       stream.close();
       quiet.close();
+    }
+  }, 120_000);
+
+  it('tells a listen stream that asked for it when the tool list changes (self-approval turned on)', async () => {
+    // An OAuth client of the admin: self-approval is a flag of its binding.
+    const request = async (method: string, p: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) => {
+      const res = await fetch(base + p, {
+        method,
+        headers: { ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+        ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
+    };
+    const token = (await oauthClientToken({ url: base, request }, { email: env.GATEWAY_ADMIN_EMAIL!, password: env.GATEWAY_ADMIN_PASSWORD! }, 'listen client')).access_token;
+    const c = client2026(mcp, token);
+    const agentId = (await c.request('tools/call', { name: 'gateway_auth', arguments: { operation: 'whoami' } })).structuredContent.identity.id;
+    const binding = (await api()(t.adminToken, 'GET', '/v1/oauth/bindings')).body.bindings.find((b: any) => b.agent_id === agentId);
+    expect((await c.request('tools/list')).tools.map((x: any) => x.name)).not.toContain('gateway_approve_self');
+    const stream = await c.listen({ toolsListChanged: true });
+    try {
+      const ack = await stream.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+      expect((await api()(t.adminToken, 'PATCH', `/v1/oauth/bindings/${binding.id}`, { self_approve_enabled: true })).status).toBe(200);
+      const changed = await stream.waitFor((m) => m.method === 'notifications/tools/list_changed');
+      expect(changed.params._meta['io.modelcontextprotocol/subscriptionId']).toBe(ack.params._meta['io.modelcontextprotocol/subscriptionId']);
+      expect((await c.request('tools/list')).tools.map((x: any) => x.name)).toContain('gateway_approve_self');
+    } finally {
+      stream.close();
     }
   }, 120_000);
 
