@@ -608,25 +608,6 @@ export function createCallService(deps: CallServiceDeps) {
     },
 
     /**
-     * The requester withdraws its pending approval (MCP `tasks/cancel`): the workflow's cancel
-     * update, as `cancelPendingOf` sends it, so the record, audit row, events and webhooks are the
-     * same. An approval that is no longer pending is left as it is (`conflict` from the update).
-     */
-    async cancel(p: Principal, approvalId: string, reason: string): Promise<void> {
-      await admit(p);
-      const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
-      if (!authority.replay) throw forbidden('only the identity that made the call can cancel it');
-      try {
-        await viaTemporal('the cancellation', () =>
-          temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(cancelUpdate, { args: [{ callerId: p.identityId, reason }] }),
-        );
-      } catch (err) {
-        if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
-        throw updateError(err);
-      }
-    },
-
-    /**
      * Cancels the open approvals raised by these identities (they were revoked or archived), each
      * through its workflow's cancel update as its requester would: the same record, audit row,
      * events and webhooks. Best effort per approval: one that cannot be cancelled now is logged.

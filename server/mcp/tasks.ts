@@ -128,8 +128,8 @@ function finished(call: CallView, state: Pick<DetailedTask, 'status' | 'statusMe
 }
 
 /**
- * `tasks/cancel`: withdraws the pending approval through the workflow's cancel update (the
- * requester's own cancellation). A task that already ended stays as it is (the ack is the same).
+ * `tasks/cancel`: withdraws the pending approval exactly as `POST /v1/approvals/{id}/cancel` does
+ * (the approval service's `cancel`, the workflow's cancel update). A task that already ended stays as it is (the ack is the same).
  * False when the caller has no such task.
  */
 export async function cancelTask(s: TaskServices, p: AgentPrincipal, taskId: string): Promise<boolean> {
@@ -137,7 +137,7 @@ export async function cancelTask(s: TaskServices, p: AgentPrincipal, taskId: str
   if (!call) return false;
   if (!call.approval_id || call.approval_status !== 'pending') return true;
   try {
-    await s.calls.cancel(p, call.approval_id, 'cancelled by the requesting agent (MCP tasks/cancel)');
+    await s.approvals.cancel(p, call.approval_id, 'cancelled by the requesting agent (MCP tasks/cancel)');
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
   }

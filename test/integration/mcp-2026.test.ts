@@ -208,6 +208,25 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${call.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(409);
   }, 120_000);
 
+  it('cancels over REST the same way: the requester only, a pending approval only, strict input', async () => {
+    const raised = await api()(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'rest-cancelled' } });
+    expect(raised.status).toBe(202);
+    const path = `/v1/approvals/${raised.body.approval_id}/cancel`;
+    expect((await api()(t.ownerToken, 'POST', path, {})).status).toBe(403);
+    const sibling = await api()(t.manual, 'POST', path, {});
+    expect(sibling.status, JSON.stringify(sibling.body)).toBe(404);
+    const unknownField = await api()(t.auto, 'POST', path, { reason: 'x', extra: true });
+    expect([unknownField.status, unknownField.body.error.code]).toEqual([400, 'invalid_request']);
+    expect((await api()(t.auto, 'GET', `/v1/calls/${raised.body.call_id}`)).body.approval_status).toBe('pending');
+    const cancelled = await api()(t.auto, 'POST', path, { reason: 'changed my mind' });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: raised.body.approval_id, status: 'cancelled', relationship: 'self' });
+    expect((await api()(t.ownerToken, 'GET', `/v1/approvals/${raised.body.approval_id}`)).body).toMatchObject({ status: 'cancelled', reason: 'changed my mind' });
+    expect((await api()(t.auto, 'POST', path, {})).status).toBe(409);
+    // The task view of the same call agrees.
+    expect((await tasksClient(t.auto).request('tasks/get', { taskId: raised.body.call_id })).status).toBe('cancelled');
+  }, 120_000);
+
   it('asks a client with URL elicitation to open the approval page when its own person decides', async () => {
     const c = client2026(mcp, t.auto, { elicitation: { url: {} } });
     const asked = await c.request('tools/call', createItem('elicited'));
