@@ -202,7 +202,7 @@ export function createStatelessHandler(deps: StatelessDeps) {
   }
 
   /** `subscriptions/listen`: an SSE stream of the notifications the client opted in to. */
-  async function listen(r: StatelessRequest, p: AgentPrincipal, req: Request, res: Response, token: string): Promise<void> {
+  async function listen(r: StatelessRequest, p: AgentPrincipal, res: Response, token: string): Promise<void> {
     const filter = r.params.notifications;
     if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw invalidParams(r, 'notifications must be an object (the subscription filter)');
     // Only tool-list changes exist here (no prompts, no resources); approval events are log
@@ -251,7 +251,7 @@ export function createStatelessHandler(deps: StatelessDeps) {
       return;
     }
     try {
-      if (r.method === 'subscriptions/listen') return await listen(r, p, req, res, token);
+      if (r.method === 'subscriptions/listen') return await listen(r, p, res, token);
       const result = await dispatch(r, p, ctx);
       res.status(200).json({ jsonrpc: '2.0', id: r.id, result: withMeta(result) });
     } catch (err) {
