@@ -478,7 +478,10 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
     approval_url: `${spec.approvalUrlBase}/approvals/${raised.approvalId}`,
     action_description: spec.description,
     expires_at: raised.expiresAt,
-    relationship: raised.resolverId === spec.userId ? 'self' : 'downstream',
+    // The caller's relationship to the requester, as `GET /v1/approvals/{id}` says it to the same
+    // caller: the answer goes to the requester itself (issue 32). An update's result is not
+    // replayed against history, so this needs no patch.
+    relationship: 'self',
     suggested_tiers: tiers,
     auto_call_on_approve: spec.autoCallOnApprove,
     risk: spec.approvalRisk,

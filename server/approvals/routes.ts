@@ -1,4 +1,4 @@
-// REST for approvals: the list (cursor pages), one approval, its resolve, and
+// REST for approvals: the list (cursor pages), one approval, its resolve, the requester's cancel, and
 // GET /v1/approvals/{id}/blast-radius?tier=N: what remembering suggested tier N would also cover.
 import type { Router } from 'express';
 import { z } from 'zod';
@@ -19,6 +19,7 @@ const resolveBody = z.strictObject({
   params: editParamsSchema.optional(),
   request: editRequestSchema.optional(),
 });
+const cancelBody = z.strictObject({ reason: z.string().max(1000).optional() });
 const listQuery = z.strictObject({
   status: z.enum(['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled']).optional(),
   scope: z.enum(['mine', 'assigned', 'actionable']).optional(),
@@ -83,6 +84,18 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
     res.json(await approvals.previewEdit(principalOf(req), params.id, body));
+  });
+  r.route({
+    method: 'post',
+    path: '/approvals/{id}/cancel',
+    operationId: 'cancelApproval',
+    summary: 'Withdraw your own pending approval (the identity that made the call only)',
+    params,
+    body: cancelBody,
+    responses: { 200: ApprovalRecord },
+    errors: ['not_found', 'forbidden', 'conflict', 'workflow_gone'],
+  }, async (req, res, { params, body }) => {
+    res.json(await approvals.cancel(principalOf(req), params.id, body.reason));
   });
   return r.router;
 }

@@ -6,7 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
 import type { EditForm } from '../calls/service.ts';
-import { callWorkflowId, resolveUpdate, type ApprovalRecord, type ApprovedEdit } from '../../workflows/definitions.ts';
+import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -147,6 +147,25 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         );
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: row.call?.disclosed ?? [] };
+      } catch (err) {
+        if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);
+        throw updateError(err);
+      }
+    },
+
+    /**
+     * The requester withdraws its pending approval (`POST /v1/approvals/{id}/cancel`, MCP
+     * `tasks/cancel`): the workflow's cancel update, the one the call service sends for revoked
+     * identities, so the record, audit row, events and webhooks are the same. Only the requester
+     * (the workflow re-checks); an approval no longer pending is a `conflict`.
+     */
+    async cancel(p: Principal, approvalId: string, reason?: string): Promise<ApprovalRecord> {
+      const { row, authority } = await readVisibleApproval(pool, p, approvalId);
+      if (!authority.replay) throw forbidden('only the identity that made the call can cancel its approval');
+      try {
+        return await guarded('the cancellation', () =>
+          temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(cancelUpdate, { args: [{ callerId: p.identityId, reason: reason ?? 'cancelled by the requester' }] }),
+        );
       } catch (err) {
         if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);
         throw updateError(err);

@@ -33,7 +33,9 @@ export function pendingAnswer(a: ApprovalRow, publicUrl: string): CallOutcome {
     approval_url: `${publicUrl}/approvals/${a.id}`,
     action_description: a.action_description,
     expires_at: a.expires_at.toISOString(),
-    relationship: a.resolver_id === a.user_id ? 'self' : 'downstream',
+    // The caller's relationship to the requester, as the approval record says it: the answer goes
+    // to the requester itself (who decides is the record's `resolver_id`).
+    relationship: 'self',
     suggested_tiers: a.suggested_tiers as Tier[],
     auto_call_on_approve: a.auto_call_on_approve,
     risk: a.risk,

@@ -21,6 +21,9 @@ import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
 import { createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { createStreamGuard } from '../auth/stream-guard.ts';
 import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
+import { speaksStatelessRevision } from './revision-2026.ts';
+import { MCP_SCOPE } from '../oauth/bindings.ts';
+import { createStatelessHandler } from './stateless.ts';
 
 export const MCP_PATH = '/mcp';
 export const MCP_BODY_LIMIT = '1mb';
@@ -76,7 +79,11 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   const { services, config, logger } = deps;
   const events = deps.events ?? createAgentEventHub({ connectionUri: deps.connectionUri, logger });
   const guard = createStreamGuard({ connectionUri: deps.connectionUri, logger, auth: services.auth });
-  const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}"`;
+  // RFC 6750 §3.1: no error code when no token came; `invalid_token` when one was rejected. The
+  // scope a client should ask for, as MCP 2025-11-25 recommends (its scope selection strategy).
+  const challenge = `Bearer resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}", scope="${MCP_SCOPE}"`;
+  const rejectedToken = (err: AppError) => `Bearer error="invalid_token", error_description="${err.message.replace(/["\\]/g, "'")}", resource_metadata="${protectedResourceMetadataUrl(config.publicUrl)}", scope="${MCP_SCOPE}"`;
+  const stateless = createStatelessHandler({ instructions: INSTRUCTIONS, events, guard, keepAliveMs: SSE_KEEPALIVE_MS });
   const router = Router();
 
   // DNS-rebinding protection (MCP transport spec): the Host must be one this gateway is reached by
@@ -101,7 +108,8 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
     res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Protocol-Version');
     if (req.method !== 'OPTIONS') return next();
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Last-Event-ID');
+    // Mcp-Method and Mcp-Name: the headers the 2026-07-28 revision sends on every request.
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID');
     res.setHeader('Access-Control-Max-Age', '3600');
     res.status(204).end();
   });
@@ -122,7 +130,7 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       };
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'unauthenticated') throw err;
-      res.setHeader('WWW-Authenticate', challenge);
+      res.setHeader('WWW-Authenticate', m ? rejectedToken(err) : challenge);
       res.status(401).json(toEnvelope(err, req.id));
       return;
     }
@@ -135,13 +143,18 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       res.status(400).json({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the message is nested more than ${MAX_JSON_DEPTH} levels deep` }, id: null });
       return;
     }
+    const p = req.principal as AgentPrincipal;
+    const ctx: ToolContext = { services, config, logger: req.log, requestId: req.id };
+    // The 2026-07-28 revision (no initialize, per-request _meta) is answered beside the SDK.
+    if (speaksStatelessRevision(req.body, req.get('mcp-protocol-version'))) {
+      await stateless(req, res, p, (req as AuthedRequest).auth!.token, ctx);
+      return;
+    }
     const refused = guardJsonRpc(req.body, req.get('mcp-protocol-version'));
     if (refused) {
       res.status(refused.status).json(refused.body);
       return;
     }
-    const p = req.principal as AgentPrincipal;
-    const ctx: ToolContext = { services, config, logger: req.log, requestId: req.id };
     const server = createGatewayMcpServer(ctx, { selfApprove: await services.oauth.selfApproveEnabled(p) });
     // Stateless: no session id, one transport per request, plain JSON replies.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -78,7 +78,7 @@ const resolveInput = z.strictObject({
 
 // --- tool definitions ------------------------------------------------------------------------------
 
-interface GatewayTool<S extends z.ZodObject = z.ZodObject> {
+export interface GatewayTool<S extends z.ZodObject = z.ZodObject> {
   name: string;
   title: string;
   description: string;
@@ -372,8 +372,18 @@ function principalOf(extra: ToolExtra): AgentPrincipal {
 
 /** Validates the arguments (envelope errors, never protocol errors) and runs the tool. */
 export async function invokeTool(tool: GatewayTool, rawArgs: unknown, extra: ToolExtra, ctx: ToolContext): Promise<CallToolResult> {
+  let p: AgentPrincipal;
   try {
-    const p = principalOf(extra);
+    p = principalOf(extra);
+  } catch (err) {
+    return toolError(err as AppError);
+  }
+  return invokeToolAs(tool, rawArgs, p, ctx);
+}
+
+/** invokeTool for a principal the caller has authenticated already (the stateless revision). */
+export async function invokeToolAs(tool: GatewayTool, rawArgs: unknown, p: AgentPrincipal, ctx: ToolContext): Promise<CallToolResult> {
+  try {
     const args = (rawArgs ?? {}) as Record<string, unknown>;
     // The REST input guard's rule, for tool arguments too: no NUL or lone surrogate, no hostile nesting.
     const unstorable = jsonInputError(args, 'argument');

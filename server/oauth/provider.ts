@@ -316,6 +316,13 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
     throw new errors.InvalidClientMetadata(`${key} must be a non-empty string of at most 255 characters`);
   }
   if (key !== 'software_id') return;
+  // Said plainly, before oidc-provider's generic "must be one of" (issue 32).
+  const method = metadata.token_endpoint_auth_method;
+  if (method !== undefined && method !== 'none') {
+    throw new errors.InvalidClientMetadata(
+      `only public clients are registered here: token_endpoint_auth_method must be "none" (got ${JSON.stringify(method)}); no client secret is ever issued, the authorization code flow uses PKCE`,
+    );
+  }
   // Public clients only: oidc-provider mints a secret when the body omits
   // token_endpoint_auth_method (the default here is "none"); drop it before the client is stored.
   delete metadata.client_secret;

@@ -74,6 +74,7 @@ const MATRIX: Record<string, Row> = {
   'GET /approvals': { path: '/approvals', expect: [200, 200, 200, 200, 200, 401] },
   'GET /approvals/:id': { path: `/approvals/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'POST /approvals/:id/resolve': { path: `/approvals/${RANDOM}/resolve`, body: { decision: 'deny' }, expect: [404, 404, 404, 404, 404, 401] },
+  'POST /approvals/:id/cancel': { path: `/approvals/${RANDOM}/cancel`, body: {}, expect: [404, 404, 404, 404, 404, 401] },
   'GET /approvals/:id/blast-radius': { path: `/approvals/${RANDOM}/blast-radius?tier=0`, expect: [404, 404, 403, 403, 403, 401] },
   'GET /approvals/:id/edit': { path: `/approvals/${RANDOM}/edit`, expect: [404, 404, 403, 403, 403, 401] },
   'POST /approvals/:id/edit-preview': { path: `/approvals/${RANDOM}/edit-preview`, body: { params: { a: 1 } }, expect: [404, 404, 403, 403, 403, 401] },

@@ -266,8 +266,10 @@ describe('the durable call', () => {
     // The subagent's parent is covered for this key, so the parent is the first resolver.
     await allow(agent.id, 'widgets:delete_item:keep-*');
     const res = await sub.call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'sub-1' } });
-    expect(res.body).toMatchObject({ status: 'pending_approval', relationship: 'downstream' });
+    // The answer and the record agree on the caller's relationship to the requester (itself).
+    expect(res.body).toMatchObject({ status: 'pending_approval', relationship: 'self' });
     const id = res.body.approval_id;
+    expect((await sub.call('GET', `/v1/approvals/${id}`)).body).toMatchObject({ relationship: 'self', resolver_id: agent.id });
     const atAgent = await agent.call('GET', `/v1/approvals/${id}`);
     expect(atAgent.body).toMatchObject({ resolver_id: agent.id, relationship: 'downstream' });
     const bubbled = await agent.call('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' });

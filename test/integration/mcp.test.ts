@@ -43,7 +43,9 @@ describe('the MCP endpoint', () => {
   const clients: Client[] = [];
 
   const mcpUrl = () => new URL(`${gw.url}/mcp`);
-  const challenge = () => `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource"`;
+  const challenge = () => `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource", scope="mcp"`;
+  /** A presented token that was rejected: RFC 6750's invalid_token, with the same discovery hints (issue 32). */
+  const rejected = () => new RegExp(`^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="${gw.url}/\\.well-known/oauth-protected-resource", scope="mcp"$`);
 
   const makeAgent = async (body: Record<string, unknown>, as: As = human): Promise<Agent> => {
     const res = await as('POST', '/v1/identities/agents', body);
@@ -108,7 +110,8 @@ describe('the MCP endpoint', () => {
       for (const authorization of [`Bearer ${gw.adminToken}`, 'Bearer osk_not_a_real_key', 'Bearer nonsense', `Basic ${Buffer.from('a:b').toString('base64')}`]) {
         const res = await post({ authorization });
         expect(res.status, authorization).toBe(401);
-        expect(res.headers.get('www-authenticate')).toBe(challenge());
+        if (authorization.startsWith('Bearer')) expect(res.headers.get('www-authenticate')).toMatch(rejected());
+        else expect(res.headers.get('www-authenticate')).toBe(challenge());
         expect(((await res.json()) as any).error.code).toBe('unauthenticated');
       }
     });
@@ -668,7 +671,7 @@ describe('the MCP endpoint', () => {
       expect(revoke.status).toBe(200);
       const res = await post({ authorization: `Bearer ${provider.saved.access_token}` });
       expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe(challenge());
+      expect(res.headers.get('www-authenticate')).toMatch(rejected());
       // The SDK client cannot refresh either: the revoked refresh token is an invalid grant.
       await expect(call(client, 'gateway_auth', { operation: 'whoami' })).rejects.toThrow(/grant/i);
     });

@@ -151,6 +151,16 @@ describe('the OAuth 2.1 authorization server', () => {
       clientId = res.body.client_id;
     });
 
+    it('says that only public clients are registered when a confidential one is asked for', async () => {
+      for (const method of ['client_secret_basic', 'client_secret_post', 'private_key_jwt']) {
+        const res = await register({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: method });
+        expect(res.status, method).toBe(400);
+        expect(res.body.error).toBe('invalid_client_metadata');
+        expect(res.body.error_description).toContain('only public clients are registered');
+        expect(res.body.error_description).toContain(method);
+      }
+    });
+
     it('never issues a client secret, whatever is asked', async () => {
       const res = await register({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic' });
       expect(res.status).toBe(400);

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { TestGateway } from './gateway.ts';
 import { Browser, pageOf, redirectOf, signInAndConsent } from './oauth-browser.ts';
 
-export async function oauthClientToken(gw: TestGateway, who: { email: string; password: string }, clientName: string, existingAgentId?: string) {
+export async function oauthClientToken(gw: Pick<TestGateway, 'url' | 'request'>, who: { email: string; password: string }, clientName: string, existingAgentId?: string) {
   const redirectUri = 'http://127.0.0.1:9/callback';
   const reg = await gw.request('POST', '/oauth/register', { body: { redirect_uris: [redirectUri], client_name: clientName } });
   if (reg.status !== 201) throw new Error(`register: ${reg.status} ${reg.text}`);
