@@ -16,6 +16,8 @@ import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
 import { createExecutionStepActivities } from './execution-steps.ts';
 import * as identities from '../server/identities/store.ts';
+import * as notices from '../server/notifications/store.ts';
+import { DEFAULT_REMINDERS } from '../core/notifications/reminders.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
@@ -51,6 +53,8 @@ export interface CallActivityDeps {
   executor: ExecutorDeps;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
+  /** Starts an approval's notices (Slack, email) for an occasion, fire-and-forget (never throws). */
+  startNotices: (approvalId: string, purpose: string, occasion?: string) => Promise<void>;
 }
 
 /** The call's `disclose` values for audit details (computed over the redacted request). */
@@ -107,6 +111,12 @@ export function createCallActivities(deps: CallActivityDeps) {
     return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
   }
 
+  /** When to remind the resolver (none when the org announces approvals nowhere). */
+  async function reminderMarksOf(orgId: string): Promise<string[]> {
+    if ((await notices.listChannels(pool, orgId)).length === 0) return [];
+    return (await notices.getReminderMarks(pool, orgId)) ?? [...DEFAULT_REMINDERS];
+  }
+
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
       const { spec } = input;
@@ -149,7 +159,9 @@ export function createCallActivities(deps: CallActivityDeps) {
           }
         }
       }
-      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null };
+      // Also on a retry that found its own row: the notices' workflow id makes this once per approval.
+      await deps.startNotices(row.id, 'raised');
+      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null, reminderMarks: await reminderMarksOf(spec.orgId) };
     },
 
     /** The approval's final state, sent to every call that joined it (a closed one is skipped). */
@@ -228,6 +240,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       // The dashboard's inboxes change hands (no webhook kind exists for a bubble).
       const data = await approvalEventData(input.approvalId);
       await publishUserEvent(pool, { orgId: input.spec.orgId, userId: input.spec.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${input.approvalId}_bubbled_${input.toId}` }, logger);
+      // The new resolver is told where they are (the routing rules are evaluated again).
+      await deps.startNotices(input.approvalId, 'bubbled', `bubbled-${input.toId}`);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {
