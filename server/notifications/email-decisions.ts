@@ -44,11 +44,11 @@ export function createEmailDecisions(deps: EmailDecisionDeps) {
     if (!link) return INVALID();
     const claims = { linkId: link.id, approvalId: link.approval_id, personId: link.person_id, decision: link.decision, expiresAt: Math.floor(link.expires_at.getTime() / 1000) };
     if (claims.expiresAt !== parsed.expiresAt || !linkSignatureHolds(deps.linkKey, claims, parsed.signature)) return INVALID();
-    if (link.used_at) return SPENT();
     if (link.expires_at.getTime() <= Date.now()) return EXPIRED();
     const [person, facts] = await Promise.all([store.getPerson(pool, link.person_id), store.noticeFacts(pool, link.approval_id)]);
     if (!person || !facts) return INVALID();
-    if (facts.status !== 'pending' && facts.status !== 'bubbled') return SPENT();
+    if (facts.status === 'expired') return EXPIRED();
+    if (link.used_at || (facts.status !== 'pending' && facts.status !== 'bubbled')) return SPENT();
     return { link, person, facts };
   }
 

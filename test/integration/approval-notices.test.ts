@@ -53,6 +53,8 @@ describe('approvals in Slack and email', () => {
   beforeAll(async () => {
     [up, slack, smtp, hooks] = await Promise.all([startUpstream(), startFakeSlack(), startSmtpCapture(), startReceiver()]);
     gw = await startTestGateway({
+      // The email links carry PUBLIC_URL: the gateway's real address.
+      realPublicUrl: true,
       env: { GATEWAY_SLACK_API_URL: slack.apiUrl, GATEWAY_NOTICE_RETRY_INITIAL_MS: '100', GATEWAY_NOTICE_MAX_ATTEMPTS: '3' },
     });
     admin = gw.as(gw.adminToken);
@@ -286,7 +288,10 @@ describe('approvals in Slack and email', () => {
     expect((await admin('PUT', '/v1/notification-reminders', { reminders: ['half'] })).status).toBe(200);
     expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 8, approval_auto_bubble_seconds: 3 })).status).toBe(200);
     try {
-      const child = await makeAgent({ name: 'sub-bot', parent_id: agent.id });
+      // The parent may create widgets itself, so its child's approval waits on the parent first.
+      const parent = await makeAgent({ name: 'team-bot' });
+      expect((await ada('POST', `/v1/identities/${parent.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' })).status).toBe(201);
+      const child = await makeAgent({ name: 'sub-bot', parent_id: parent.id });
       const { id, at } = await raise(child, 'reminded-and-escalated');
       // Raised: its first resolver is the parent agent, so its person (ada) is told.
       await until(async () => (await deliveries(id)).filter((d) => d.purpose === 'raised' && d.status === 'delivered').length, (n) => n === 3);
