@@ -2,6 +2,8 @@
 // sends signed interactions as Slack does, a real SMTP server capturing mail, real Chromium for
 // the email link's confirmation page; reminders and escalation as the call workflow's timers.
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callWorkflowId } from '../../workflows/definitions.ts';
@@ -15,6 +17,9 @@ import { seedUser } from '../support/seed.ts';
 import { startSmtpCapture, type CapturedMail, type SmtpCapture } from '../support/smtp.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+
+// SCREENSHOTS=1 writes them next to the dashboard's (docs/screenshots); otherwise to a temp dir.
+const SHOTS = process.env.SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots') : path.join(os.tmpdir(), 'gateway-notice-screenshots');
 
 describe('approvals in Slack and email', () => {
   let gw: TestGateway;
@@ -223,14 +228,14 @@ describe('approvals in Slack and email', () => {
     await page.getByRole('heading', { name: 'Deny this request?' }).waitFor();
     expect(await page.getByText('Requested by: ada → ops-bot').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: 'test-results/email-deny-confirmation.png', fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'email-deny-confirmation.png'), fullPage: true });
     // Opening the page decided nothing.
     expect((await ada('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
     await page.getByLabel('Reason').fill('the invoice is a duplicate');
     await page.getByRole('button', { name: 'Deny' }).click();
     await page.getByRole('heading', { name: 'Denied' }).waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: 'test-results/email-denied.png', fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'email-denied.png'), fullPage: true });
     expect((await ada('GET', `/v1/approvals/${id}`)).body).toMatchObject({ status: 'denied', reason: 'the invoice is a duplicate', resolved_by: adaId });
     const audit = (await admin('GET', '/v1/audit?event=approval.decided_by_email')).body.entries;
     expect(audit.find((e: { approval_id: string }) => e.approval_id === id)).toMatchObject({ actor_id: adaId, details: { via: 'decided by email', reason: 'the invoice is a duplicate' } });
