@@ -1,7 +1,7 @@
 // REST for approval notices: channels, routing rules and reminders (org admins), where one
 // approval was announced (whoever sees it), and the two public entry points that authenticate
 // themselves: Slack's interactions (its request signature) and email decision links (their own).
-import express, { type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { isReminderMark } from '../../core/notifications/reminders.ts';
 import { NOTICE_RISKS } from '../../core/notifications/routing.ts';
@@ -19,7 +19,7 @@ import {
   NotificationRuleList,
   SlackInteractionAnswer,
 } from './responses.ts';
-import type { NotificationService } from './service.ts';
+import { assertNoticeAdmin, type NotificationService } from './service.ts';
 import type { SlackInteractions } from './slack-interactions.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
@@ -54,8 +54,15 @@ const remindersBody = z.strictObject({
 
 const tokenParams = z.object({ token: z.string().max(200) });
 
+/** Members get 403 on every settings path, before any parsing. */
+function orgAdminsOnly(req: Request, _res: Response, next: NextFunction): void {
+  assertNoticeAdmin(principalOf(req));
+  next();
+}
+
 export function notificationRoutes(notices: NotificationService): Router {
   const r = apiRouter({ tags: ['Notifications'], auth: 'human' });
+  r.router.use(['/notification-channels', '/notification-rules', '/notification-reminders'], orgAdminsOnly);
   r.route({
     method: 'post',
     path: '/notification-channels',
