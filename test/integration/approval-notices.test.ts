@@ -2,9 +2,13 @@
 // sends signed interactions as Slack does, a real SMTP server capturing mail, real Chromium for
 // the email link's confirmation page; reminders and escalation as the call workflow's timers.
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import type { Browser } from 'playwright-core';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { seriousViolations } from '../support/axe.ts';
@@ -92,6 +96,9 @@ describe('approvals in Slack and email', () => {
     agent = await makeAgent({ name: 'ops-bot' });
   });
   afterAll(async () => {
+    // `RECORD_HISTORIES=v7-notices npx vitest run test/integration/approval-notices.test.ts` writes
+    // call histories with reminder timers (approval-notices-v1) for replay-recorded.test.ts.
+    if (process.env.RECORD_HISTORIES && gw) await recordHistories(process.env.RECORD_HISTORIES);
     await browser?.close();
     await gw?.stop();
     await Promise.all([up?.close(), slack?.close(), smtp?.close(), hooks?.close()]);
@@ -352,6 +359,22 @@ describe('approvals in Slack and email', () => {
     for (const secret of [slack.botToken, slack.signingSecret, smtp.password]) expect(haystack).not.toContain(secret);
     expect(smtp.refusedLogins).toBe(0);
   });
+
+  async function recordHistories(version: string): Promise<void> {
+    const shapes: Record<string, ReturnType<typeof sql.fragment>> = {
+      'reminded-escalated': sql.fragment`d.purpose = 'reminder-1'`,
+      'slack-allowed': sql.fragment`a.status = 'allowed' AND EXISTS (SELECT 1 FROM audit_log l WHERE l.approval_id = a.id AND l.event = 'approval.decided_in_slack')`,
+      'email-denied': sql.fragment`EXISTS (SELECT 1 FROM audit_log l WHERE l.approval_id = a.id AND l.event = 'approval.decided_by_email')`,
+    };
+    for (const [shape, where] of Object.entries(shapes)) {
+      const callId = await gw.pool.maybeOneFirst(sql.type(z.object({ call_id: z.string() }))`
+        SELECT a.call_id FROM approvals a LEFT JOIN notification_deliveries d ON d.approval_id = a.id
+         WHERE ${where} ORDER BY a.created_at LIMIT 1`);
+      if (!callId) throw new Error(`no call of shape ${shape} to record`);
+      const history = await gw.temporal.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+      await writeFile(path.join(import.meta.dirname, '..', 'fixtures', 'histories', `${version}-${shape}.json`), JSON.stringify(temporal.api.history.v1.History.fromObject(history as never).toJSON()));
+    }
+  }
 
   async function callIdOf(approvalId: string): Promise<string> {
     const rows = (await admin('GET', `/v1/audit?event=approval.raised&limit=200`)).body.entries as { approval_id: string; call_id: string }[];
