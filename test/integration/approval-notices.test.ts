@@ -2,7 +2,7 @@
 // sends signed interactions as Slack does, a real SMTP server capturing mail, real Chromium for
 // the email link's confirmation page; reminders and escalation as the call workflow's timers.
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { seriousViolations } from '../support/axe.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { runGatewayCli } from '../support/cli.ts';
 import { startFakeSlack, type FakeSlack, type SlackMessage } from '../support/fake-slack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
@@ -358,6 +359,32 @@ describe('approvals in Slack and email', () => {
     const haystack = [gw.logs.join('\n'), audit.text, historyText(notices), historyText(call), JSON.stringify(await deliveries(id))].join('\n');
     for (const secret of [slack.botToken, slack.signingSecret, smtp.password]) expect(haystack).not.toContain(secret);
     expect(smtp.refusedLogins).toBe(0);
+  });
+
+  it('the CLI manages channels as a user runs it: secrets from stdin, never printed', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'gateway-notices-cli-'));
+    const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), GATEWAY_URL: gw.url, GATEWAY_TOKEN: gw.adminToken };
+    try {
+      const added = await runGatewayCli(['notices', 'add-email', '--name', 'Backup mail', '--host', '127.0.0.1', '--port', String(smtp.port), '--user', 'backup', '--from', 'gw@example.test'], { env, stdin: 'cli-smtp-password\n' });
+      expect(added.stderr + added.stdout).toMatch(/Added email channel Backup mail \(([0-9a-f-]{36})\)/);
+      const id = /\(([0-9a-f-]{36})\)/.exec(added.stderr + added.stdout)![1]!;
+      expect(added.code).toBe(0);
+      const listed = await runGatewayCli(['notices', '--json'], { env });
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout).find((c: { id: string }) => c.id === id)).toMatchObject({ kind: 'email', name: 'Backup mail', config: { user: 'backup', starttls: false } });
+      expect(listed.stdout).not.toContain('cli-smtp-password');
+      // A user without a password on stdin: refused, nothing added.
+      const refused = await runGatewayCli(['notices', 'add-email', '--name', 'No password', '--host', 'h', '--port', '25', '--user', 'u', '--from', 'a@b.test'], { env, stdin: '' });
+      expect(refused.code).not.toBe(0);
+      expect((await admin('GET', '/v1/notification-channels')).body.channels.some((c: { name: string }) => c.name === 'No password')).toBe(false);
+      const reminders = await runGatewayCli(['notices', 'reminders', '30%', '1m'], { env });
+      expect(reminders.code, reminders.stderr).toBe(0);
+      expect((await admin('GET', '/v1/notification-reminders')).body.reminders).toEqual(['30%', '1m']);
+      expect((await runGatewayCli(['notices', 'remove', id], { env })).code).toBe(0);
+      expect((await admin('GET', '/v1/notification-channels')).body.channels.some((c: { id: string }) => c.id === id)).toBe(false);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   async function recordHistories(version: string): Promise<void> {
