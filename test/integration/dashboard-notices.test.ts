@@ -10,6 +10,7 @@ import { seriousViolations } from '../support/axe.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { startFakeSlack, type FakeSlack } from '../support/fake-slack.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { PHONE, pageWidth } from '../support/phone.ts';
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
@@ -105,6 +106,22 @@ describe('approval notices in the dashboard', () => {
     expect(slack.messages).toHaveLength(0);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: path.join(SHOTS, 'approval-announced.png'), fullPage: true });
+
+    // On a phone both pages fit 390 px, and pass axe there too.
+    const phone = await browser.newContext({ ...PHONE, storageState: await context.storageState() });
+    const p = await phone.newPage();
+    for (const href of ['/settings', `/approvals/${raised.body.approval_id}`]) {
+      await p.goto(`${gw.url}${href}`);
+      if (href === '/settings') {
+        const notices = p.getByRole('region', { name: 'Approval notices' });
+        await notices.getByRole('cell', { name: 'Team Slack', exact: true }).waitFor(WAIT);
+        await notices.getByLabel('Email (SMTP)').check();
+        await notices.getByLabel('SMTP host').waitFor(WAIT);
+      } else await p.getByRole('region', { name: 'Announced' }).getByText('delivered').waitFor(WAIT);
+      expect(await p.evaluate(pageWidth), href).toBeLessThanOrEqual(390);
+      expect(await seriousViolations(p), `${href} at 390px`).toEqual([]);
+    }
+    await phone.close();
 
     // The secrets typed in never came back to the browser.
     const seen = (await Promise.all(bodies)).join('\n');
