@@ -111,9 +111,13 @@ export function createCallActivities(deps: CallActivityDeps) {
     return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
   }
 
-  /** When to remind the resolver (none when the org announces approvals nowhere). */
-  async function reminderMarksOf(orgId: string): Promise<string[]> {
-    if ((await notices.listChannels(pool, orgId)).length === 0) return [];
+  /**
+   * An approval's notices: started (fire-and-forget) only when the org announces approvals
+   * somewhere; the reminder points come back for the workflow's timers (none without a channel).
+   */
+  async function announce(orgId: string, approvalId: string, purpose: string, occasion?: string): Promise<string[]> {
+    if (!(await notices.orgHasChannels(pool, orgId))) return [];
+    await deps.startNotices(approvalId, purpose, occasion);
     return (await notices.getReminderMarks(pool, orgId)) ?? [...DEFAULT_REMINDERS];
   }
 
@@ -160,8 +164,8 @@ export function createCallActivities(deps: CallActivityDeps) {
         }
       }
       // Also on a retry that found its own row: the notices' workflow id makes this once per approval.
-      await deps.startNotices(row.id, 'raised');
-      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null, reminderMarks: await reminderMarksOf(spec.orgId) };
+      const reminderMarks = await announce(spec.orgId, row.id, 'raised');
+      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null, reminderMarks };
     },
 
     /** The approval's final state, sent to every call that joined it (a closed one is skipped). */
@@ -241,7 +245,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       const data = await approvalEventData(input.approvalId);
       await publishUserEvent(pool, { orgId: input.spec.orgId, userId: input.spec.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${input.approvalId}_bubbled_${input.toId}` }, logger);
       // The new resolver is told where they are (the routing rules are evaluated again).
-      await deps.startNotices(input.approvalId, 'bubbled', `bubbled-${input.toId}`);
+      await announce(input.spec.orgId, input.approvalId, 'bubbled', `bubbled-${input.toId}`);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

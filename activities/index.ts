@@ -47,7 +47,8 @@ export function createActivities(deps: ActivityDeps) {
       },
       emitEvent: async (event) => {
         // A decision or an execution ends the approval's Slack messages' buttons: update them in place.
-        if (event.type !== 'approval.raised') await startNotices(String(event.data.approval_id), 'outcome', `outcome-${event.id}`);
+        const approvalId = String(event.data.approval_id);
+        if (event.type !== 'approval.raised' && (await notices.deliveries.hasSlackMessages(approvalId))) await startNotices(approvalId, 'outcome', `outcome-${event.id}`);
         await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);
       },
       startNotices,

@@ -226,6 +226,8 @@ export function createDeliveries(deps: DeliveryDeps) {
       return updated;
     },
 
+    hasSlackMessages: (approvalId: string) => store.hasSlackMessages(pool, approvalId),
+
     /** The Slack API of a channel (for interactions: the presser's email, the modal). */
     slackApiOf(c: store.ChannelWithSecret) {
       return slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token);

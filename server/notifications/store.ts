@@ -41,6 +41,14 @@ export const getChannel = (db: Db, orgId: string, id: string) =>
   db.maybeOne(sql.type(channelRow)`
     SELECT ${CHANNEL_COLUMNS} FROM notification_channels WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL`);
 
+/** Whether the org announces approvals anywhere (no channel: no notice workflow is started). */
+export const orgHasChannels = (db: Db, orgId: string) =>
+  db.exists(sql.unsafe`SELECT 1 FROM notification_channels WHERE org_id = ${orgId} AND deleted_at IS NULL`);
+
+/** Whether any Slack message of the approval awaits its outcome. */
+export const hasSlackMessages = (db: Db, approvalId: string) =>
+  db.exists(sql.unsafe`SELECT 1 FROM notification_deliveries WHERE approval_id = ${approvalId} AND kind = 'slack' AND slack_ts IS NOT NULL`);
+
 export const getChannelWithSecret = (db: Db, id: string) =>
   db.maybeOne(sql.type(channelWithSecret)`
     SELECT ${CHANNEL_COLUMNS}, secret_envelope FROM notification_channels WHERE id = ${id} AND deleted_at IS NULL`);
