@@ -18,6 +18,7 @@ import { startFakeSlack, type FakeSlack, type SlackMessage } from '../support/fa
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { startReceiver } from '../support/receiver.ts';
+import { openSse } from '../support/sse.ts';
 import { seedUser } from '../support/seed.ts';
 import { startSmtpCapture, type CapturedMail, type SmtpCapture } from '../support/smtp.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
@@ -36,6 +37,7 @@ describe('approvals in Slack and email', () => {
   let admin: ReturnType<TestGateway['as']>;
   let ada: ReturnType<TestGateway['as']>;
   let adaId: string;
+  let adaToken: string;
   let adaSlack: string;
   let mallorySlack: string;
   let strangerSlack: string;
@@ -72,7 +74,8 @@ describe('approvals in Slack and email', () => {
     const a = await seedUser(gw.databaseUrl, { orgId, email: 'ada@example.test' });
     await seedUser(gw.databaseUrl, { orgId, email: 'mallory@example.test' });
     adaId = a.userId;
-    ada = gw.as(await gw.login(a.email, a.password));
+    adaToken = await gw.login(a.email, a.password);
+    ada = gw.as(adaToken);
     adaSlack = slack.addUser('ada@example.test');
     mallorySlack = slack.addUser('mallory@example.test');
     strangerSlack = slack.addUser('stranger@elsewhere.test');
@@ -331,6 +334,8 @@ describe('approvals in Slack and email', () => {
 
   it('a Slack outage leaves the approval usable and shows failed deliveries after the retries', async () => {
     slack.failing = true;
+    // The person's live event stream carries each delivery's final state.
+    const stream = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${adaToken}` });
     try {
       const { id } = await raise(agent, 'during-slack-outage');
       // The email still goes out, and the approval is decided from the dashboard meanwhile.
@@ -345,7 +350,11 @@ describe('approvals in Slack and email', () => {
       const audit = (await admin('GET', '/v1/audit?event=notification.failed')).body.entries;
       expect(audit.filter((e: { approval_id: string }) => e.approval_id === id)).toHaveLength(2);
       await until(async () => hooks.received.filter((r) => r.body.includes(id) && r.body.includes('notification.failed')).length, (n) => n === 2);
+      const failedEvent = await stream.waitFor((e) => e.event === 'notification.failed' && e.data?.approval_id === id);
+      expect(failedEvent.data).toMatchObject({ status: 'failed' });
+      await stream.waitFor((e) => e.event === 'notification.delivered' && e.data?.approval_id === id);
     } finally {
+      stream.close();
       slack.failing = false;
     }
   });
