@@ -272,10 +272,31 @@ describe('approvals in Slack and email', () => {
       await page.getByRole('button', { name: 'Allow once' }).click();
       await page.getByRole('heading', { name: 'Link expired' }).waitFor();
       expect((await ada('GET', `/v1/approvals/${short.id}`)).body.status).toBe('expired');
+      // Its Slack message says so in place.
+      const [posted] = slackFor(short.id, 'C0APPROVALS');
+      await until(async () => posted!.updates.at(-1)?.text, (t) => t === 'Expired without a decision');
     } finally {
       expect((await admin('PATCH', '/v1/org/settings', { approval_ttl_seconds: 3600 })).status).toBe(200);
     }
     await context.close();
+  });
+
+  it('"Review and decide" from an email allows once as its person, without a session, and runs the call once', async () => {
+    const { id } = await raise(agent, 'allowed-by-email');
+    const review = linkIn((await until(async () => mailFor(id), (m) => m.length === 1))[0]!, 'Review and decide');
+    const before = up.requests.length;
+    const page = await fetch(review);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await page.text()).toContain('Allow this request once?');
+    expect((await ada('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
+    const decided = await fetch(review, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect(decided.status).toBe(200);
+    expect(await decided.text()).toContain('Allowed once by ada');
+    await until(async () => (await ada('GET', `/v1/approvals/${id}`)).body, (a) => a.status === 'allowed' && a.resolved_by === adaId && a.execution?.status === 'executed');
+    expect(up.requests.length - before).toBe(1);
+    expect((await fetch(review, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })).status).toBe(410);
+    expect(up.requests.length - before).toBe(1);
   });
 
   it('routing rules send by risk, service and requester, with a default route', async () => {
