@@ -64,15 +64,26 @@ const asPerson = (person: store.PersonRow, via: string): UserPrincipal => ({
 export function createSlackInteractions(deps: SlackInteractionDeps) {
   const { pool, logger, deliveries } = deps;
 
-  /** The channel whose signing secret signed this request (none: refused). */
-  async function verifiedChannel(headers: { timestamp: string | undefined; signature: string | undefined }, rawBody: string) {
+  /**
+   * The channels whose signing secret signed this request (none: refused). Several when orgs share
+   * one Slack app; the approval's own org then picks among them (`channelFor`).
+   */
+  async function verifiedChannels(headers: { timestamp: string | undefined; signature: string | undefined }, rawBody: string) {
     let verdict: SlackVerdict = { ok: false, reason: 'mismatch' };
+    const signed: store.ChannelWithSecret[] = [];
     for (const c of await store.slackChannelsWithSecret(pool)) {
       verdict = verifySlackRequest(deliveries.slackSigningSecretOf(c), headers, rawBody, Math.floor(Date.now() / 1000));
-      if (verdict.ok) return { channel: c };
-      if (verdict.reason !== 'mismatch') break; // stale or missing: the same for every secret
+      if (verdict.ok) signed.push(c);
+      else if (verdict.reason !== 'mismatch') break; // stale or missing: the same for every secret
     }
-    return { refused: verdict.ok ? 'mismatch' : verdict.reason };
+    return signed.length ? { channels: signed } : { refused: verdict.ok ? 'mismatch' : verdict.reason };
+  }
+
+  /** The verified channel of the approval's org (an approval of another org: the first, which then finds no authority). */
+  async function channelFor(channels: store.ChannelWithSecret[], approvalId: string) {
+    if (channels.length === 1) return channels[0]!;
+    const facts = await store.noticeFacts(pool, approvalId);
+    return channels.find((c) => c.org_id === facts?.org_id) ?? channels[0]!;
   }
 
   async function ephemeral(responseUrl: string | undefined, text: string) {
@@ -115,12 +126,11 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
 
   return {
     async handle(headers: { timestamp: string | undefined; signature: string | undefined }, rawBody: string): Promise<SlackAnswer> {
-      const verified = await verifiedChannel(headers, rawBody);
-      if (!verified.channel) {
+      const verified = await verifiedChannels(headers, rawBody);
+      if (!verified.channels) {
         logger.warn({ reason: verified.refused }, 'Slack interaction refused: signature');
         return { status: 401 };
       }
-      const c = verified.channel;
       let payload: unknown;
       try {
         payload = JSON.parse(new URLSearchParams(rawBody).get('payload') ?? '');
@@ -134,6 +144,7 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
         if (pressed.action_id === 'open') return { status: 200 };
         if ((pressed.action_id !== 'allow_once' && pressed.action_id !== 'deny') || !uuid.safeParse(pressed.value).success) return { status: 400 };
         const approvalId = pressed.value!;
+        const c = await channelFor(verified.channels, approvalId);
         const person = await personOf(c, a.user.id);
         if (!person || !(await deps.mayResolve(asPerson(person, `slack:${c.id}`), approvalId))) {
           await ephemeral(a.response_url, CANNOT_DECIDE);
@@ -164,6 +175,7 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
         if (typeof approvalId !== 'string' || !uuid.safeParse(approvalId).success) return { status: 400 };
         const reason = v.state.values.reason?.reason?.value?.trim();
         if (!reason) return { status: 200, body: { response_action: 'errors', errors: { reason: 'Say why the request is denied.' } } };
+        const c = await channelFor(verified.channels, approvalId);
         const person = await personOf(c, view.data.user.id);
         if (!person) return { status: 200, body: { response_action: 'errors', errors: { reason: CANNOT_DECIDE } } };
         try {

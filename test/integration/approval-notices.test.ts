@@ -202,7 +202,10 @@ describe('approvals in Slack and email', () => {
     const noHeaders = await fetch(`${gw.url}/v1/integrations/slack/interactions`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: sent.raw.body });
     expect(noHeaders.status).toBe(401);
 
-    for (const userId of [mallorySlack, strangerSlack]) {
+    // An admin of another org, in the same Slack workspace: no authority here either.
+    await seedUser(gw.databaseUrl, { email: 'admin@other-org.test', role: 'admin' });
+    const otherAdminSlack = slack.addUser('admin@other-org.test');
+    for (const userId of [mallorySlack, strangerSlack, otherAdminSlack]) {
       const r = await slack.press(gw.url, { userId, message, actionId: 'allow_once' });
       expect(r.status).toBe(200);
       expect(slack.responses.at(-1)).toEqual({ response_type: 'ephemeral', replace_original: false, text: 'You cannot decide this approval.' });
