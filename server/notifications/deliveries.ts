@@ -182,6 +182,8 @@ export function createDeliveries(deps: DeliveryDeps) {
       const c = await store.getChannelWithSecret(pool, d.channel_id);
       if (!c) throw new UndeliverableNotice('the channel was deleted');
       const f = await facts(d.approval_id);
+      // Decided (or expired) while this delivery waited for a retry: announcing it now would mislead.
+      if (f.status !== 'pending' && f.status !== 'bubbled') throw new UndeliverableNotice(`the approval was ${f.status} before it could be announced`);
       try {
         const refs = c.kind === 'slack' ? await sendSlack(d, c, f) : await sendEmail(d, c, f);
         await store.countAttempt(pool, d.id, null);

@@ -362,15 +362,18 @@ describe('approvals in Slack and email', () => {
     const stream = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${adaToken}` });
     try {
       const { id } = await raise(agent, 'during-slack-outage');
-      // The email still goes out, and the approval is decided from the dashboard meanwhile.
+      // The email still goes out; the Slack deliveries fail after their retries.
       await until(async () => mailFor(id), (m) => m.length === 1);
-      const allowed = await ada('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_once' });
-      expect(allowed.status, allowed.text).toBe(200);
       const failed = await until(async () => (await deliveries(id)).filter((d) => d.kind === 'slack'), (d) => d.length === 2 && d.every((x) => x.status === 'failed'), 15_000);
       for (const d of failed) {
         expect(d.attempts).toBe(3);
         expect(d.error).toMatch(/HTTP 500/);
       }
+      // The approval itself was never held: still pending, and decided from the dashboard.
+      expect((await ada('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
+      const allowed = await ada('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow_once' });
+      expect(allowed.status, allowed.text).toBe(200);
+      await until(async () => (await ada('GET', `/v1/approvals/${id}`)).body.execution?.status, (st) => st === 'executed');
       const audit = (await admin('GET', '/v1/audit?event=notification.failed')).body.entries;
       expect(audit.filter((e: { approval_id: string }) => e.approval_id === id)).toHaveLength(2);
       await until(async () => hooks.received.filter((r) => r.body.includes(id) && r.body.includes('notification.failed')).length, (n) => n === 2);
