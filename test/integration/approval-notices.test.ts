@@ -413,6 +413,13 @@ describe('approvals in Slack and email', () => {
       const refused = await runGatewayCli(['notices', 'add-email', '--name', 'No password', '--host', 'h', '--port', '25', '--user', 'u', '--from', 'a@b.test'], { env, stdin: '' });
       expect(refused.code).not.toBe(0);
       expect((await admin('GET', '/v1/notification-channels')).body.channels.some((c: { name: string }) => c.name === 'No password')).toBe(false);
+      // `approvals show` says where an approval was announced.
+      const { id: shownId } = await raise(agent, 'shown-in-cli');
+      await until(async () => (await deliveries(shownId)).filter((d) => d.status === 'delivered').length, (n) => n >= 3);
+      const shown = await runGatewayCli(['approvals', 'show', shownId], { env });
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/^announced:\n {2}Slack \(slack, raised\): delivered$/m);
+      expect(shown.stdout).toMatch(/^ {2}Email \(email, raised\): delivered$/m);
       const reminders = await runGatewayCli(['notices', 'reminders', '30%', '1m'], { env });
       expect(reminders.code, reminders.stderr).toBe(0);
       expect((await admin('GET', '/v1/notification-reminders')).body.reminders).toEqual(['30%', '1m']);
