@@ -16,6 +16,8 @@ import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
 import { createExecutionStepActivities } from './execution-steps.ts';
 import * as identities from '../server/identities/store.ts';
+import * as notices from '../server/notifications/store.ts';
+import { DEFAULT_REMINDERS } from '../core/notifications/reminders.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
@@ -52,6 +54,8 @@ export interface CallActivityDeps {
   executor: ExecutorDeps;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
+  /** Starts an approval's notices (Slack, email) for an occasion, fire-and-forget (never throws). */
+  startNotices: (approvalId: string, purpose: string, occasion?: string) => Promise<void>;
 }
 
 /** An allow with changes, as its audit row tells it: the diff and what the edited request asks for (never the envelope). */
@@ -113,6 +117,16 @@ export function createCallActivities(deps: CallActivityDeps) {
     return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
   }
 
+  /**
+   * An approval's notices: started (fire-and-forget) only when the org announces approvals
+   * somewhere; the reminder points come back for the workflow's timers (none without a channel).
+   */
+  async function announce(orgId: string, approvalId: string, purpose: string, occasion?: string): Promise<string[]> {
+    if (!(await notices.orgHasChannels(pool, orgId))) return [];
+    await deps.startNotices(approvalId, purpose, occasion);
+    return (await notices.getReminderMarks(pool, orgId)) ?? [...DEFAULT_REMINDERS];
+  }
+
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
       const { spec } = input;
@@ -155,7 +169,9 @@ export function createCallActivities(deps: CallActivityDeps) {
           }
         }
       }
-      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null };
+      // Also on a retry that found its own row: the notices' workflow id makes this once per approval.
+      const reminderMarks = await announce(spec.orgId, row.id, 'raised');
+      return { approvalId: row.id, expiresAt: row.expires_at.toISOString(), resolverId: row.resolver_id, deduplicatedInto: null, reminderMarks };
     },
 
     /** The approval's final state, sent to every call that joined it (a closed one is skipped). */
@@ -241,6 +257,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       });
       // The dashboard's inboxes change hands.
       await publishBubble(eventDeps, input.spec, input.approvalId, input.toId, await approvalEventData(input.approvalId));
+      // The new resolver is told where they are (the routing rules are evaluated again).
+      await announce(input.spec.orgId, input.approvalId, 'bubbled', `bubbled-${input.toId}`);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

@@ -10,6 +10,7 @@ import type { Services } from '../server/services.ts';
 import { emitWebhookEvent } from '../server/webhooks/emit.ts';
 import { mcpRuntime } from '../server/execution/runtimes/mcp.ts';
 import { createPlatformRuntime } from '../server/execution/runtimes/platform.ts';
+import { createNoticeActivities, noticeStarter } from './notices.ts';
 
 export interface ActivityDeps {
   pool: DatabasePool;
@@ -23,9 +24,13 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const { notices } = deps.services;
+  const noticeDeps = { logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, deliveries: notices.deliveries, retry: notices.retry };
+  const startNotices = noticeStarter(noticeDeps);
   return {
     ...createDiagnosticActivities(deps),
     ...createWebhookActivities(deps),
+    ...createNoticeActivities(noticeDeps),
     ...createCallActivities({
       pool: deps.pool,
       logger: deps.logger,
@@ -41,8 +46,12 @@ export function createActivities(deps: ActivityDeps) {
         },
       },
       emitEvent: async (event) => {
+        // A decision or an execution ends the approval's Slack messages' buttons: update them in place.
+        const approvalId = String(event.data.approval_id);
+        if (event.type !== 'approval.raised' && (await notices.deliveries.hasSlackMessages(approvalId))) await startNotices(approvalId, 'outcome', `outcome-${event.id}`);
         await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);
       },
+      startNotices,
     }),
   };
 }

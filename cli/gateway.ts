@@ -9,6 +9,7 @@ import { callCommand } from './commands/call.ts';
 import { completionCommand } from './commands/completion.ts';
 import { loginCommands } from './commands/login.ts';
 import { secretsCommand } from './commands/secrets.ts';
+import { noticesCommand } from './commands/notices.ts';
 import { servicesCommand } from './commands/services.ts';
 import { webCommand } from './commands/web.ts';
 import { EXIT, EXIT_CODES_HELP } from './lib/errors.ts';
@@ -78,6 +79,7 @@ ${EXIT_CODES_HELP}`,
   program.addCommand(servicesCommand());
   program.addCommand(agentsCommand());
   program.addCommand(secretsCommand());
+  program.addCommand(noticesCommand());
   program.addCommand(auditCommand());
   program.addCommand(webCommand());
   serverCommands(program);

@@ -32,6 +32,7 @@ import { mcpRoutes } from './mcp/endpoint.ts';
 import { eventRoutes } from './events/routes.ts';
 import { createUserEventHub } from './events/hub.ts';
 import { approvalRoutes, blastRadiusRoutes } from './approvals/routes.ts';
+import { approvalNoticeRoutes, integrationRoutes, notificationRoutes } from './notifications/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -88,6 +89,8 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(loginRoutes(services.auth, publicUrl)));
   // Public: the provider redirects the user's browser here; the single-use state authenticates it.
   v1.use(add(connectionCallbackRoutes(services.connections)));
+  // Public: Slack's interactions (verified by Slack's signature) and email decision links (by theirs).
+  v1.use(add(integrationRoutes(services.notices.slack, services.notices.email)));
   v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl }));
   // Agents: least privilege, one table for every route (server/auth/authority.ts).
   v1.use(agentAuthority(services.chains));
@@ -115,6 +118,8 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   );
   v1.use(add(approvalRoutes(services.approvals)));
   v1.use(add(blastRadiusRoutes(services.blastRadius)));
+  v1.use(add(notificationRoutes(services.notices.service)));
+  v1.use(add(approvalNoticeRoutes(services.notices.service)));
   v1.use(add(diagnosticsRoutes(services.diagnostics)));
   v1.use(notFoundHandler());
   const document = buildOpenApiDocument([...operations, ...OAUTH_OPERATIONS], { publicUrl, version: API_VERSION });

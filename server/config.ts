@@ -74,6 +74,11 @@ const envSchema = z.object({
   GATEWAY_EAGER_ANSWER_PATIENCE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // After an allow, the call must start within this window (spec: 15 minutes).
   GATEWAY_EXECUTION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  // Approval notices (Slack, email): the first retry's wait and the attempts before a delivery is failed.
+  GATEWAY_NOTICE_RETRY_INITIAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
+  GATEWAY_NOTICE_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(6),
+  // The Slack Web API's base URL (tests point it at a loopback fake).
+  GATEWAY_SLACK_API_URL: z.url({ protocol: /^https?$/ }).default('https://slack.com/api'),
   TEMPORAL_UI_PORT: port.default(8233),
   // Extra Host names and browser Origins /mcp answers besides PUBLIC_URL's (DNS-rebinding guard).
   ALLOWED_HOSTS: optionalString.pipe(z.string().refine(listOk(parseHostList), { error: (i) => listError(parseHostList, i.input) }).optional()),
@@ -130,6 +135,8 @@ export interface Config {
   /** Built-in services first, then every SERVICES_DIR entry in order. */
   serviceDirs: string[];
   executionWindowSeconds: number;
+  /** Approval notices: retry policy of one delivery, and the Slack Web API base URL. */
+  notices: { retryInitialMs: number; maxAttempts: number; slackApiUrl: string };
   outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number };
   /** Calls per minute per agent (token bucket); 0 turns the limit off. */
   rateLimitPerMinute: number;
@@ -201,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     admin: { email: e.GATEWAY_ADMIN_EMAIL, password: e.GATEWAY_ADMIN_PASSWORD },
     serviceDirs: [builtinServicesDir, ...extraDirs],
     executionWindowSeconds: e.GATEWAY_EXECUTION_WINDOW_SECONDS,
+    notices: { retryInitialMs: e.GATEWAY_NOTICE_RETRY_INITIAL_MS, maxAttempts: e.GATEWAY_NOTICE_MAX_ATTEMPTS, slackApiUrl: e.GATEWAY_SLACK_API_URL.replace(/\/+$/, '') },
     outbound: {
       allowPrivate: e.OUTBOUND_ALLOW_PRIVATE,
       allowHosts: parseAllowlist(e.OUTBOUND_ALLOWLIST),

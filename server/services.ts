@@ -29,6 +29,7 @@ import { createEventService } from './events/service.ts';
 import { createAuditReader } from './audit/readers.ts';
 import { createIdentityReader } from './identities/readers.ts';
 import { createOrgReader } from './orgs/readers.ts';
+import { createNotices } from './notifications/notices.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -114,8 +115,10 @@ export function createServices(deps: ServiceDeps) {
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
+  // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.
+  const notices = createNotices({ ...deps, keyring, approvals });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, chains: { getChain: identityReader.getChain } };
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

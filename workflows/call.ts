@@ -15,6 +15,8 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { createCallActivities } from '../activities/calls.ts';
+import type { createNoticeActivities } from '../activities/notices.ts';
+import { reminderTimes } from '../core/notifications/reminders.ts';
 import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
@@ -162,6 +164,14 @@ const sentWithHeartbeat = proxyActivities<CallActivities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE },
 });
+/**
+ * A reminder: the activity only starts the notice workflow (fire-and-forget), so a channel that
+ * is down never holds the approval; a few quick attempts, then the reminder is skipped.
+ */
+const reminded = proxyActivities<ReturnType<typeof createNoticeActivities>>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '500 ms', maximumAttempts: 3 },
+});
 /** Decisions of local-steps-v1 histories (issue 14 to 24): a local activity inside the update's task. */
 const decisionsLocalV3 = proxyLocalActivities<CallActivities>({
   startToCloseTimeout: '10 seconds',
@@ -178,6 +188,8 @@ const PATCHES = {
   decisionAfterAccept: 'decision-after-accept-v1',
   sharedOutcome: 'shared-outcome-v1',
   editedRequest: 'edited-request-v1',
+  /** Reminder timers while an approval waits (issue 30); only written when the org has reminders. */
+  approvalNotices: 'approval-notices-v1',
 } as const;
 const DEPRECATED_PATCHES = {
   executionSteps: 'execution-steps-v1',
@@ -221,6 +233,9 @@ interface CallRun {
     expiresAt: number;
     /** When the next automatic bubble is due (null: none). */
     bubbleAt: number | null;
+    /** Reminders still due (unix ms, ascending) and how many were sent (approval-notices-v1). */
+    reminders: number[];
+    remindersSent: number;
     supersededBy?: string;
   };
   execution?: ExecutionRecord;
@@ -240,7 +255,7 @@ function newCallState(spec: CallSpec): CallRun {
   return {
     spec,
     tiers: suggestedTiers(spec.permissionKeys),
-    approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null },
+    approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null, reminders: [], remindersSent: 0 },
     executionDeadline: 0,
     resolving: false,
   };
@@ -498,6 +513,9 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
   s.approval.status = 'pending';
   setStatus('pending_approval');
   s.approval.bubbleAt = spec.clocks.autoBubbleMs ? Date.now() + spec.clocks.autoBubbleMs : null;
+  if (raised.reminderMarks?.length && patched(PATCHES.approvalNotices)) {
+    s.approval.reminders = reminderTimes(raised.reminderMarks, s.approval.expiresAt - spec.clocks.approvalTtlMs, s.approval.expiresAt);
+  }
   return true;
 }
 
@@ -510,7 +528,7 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
   const approvalId = approval.id!;
   while (isOpen(s) && !approval.supersededBy) {
     const now = Date.now();
-    const wakeAt = approval.bubbleAt !== null ? Math.min(approval.bubbleAt, approval.expiresAt) : approval.expiresAt;
+    const wakeAt = Math.min(approval.bubbleAt ?? Infinity, approval.reminders[0] ?? Infinity, approval.expiresAt);
     const decided = await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - now));
     if (decided) break;
     if (Date.now() >= approval.expiresAt) {
@@ -519,6 +537,7 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
       setStatus('expired');
       return false;
     }
+    await remindIfDue(s);
     if (approval.bubbleAt !== null && Date.now() >= approval.bubbleAt) {
       const next = nextResolverAbove(s, approval.resolverId!);
       if (next !== approval.resolverId) {
@@ -540,6 +559,20 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
     return false;
   }
   return true;
+}
+
+/** A reminder due: the resolver (whoever it is now) is reminded; a failure to start it is skipped. */
+async function remindIfDue(s: CallRun): Promise<void> {
+  const { approval } = s;
+  while (approval.reminders.length > 0 && Date.now() >= approval.reminders[0]!) {
+    approval.reminders.shift();
+    approval.remindersSent++;
+    try {
+      await reminded.remindResolver({ approvalId: approval.id!, n: approval.remindersSent });
+    } catch {
+      // Never let a reminder end the approval's wait.
+    }
+  }
 }
 
 /**

@@ -3,3 +3,4 @@ export { diagnosticPingWorkflow } from './diagnostic-ping.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { callWorkflow } from './call.ts';
 export { benchmarkFloorWorkflow } from './benchmark-floor.ts';
+export { approvalNoticesWorkflow } from './approval-notices.ts';

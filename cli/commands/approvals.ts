@@ -90,6 +90,12 @@ async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<v
     lines.push(`allowed with changes: ${a.edited_description ?? ''}`, ...diffLines(a.diff ?? []));
   }
   if (a.execution) lines.push(`execution:   ${a.execution.status}${a.execution.http_status_code ? ` (HTTP ${a.execution.http_status_code})` : ''}`);
+  // Where it was announced (Slack, email): people only; agents are not told, and nothing shows without deliveries.
+  const announced = c.kind === 'agent' ? [] : ((await c.api.GET('/v1/approvals/{id}/notifications', { params: { path: { id: a.id } } })).data?.deliveries ?? []);
+  if (announced.length) {
+    lines.push('announced:');
+    for (const d of announced) lines.push(`  ${d.channel} (${d.kind}, ${d.purpose}): ${d.status}${d.error ? ` — ${d.error}` : ''}`);
+  }
   lines.push(`url:         ${a.approval_url}`);
   print(lines.join('\n'));
 }

@@ -1,7 +1,15 @@
 // The event types the gateway sends, one list each, shared by the server and the dashboard.
 
 /** Webhook subscriptions: what an organisation's endpoints can subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ['approval.raised', 'approval.resolved', 'approval.executed', 'approval.execution_failed'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'approval.raised',
+  'approval.resolved',
+  'approval.executed',
+  'approval.execution_failed',
+  // Where an approval was announced (Slack, email): each delivery's final state (issue 30).
+  'notification.delivered',
+  'notification.failed',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** A person's live stream (GET /v1/events, the dashboard's inbox): approvals they may act on, as they change. */
@@ -12,5 +20,7 @@ export const USER_EVENT_TYPES = [
   'approval.executed',
   'approval.execution_failed',
   'approval.expired',
+  'notification.delivered',
+  'notification.failed',
 ] as const;
 export type UserEventType = (typeof USER_EVENT_TYPES)[number];

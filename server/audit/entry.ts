@@ -50,7 +50,12 @@ export type AuditEvent =
   | 'execution.failed'
   | 'execution.expired'
   | 'execution.cancelled'
-  | 'rule.planted';
+  | 'rule.planted'
+  // Approval notices (issue 30): each delivery's final state, and decisions taken in Slack or by email.
+  | 'notification.delivered'
+  | 'notification.failed'
+  | 'approval.decided_in_slack'
+  | 'approval.decided_by_email';
 
 export interface AuditEntry {
   orgId: string;

@@ -28,6 +28,18 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /auth/login', agent: 'public' },
   { route: 'POST /auth/logout', agent: 'deny' },
   { route: 'GET /connections/callback', agent: 'public' },
+  // Approval notices (issue 30): Slack and email links authenticate themselves; settings are people's.
+  { route: 'POST /integrations/slack/interactions', agent: 'public' },
+  { route: 'GET /integrations/email/decisions/:token', agent: 'public' },
+  { route: 'POST /integrations/email/decisions/:token', agent: 'public' },
+  { route: 'GET /notification-channels', agent: 'deny' },
+  { route: 'POST /notification-channels', agent: 'deny' },
+  { route: 'DELETE /notification-channels/:id', agent: 'deny' },
+  { route: 'GET /notification-rules', agent: 'deny' },
+  { route: 'PUT /notification-rules', agent: 'deny' },
+  { route: 'GET /notification-reminders', agent: 'deny' },
+  { route: 'PUT /notification-reminders', agent: 'deny' },
+  { route: 'GET /approvals/:id/notifications', agent: 'deny' },
   // Itself, its descendants and their approvals.
   { route: 'GET /identities/me', agent: 'allow' },
   { route: 'GET /identities', agent: 'allow' },

@@ -118,6 +118,18 @@ const MATRIX: Record<string, Row> = {
   'GET /secrets/:id/versions': { path: `/secrets/${RANDOM}/versions`, expect: [404, 404, 403, 403, 403, 401] },
   'POST /secrets/:id/versions/:version/restore': { path: `/secrets/${RANDOM}/versions/1/restore`, expect: [404, 404, 403, 403, 403, 401] },
 
+  // Approval notices (issue 30): public entry points that authenticate themselves, admin settings.
+  'POST /integrations/slack/interactions': { path: '/integrations/slack/interactions', body: {}, expect: [401, 401, 401, 401, 401, 401] },
+  'GET /integrations/email/decisions/:token': { path: '/integrations/email/decisions/not-a-link', expect: [404, 404, 404, 404, 404, 404] },
+  'POST /integrations/email/decisions/:token': { path: '/integrations/email/decisions/not-a-link', body: {}, expect: [404, 404, 404, 404, 404, 404] },
+  'GET /notification-channels': { path: '/notification-channels', expect: [200, 403, 403, 403, 403, 401] },
+  'POST /notification-channels': { path: '/notification-channels', body: {}, expect: [400, 403, 403, 403, 403, 401] },
+  'DELETE /notification-channels/:id': { path: `/notification-channels/${RANDOM}`, expect: [404, 403, 403, 403, 403, 401] },
+  'GET /notification-rules': { path: '/notification-rules', expect: [200, 403, 403, 403, 403, 401] },
+  'PUT /notification-rules': { path: '/notification-rules', body: {}, expect: [400, 403, 403, 403, 403, 401] },
+  'GET /notification-reminders': { path: '/notification-reminders', expect: [200, 403, 403, 403, 403, 401] },
+  'PUT /notification-reminders': { path: '/notification-reminders', body: {}, expect: [400, 403, 403, 403, 403, 401] },
+  'GET /approvals/:id/notifications': { path: `/approvals/${RANDOM}/notifications`, expect: [404, 404, 403, 403, 403, 401] },
   'GET /webhooks': { path: '/webhooks', expect: [200, 403, 403, 403, 403, 401] },
   'POST /webhooks': { path: '/webhooks', body: {}, expect: [400, 403, 403, 403, 403, 401] },
   'DELETE /webhooks/:id': { path: `/webhooks/${RANDOM}`, expect: [404, 403, 403, 403, 403, 401] },

@@ -11,6 +11,9 @@
 //   allow_remember (recorded with `RECORD_HISTORIES=v8 npx vitest run test/integration/approval-edits.test.ts`).
 // Each set: a covered call, approvals executed on allow, on resume and with allow_remember, an
 // execution window that passed, a deny, a call still pending and (v4 on) a deduplicated call.
+// - `v7-notices-`: approval-notices-v1 (issue 30): reminder timers while an approval waits, an
+//   escalation, decisions taken in Slack and by email (recorded with
+//   `RECORD_HISTORIES=v7-notices npx vitest run test/integration/approval-notices.test.ts`).
 // Histories from before local-steps-v1 (v1, v2) are retired: their patches are deprecated.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -47,6 +50,9 @@ describe('recorded call histories', () => {
       'v5-execution-expired.json',
       'v5-joined.json',
       'v5-pending.json',
+      'v7-notices-email-denied.json',
+      'v7-notices-reminded-escalated.json',
+      'v7-notices-slack-allowed.json',
       'v8-edited-allowed-once.json',
       'v8-edited-remember.json',
     ]);

@@ -1,0 +1,59 @@
+// Activities of approval notices: start the notice workflow for an occasion (idempotent by its
+// id), plan, deliver one (one attempt; the workflow's policy retries), record a final failure,
+// update the Slack messages once decided. Secrets are opened inside server/notifications only.
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Logger } from '../server/logger.ts';
+import { UndeliverableNotice, type Deliveries } from '../server/notifications/deliveries.ts';
+import { isPermanentSlackError } from '../server/notifications/slack-api.ts';
+import { approvalNoticesWorkflowId, type ApprovalNoticesInput } from '../workflows/notice-definitions.ts';
+
+export interface NoticeActivityDeps {
+  logger: Logger;
+  temporal: Client;
+  taskQueue: string;
+  deliveries: Deliveries;
+  retry: ApprovalNoticesInput['retry'];
+}
+
+/** Starts the notices of one occasion; never throws (a notice must not fail the approval). */
+export function noticeStarter(deps: Omit<NoticeActivityDeps, 'deliveries'>) {
+  return async (approvalId: string, purpose: string, occasion: string = purpose): Promise<void> => {
+    try {
+      await deps.temporal.workflow.start('approvalNoticesWorkflow', {
+        workflowId: approvalNoticesWorkflowId(approvalId, occasion),
+        taskQueue: deps.taskQueue,
+        args: [{ approvalId, purpose, retry: deps.retry } satisfies ApprovalNoticesInput],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      deps.logger.warn({ approval_id: approvalId, purpose, err: (err as Error).message }, 'could not start the approval notices');
+    }
+  };
+}
+
+export function createNoticeActivities(deps: NoticeActivityDeps) {
+  const { deliveries } = deps;
+  const start = noticeStarter(deps);
+  return {
+    planNotices: (input: { approvalId: string; purpose: string }) => deliveries.plan(input.approvalId, input.purpose),
+
+    async deliverNotice(input: { deliveryId: string }): Promise<string> {
+      try {
+        return await deliveries.deliver(input.deliveryId);
+      } catch (err) {
+        if (err instanceof UndeliverableNotice) throw ApplicationFailure.nonRetryable(err.message, 'UndeliverableNotice');
+        if (isPermanentSlackError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'PermanentSlackError');
+        throw ApplicationFailure.retryable(err instanceof Error ? err.message : String(err), 'NoticeDeliveryFailed');
+      }
+    },
+
+    failNotice: (input: { deliveryId: string; reason: string }) => deliveries.fail(input.deliveryId, input.reason),
+
+    updateNoticeMessages: (input: { approvalId: string }) => deliveries.updateSlackMessages(input.approvalId),
+
+    /** From the call workflow's reminder timer. */
+    remindResolver: (input: { approvalId: string; n: number }) => start(input.approvalId, `reminder-${input.n}`),
+  };
+}

@@ -1,0 +1,240 @@
+// Approval notices, one delivery at a time: plan who gets what (the routing rules), send one
+// delivery (Slack or email), record its final state (audit, the people's stream, webhooks), and
+// update the Slack messages in place once the approval is decided. The notice workflow
+// (workflows/approval-notices.ts) calls these through activities; each is idempotent.
+import { randomUUID } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import nodemailer from 'nodemailer';
+import { emailMessage, outcomeText, slackBlocks, slackOutcomeBlocks, headline, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
+import { personToNotify } from '../../core/notifications/recipients.ts';
+import { routesFor, type RoutingRule } from '../../core/notifications/routing.ts';
+import { signLink } from '../../core/notifications/email-links.ts';
+import { appendAudit } from '../audit/store.ts';
+import { publishUserEvent } from '../events/store.ts';
+import type { Logger } from '../logger.ts';
+import type { VaultKeyring } from '../vault/keyring.ts';
+import { channelSecretAad, readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
+import { slackApi } from './slack-api.ts';
+import * as store from './store.ts';
+
+export interface DeliveryDeps {
+  pool: DatabasePool;
+  keyring: VaultKeyring;
+  logger: Logger;
+  publicUrl: string;
+  slackApiUrl: string;
+  /** The key email links are signed with (derived from the master key). */
+  linkKey: Buffer;
+  /** Fans an event out to the org's webhooks (idempotent by id). */
+  emitWebhook: (event: { orgId: string; type: 'notification.delivered' | 'notification.failed'; data: Record<string, unknown>; id: string }) => Promise<void>;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A recipient the delivery itself can never reach (no retry helps). */
+export class UndeliverableNotice extends Error {
+  override name = 'UndeliverableNotice';
+}
+
+function contentOf(f: store.NoticeFacts, publicUrl: string, purpose: string): NoticeContent {
+  const req = f.request as { method?: string; url?: string; body?: unknown } | null;
+  const disclosed = Array.isArray(f.disclosed) ? (f.disclosed as { label: string; value: unknown }[]) : [];
+  return {
+    approvalId: f.id,
+    risk: f.risk,
+    description: f.action_description,
+    requesterPath: f.chain.map((c) => c.name),
+    disclosed,
+    request: req?.method && req.url ? { method: req.method, url: req.url, body: req.body } : null,
+    expiresAt: f.expires_at.toISOString(),
+    approvalUrl: `${publicUrl}/approvals/${f.id}`,
+    purpose,
+  };
+}
+
+const outcomeOf = (f: store.NoticeFacts): NoticeOutcome => ({
+  status: f.status,
+  by: f.resolved_by_name,
+  reason: f.reason,
+  execution: f.execution ? { status: f.execution.status, ...(f.execution.http_status_code !== null ? { http_status_code: f.execution.http_status_code } : {}) } : null,
+});
+
+export function createDeliveries(deps: DeliveryDeps) {
+  const { pool, keyring, logger } = deps;
+
+  async function facts(approvalId: string) {
+    const f = await store.noticeFacts(pool, approvalId);
+    if (!f) throw new UndeliverableNotice(`approval ${approvalId} not found`);
+    return f;
+  }
+
+  const secretsOf = <T>(c: store.ChannelWithSecret) => JSON.parse(keyring.decrypt(c.secret_envelope, channelSecretAad(c.id)).toString('utf8')) as T;
+
+  async function sendSlack(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts) {
+    const api = slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token);
+    let channel = d.target;
+    if (UUID.test(d.target)) {
+      const person = await store.getPerson(pool, d.target);
+      if (!person) throw new UndeliverableNotice('the person to notify is no longer active');
+      channel = await api.lookupByEmail(person.email);
+    }
+    const content = contentOf(f, deps.publicUrl, d.purpose);
+    const posted = await api.postMessage(channel, `${headline(content)}: ${content.description}`, slackBlocks(content));
+    return { slackChannel: posted.channel, slackTs: posted.ts };
+  }
+
+  async function sendEmail(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts) {
+    const cfg = readEmailConfig(c.config);
+    const person = await store.getPerson(pool, d.target);
+    if (!person) throw new UndeliverableNotice('the person to notify is no longer active');
+    // One link per decision, bound to this person and approval, expiring with the approval.
+    const link = async (decision: 'allow_once' | 'deny') => {
+      const linkId = randomUUID();
+      await store.insertLink(pool, { id: linkId, approvalId: f.id, personId: person.id, decision, expiresAt: f.expires_at });
+      const token = signLink(deps.linkKey, { linkId, approvalId: f.id, personId: person.id, decision, expiresAt: Math.floor(f.expires_at.getTime() / 1000) });
+      return `${deps.publicUrl}/v1/integrations/email/decisions/${token}`;
+    };
+    const message = emailMessage(contentOf(f, deps.publicUrl, d.purpose), { review: await link('allow_once'), deny: await link('deny') });
+    const password = secretsOf<EmailSecrets>(c).password;
+    const transport = nodemailer.createTransport({
+      host: cfg.host,
+      port: cfg.port,
+      secure: cfg.port === 465,
+      requireTLS: cfg.starttls,
+      ignoreTLS: !cfg.starttls && cfg.port !== 465,
+      ...(cfg.user ? { auth: { user: cfg.user, pass: password ?? '' } } : {}),
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 15_000,
+    });
+    try {
+      await transport.sendMail({ from: cfg.from, to: person.email, subject: message.subject, text: message.text, html: message.html });
+    } finally {
+      transport.close();
+    }
+    return {};
+  }
+
+  async function announce(d: store.DeliveryRow, status: 'delivered' | 'failed', error: string | null) {
+    const f = await store.noticeFacts(pool, d.approval_id);
+    if (!f) return;
+    const data = { approval_id: d.approval_id, delivery_id: d.id, channel_id: d.channel_id, channel: d.channel_name, kind: d.kind, purpose: d.purpose, status, ...(error ? { error } : {}) };
+    await appendAudit(pool, {
+      orgId: d.org_id,
+      event: `notification.${status}`,
+      userId: f.user_id,
+      approvalId: d.approval_id,
+      callId: f.call_id,
+      decision: status,
+      details: { delivery_id: d.id, channel_id: d.channel_id, channel: d.channel_name, kind: d.kind, purpose: d.purpose, target: d.target, ...(error ? { error } : {}) },
+    });
+    const id = `evt_${d.id}_${status}`;
+    await publishUserEvent(pool, { orgId: d.org_id, userId: f.user_id, type: `notification.${status}`, data, dedupeKey: id }, logger);
+    await deps.emitWebhook({ orgId: d.org_id, type: `notification.${status}`, data, id }).catch((err: unknown) => {
+      logger.warn({ err: (err as Error).message }, 'could not emit a notification webhook event');
+    });
+  }
+
+  return {
+    /** Who gets this approval's notice for `purpose`: the deliveries, planned once each. */
+    async plan(approvalId: string, purpose: string): Promise<string[]> {
+      const f = await facts(approvalId);
+      if (f.status !== 'pending' && f.status !== 'bubbled') return [];
+      const channels = await store.listChannels(pool, f.org_id);
+      if (channels.length === 0) return [];
+      const rules: RoutingRule[] = (await store.listRules(pool, f.org_id)).map((r) => ({ id: r.id, match: r.match, routes: r.routes }));
+      const refs = channels.map((c) => {
+        const slack = c.kind === 'slack' ? readSlackConfig(c.config) : null;
+        return { id: c.id, kind: c.kind, hasSlackChannel: Boolean(slack?.channel), dmResolver: Boolean(slack?.dm_resolver) };
+      });
+      const requester = f.chain.at(-1)!;
+      const { routes } = routesFor(rules, refs, { risk: f.risk, service: f.service ?? '', action: f.action ?? '', requesterId: requester.id, userId: f.user_id });
+      const resolver = personToNotify(f.resolver_id, f.chain, f.user_id);
+      const admins = routes.some((r) => r.to === 'admins') ? (await store.orgAdmins(pool, f.org_id)).map((a) => a.id) : [];
+      const ids: string[] = [];
+      for (const r of routes) {
+        const channel = channels.find((c) => c.id === r.channel_id)!;
+        const slackChannel = channel.kind === 'slack' ? readSlackConfig(channel.config).channel : undefined;
+        // Reminders and escalations go to the person, never again to a shared channel.
+        const targets =
+          r.to === 'admins' ? admins : r.to === 'channel' && slackChannel ? (purpose === 'raised' ? [slackChannel] : []) : [resolver];
+        for (const target of targets) {
+          ids.push(
+            await store.planDelivery(pool, {
+              orgId: f.org_id,
+              approvalId,
+              channelId: channel.id,
+              kind: channel.kind,
+              purpose,
+              target,
+              recipientId: UUID.test(target) ? target : null,
+            }),
+          );
+        }
+      }
+      return [...new Set(ids)];
+    },
+
+    /** One attempt; throws to be retried. Returns quietly when the delivery already ended. */
+    async deliver(deliveryId: string): Promise<'delivered' | 'skipped'> {
+      const d = await store.getDelivery(pool, deliveryId);
+      if (!d || d.status !== 'pending') return 'skipped';
+      const c = await store.getChannelWithSecret(pool, d.channel_id);
+      if (!c) throw new UndeliverableNotice('the channel was deleted');
+      const f = await facts(d.approval_id);
+      // Decided (or expired) while this delivery waited for a retry: announcing it now would mislead.
+      if (f.status !== 'pending' && f.status !== 'bubbled') throw new UndeliverableNotice(`the approval was ${f.status} before it could be announced`);
+      try {
+        const refs = c.kind === 'slack' ? await sendSlack(d, c, f) : await sendEmail(d, c, f);
+        await store.countAttempt(pool, d.id, null);
+        if (await store.finishDelivery(pool, d.id, { status: 'delivered', error: null, ...refs })) await announce(d, 'delivered', null);
+        logger.info({ delivery_id: d.id, approval_id: d.approval_id, kind: d.kind, purpose: d.purpose }, 'approval notice delivered');
+        return 'delivered';
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        await store.countAttempt(pool, d.id, reason);
+        logger.warn({ delivery_id: d.id, kind: d.kind, error: reason }, 'approval notice attempt failed');
+        throw err;
+      }
+    },
+
+    /** Retries ran out (or no retry can help): the final `failed` state with its reason. */
+    async fail(deliveryId: string, reason: string): Promise<void> {
+      const d = await store.getDelivery(pool, deliveryId);
+      if (!d) return;
+      if (await store.finishDelivery(pool, d.id, { status: 'failed', error: reason.slice(0, 500) })) await announce(d, 'failed', reason.slice(0, 500));
+    },
+
+    /** Every Slack message of the approval now shows its outcome (buttons removed). */
+    async updateSlackMessages(approvalId: string): Promise<number> {
+      const f = await store.noticeFacts(pool, approvalId);
+      if (!f || f.status === 'pending' || f.status === 'bubbled') return 0;
+      let updated = 0;
+      for (const d of await store.deliveriesOf(pool, approvalId)) {
+        if (d.kind !== 'slack' || !d.slack_channel || !d.slack_ts) continue;
+        const c = await store.getChannelWithSecret(pool, d.channel_id);
+        if (!c) continue;
+        const content = contentOf(f, deps.publicUrl, d.purpose);
+        const outcome = outcomeOf(f);
+        await slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token).update(
+          d.slack_channel,
+          d.slack_ts,
+          outcomeText(outcome),
+          slackOutcomeBlocks(content, outcome),
+        );
+        updated++;
+      }
+      await store.spendLinksOf(pool, approvalId);
+      return updated;
+    },
+
+    hasSlackMessages: (approvalId: string) => store.hasSlackMessages(pool, approvalId),
+
+    /** The Slack API of a channel (for interactions: the presser's email, the modal). */
+    slackApiOf(c: store.ChannelWithSecret) {
+      return slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token);
+    },
+    slackSigningSecretOf: (c: store.ChannelWithSecret) => secretsOf<SlackSecrets>(c).signing_secret,
+  };
+}
+export type Deliveries = ReturnType<typeof createDeliveries>;

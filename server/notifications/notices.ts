@@ -1,0 +1,60 @@
+// The approval-notice feature, composed once (server/services.ts): the admin service, the
+// deliveries the notice workflow's activities run, and the two ways a person decides outside the
+// dashboard (Slack, email), both through the approvals' own resolve path.
+import { hkdfSync } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { readApproval, readVisibleApproval, type ApprovalService } from '../approvals/service.ts';
+import type { VaultKeyring } from '../vault/keyring.ts';
+import { emitWebhookEvent } from '../webhooks/emit.ts';
+import { createDeliveries } from './deliveries.ts';
+import { createEmailDecisions } from './email-decisions.ts';
+import { createNotificationService } from './service.ts';
+import { createSlackInteractions } from './slack-interactions.ts';
+
+export interface NoticeDeps {
+  pool: DatabasePool;
+  logger: Logger;
+  keyring: VaultKeyring;
+  masterKey: Buffer;
+  config: Pick<Config, 'publicUrl' | 'notices'>;
+  temporal: Client;
+  taskQueue: string;
+  approvals: Pick<ApprovalService, 'resolve'>;
+}
+
+/** Email links are signed with a key of their own, derived from the master key. */
+const linkKeyOf = (masterKey: Buffer) => Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'gateway email decision links v1', 32));
+
+export function createNotices(deps: NoticeDeps) {
+  const { pool, logger } = deps;
+  const linkKey = linkKeyOf(deps.masterKey);
+  const deliveries = createDeliveries({
+    pool,
+    keyring: deps.keyring,
+    logger,
+    publicUrl: deps.config.publicUrl,
+    slackApiUrl: deps.config.notices.slackApiUrl,
+    linkKey,
+    emitWebhook: async (event) => {
+      await emitWebhookEvent({ pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);
+    },
+  });
+  const resolve = deps.approvals.resolve;
+  return {
+    service: createNotificationService({ pool, keyring: deps.keyring, readVisibleApproval: (p, id) => readVisibleApproval(pool, p, id) }),
+    deliveries,
+    slack: createSlackInteractions({
+      pool,
+      logger,
+      deliveries,
+      resolve,
+      mayResolve: async (p, id) => (await readApproval(pool, p, id))?.authority.resolve ?? false,
+    }),
+    email: createEmailDecisions({ pool, linkKey, resolve }),
+    retry: { initialIntervalMs: deps.config.notices.retryInitialMs, maximumAttempts: deps.config.notices.maxAttempts },
+  };
+}
+export type Notices = ReturnType<typeof createNotices>;

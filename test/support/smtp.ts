@@ -1,0 +1,83 @@
+// A real SMTP server on loopback (the `smtp-server` package) that captures every message it
+// accepts, with AUTH PLAIN/LOGIN checked against one user. No TLS: the gateway's channel is set
+// with starttls false for it.
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface CapturedMail {
+  from: string;
+  to: string[];
+  /** The whole message as received (headers and MIME parts). */
+  raw: string;
+  /** The text/plain part, quoted-printable decoded. */
+  text: string;
+}
+
+export interface SmtpCapture {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  messages: CapturedMail[];
+  /** Logins refused (a wrong password shows here). */
+  refusedLogins: number;
+  close(): Promise<void>;
+}
+
+/** Decodes quoted-printable: soft line breaks and =XX escapes (UTF-8 bytes). */
+function decodeQuotedPrintable(s: string): string {
+  const joined = s.replace(/=\r?\n/g, '');
+  const bytes: number[] = [];
+  for (let i = 0; i < joined.length; i++) {
+    const m = /^=([0-9A-F]{2})/.exec(joined.slice(i, i + 3));
+    if (m) {
+      bytes.push(parseInt(m[1]!, 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(joined[i]!, 'utf8'));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+function textPart(raw: string): string {
+  const m = /Content-Type: text\/plain[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*?Content-Transfer-Encoding: ([\w-]+)\r?\n\r?\n([\s\S]*?)\r?\n--/i.exec(raw);
+  if (!m) return '';
+  const [, encoding, body] = m;
+  if (encoding!.toLowerCase() === 'quoted-printable') return decodeQuotedPrintable(body!);
+  if (encoding!.toLowerCase() === 'base64') return Buffer.from(body!.replace(/\s+/g, ''), 'base64').toString('utf8');
+  return body!;
+}
+
+export async function startSmtpCapture(): Promise<SmtpCapture> {
+  const user = 'gateway';
+  const password = `smtp-pass-${Math.random().toString(36).slice(2)}`;
+  const capture: SmtpCapture = { host: '127.0.0.1', port: 0, user, password, messages: [], refusedLogins: 0, close: async () => undefined };
+  const server = new SMTPServer({
+    secure: false,
+    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: true,
+    authMethods: ['PLAIN', 'LOGIN'],
+    onAuth(auth, _session, cb) {
+      if (auth.username === user && auth.password === password) return cb(null, { user });
+      capture.refusedLogins++;
+      cb(new Error('invalid credentials'));
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        capture.messages.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          text: textPart(raw),
+        });
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  capture.port = (server.server.address() as AddressInfo).port;
+  capture.close = () => new Promise((r) => server.close(() => r()));
+  return capture;
+}
