@@ -29,6 +29,9 @@ import { createEventService } from './events/service.ts';
 import { createAuditReader } from './audit/readers.ts';
 import { createIdentityReader } from './identities/readers.ts';
 import { createOrgReader } from './orgs/readers.ts';
+import { notConfiguredMailer, type InvitationMailer } from './teams/mailer.ts';
+import { createApprovalRouting } from './teams/routing.ts';
+import { createTeamService } from './teams/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -43,6 +46,8 @@ export interface ServiceDeps {
   temporalHealth?: TemporalHealth;
   /** Role `all`: a client on the local worker's connection, for eager starts (calls/service.ts). */
   eagerClient?: Client;
+  /** Sends invitation links by email (issue 30's channels); absent: not configured. */
+  invitationMailer?: InvitationMailer;
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -111,11 +116,22 @@ export function createServices(deps: ServiceDeps) {
   late.calls = calls;
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
+  // The people of an org and where an approval goes past its user (issue 29).
+  const routing = createApprovalRouting({ pool: deps.pool, logger: deps.logger });
+  const teams = createTeamService({
+    pool: deps.pool,
+    publicUrl: deps.config.publicUrl,
+    orgs: orgReader,
+    mailer: deps.invitationMailer ?? notConfiguredMailer,
+    logger: deps.logger,
+    closePendingOf: (ids, reason) => calls.cancelPendingOf(ids, reason),
+    rerouteFrom: routing.rerouteFrom,
+  });
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, chains: { getChain: identityReader.getChain } };
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

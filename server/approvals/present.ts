@@ -17,7 +17,7 @@ export function presentExecution(exec: Omit<ApprovalExecution, 'expires_at'>) {
 }
 
 /** `description` replaces the stored one (names looked up with the viewer's own authority). */
-export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string) {
+export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string, routing?: { stage: string; why: string | null }) {
   const exec = a.execution;
   return {
     id: a.id,
@@ -39,6 +39,7 @@ export function presentApproval(a: ApprovalViewRow, publicUrl: string, descripti
     resolved_at: a.resolved_at?.toISOString() ?? null,
     created_at: a.created_at.toISOString(),
     approval_url: `${publicUrl}/approvals/${a.id}`,
+    ...(routing ? { routing } : {}),
   };
 }
 export type ApprovalView = ReturnType<typeof presentApproval>;

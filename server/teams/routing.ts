@@ -1,0 +1,93 @@
+// Approvals past the requester's user (issue 29): "Bubble up" from the user goes to the user's
+// approver, then to the org's admins (core/permissions/routing.ts decides who). Inside the identity
+// chain the call's workflow moves an approval; past it, nothing durable waits (no timer), so the
+// step is one conditional UPDATE here, with its audit row and the people's events.
+import type { DatabasePool } from 'slonik';
+import { nextRouting, whyYours, type Person, type Stage } from '../../core/permissions/routing.ts';
+import { appendAudit } from '../audit/store.ts';
+import { AppError } from '../errors.ts';
+import { publishUserEvent } from '../events/store.ts';
+import type { Logger } from '../logger.ts';
+import * as store from './store.ts';
+
+export interface RoutedApproval {
+  id: string;
+  org_id: string;
+  user_id: string;
+  resolver_id: string;
+  routed_to: Stage;
+}
+
+const toPerson = (r: { id: string; name: string; role: Person['role']; approver_id: string | null; status: string }): Person => ({
+  id: r.id,
+  name: r.name,
+  role: r.role,
+  approverId: r.approver_id,
+  active: r.status === 'active',
+});
+
+export function createApprovalRouting(deps: { pool: DatabasePool; logger: Pick<Logger, 'warn'> }) {
+  const { pool } = deps;
+
+  async function people(orgId: string): Promise<Person[]> {
+    return (await store.peopleOfOrg(pool, orgId)).map(toPerson);
+  }
+
+  /** One step up from where `a` sits; `actorId` null: the system (an approver was deactivated). */
+  async function step(a: RoutedApproval, actorId: string | null): Promise<void> {
+    const all = await people(a.org_id);
+    const user = all.find((p) => p.id === a.user_id);
+    const next = user ? nextRouting(a.routed_to, user, all) : null;
+    if (!next) {
+      throw new AppError('conflict', 'nobody is above: the approval already sits with the org’s admins (decide it, or deny it)', { status: 'bubbled', routed_to: a.routed_to });
+    }
+    const from = a.resolver_id;
+    const moved = await store.routeApproval(pool, {
+      id: a.id,
+      fromStage: a.routed_to,
+      fromResolver: from,
+      toStage: next.stage,
+      toResolver: next.stage === 'approver' ? next.resolverIds[0]! : from,
+      routedFrom: actorId ?? from,
+    });
+    if (!moved) throw new AppError('conflict', 'the approval changed meanwhile (decided or bubbled): reload it', { reason: 'changed' });
+    await appendAudit(pool, {
+      orgId: moved.org_id,
+      event: 'approval.bubbled',
+      userId: moved.user_id,
+      actorId,
+      identityChain: await store.chainIds(pool, moved.requester_id),
+      permissionKeys: moved.permission_keys,
+      decision: 'bubble',
+      callId: moved.call_id,
+      approvalId: moved.id,
+      details: { from, to: next.stage === 'approver' ? next.resolverIds[0] : 'admins', stage: next.stage, automatic: actorId === null },
+    });
+    const data = { approval_id: moved.id, status: moved.status, risk: moved.risk, action_description: moved.action_description, requester_id: moved.requester_id, resolver_id: moved.resolver_id };
+    // The requester's user sees it leave; the new resolvers see it arrive (admins read the org's stream).
+    for (const userId of new Set([moved.user_id, ...(next.stage === 'approver' ? next.resolverIds : [])])) {
+      await publishUserEvent(pool, { orgId: moved.org_id, userId, type: 'approval.bubbled', data, dedupeKey: `evt_${moved.id}_bubbled_${next.stage}_${userId}` }, deps.logger);
+    }
+  }
+
+  return {
+    people,
+    /** "Bubble up" by `actorId` when the approval sits with the user or beyond. */
+    escalate: (a: RoutedApproval, actorId: string) => step(a, actorId),
+
+    /** After a deactivation: what waited on that person as an approver goes on to the admins. */
+    async rerouteFrom(orgId: string, personId: string): Promise<void> {
+      for (const a of await store.waitingOn(pool, orgId, personId)) {
+        try {
+          await step(a, null);
+        } catch (err) {
+          deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not move an approval on from a deactivated approver');
+        }
+      }
+    },
+
+    whyYours,
+  };
+}
+
+export type ApprovalRouting = ReturnType<typeof createApprovalRouting>;
