@@ -37,3 +37,44 @@ CREATE UNIQUE INDEX invitations_open_email ON invitations (org_id, lower(email))
 ALTER TABLE approvals ADD COLUMN routed_to text NOT NULL DEFAULT 'chain' CHECK (routed_to IN ('chain', 'approver', 'admins'));
 ALTER TABLE approvals ADD COLUMN routed_from uuid REFERENCES identities (id);
 CREATE INDEX approvals_routed_resolver ON approvals (resolver_id) WHERE routed_to = 'approver' AND status = 'bubbled';
+
+-- Single sign-on with OpenID Connect, one identity provider per org. The client secret is a vault
+-- secret (`client_secret_id`); `verified_at` is the first successful SSO sign-in (password
+-- sign-in may be turned off only after it).
+CREATE TABLE sso_configs (
+  org_id uuid PRIMARY KEY REFERENCES orgs (id),
+  issuer text NOT NULL CHECK (length(issuer) BETWEEN 8 AND 2048),
+  client_id text NOT NULL CHECK (length(client_id) BETWEEN 1 AND 512),
+  client_secret_id uuid NOT NULL REFERENCES secrets (id),
+  allowed_domains text[] NOT NULL CHECK (cardinality(allowed_domains) BETWEEN 1 AND 50),
+  jit boolean NOT NULL DEFAULT false,
+  display_name text NOT NULL CHECK (length(display_name) BETWEEN 1 AND 100),
+  password_signin boolean NOT NULL DEFAULT true,
+  verified_at timestamptz,
+  updated_by uuid REFERENCES identities (id),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  CHECK (password_signin OR verified_at IS NOT NULL)
+);
+
+-- One SSO sign-in under way: a SHA-256 of its `state`, its nonce and PKCE verifier; used once.
+CREATE TABLE sso_logins (
+  state_hash bytea PRIMARY KEY,
+  org_id uuid NOT NULL REFERENCES orgs (id),
+  nonce text NOT NULL,
+  code_verifier text NOT NULL,
+  invitation_id uuid REFERENCES invitations (id),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  used_at timestamptz
+);
+
+-- Who a person is at the identity provider (iss + sub), once they signed in with it.
+CREATE TABLE sso_subjects (
+  issuer text NOT NULL,
+  subject text NOT NULL,
+  user_id uuid NOT NULL REFERENCES identities (id),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (issuer, subject)
+);
+CREATE UNIQUE INDEX sso_subjects_user ON sso_subjects (user_id, issuer);

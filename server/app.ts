@@ -33,6 +33,7 @@ import { eventRoutes } from './events/routes.ts';
 import { createUserEventHub } from './events/hub.ts';
 import { approvalRoutes, blastRadiusRoutes } from './approvals/routes.ts';
 import { invitationAcceptRoutes, teamRoutes } from './teams/routes.ts';
+import { ssoAdminRoutes, ssoPublicRoutes } from './sso/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -89,6 +90,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(loginRoutes(services.auth, publicUrl)));
   // Public: an invitation link's single-use token is the credential.
   v1.use(add(invitationAcceptRoutes(services.teams, publicUrl)));
+  v1.use(add(ssoPublicRoutes(services.sso, publicUrl)));
   // Public: the provider redirects the user's browser here; the single-use state authenticates it.
   v1.use(add(connectionCallbackRoutes(services.connections)));
   v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl }));
@@ -104,6 +106,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
   v1.use(add(teamRoutes(services.teams)));
+  v1.use(add(ssoAdminRoutes(services.sso)));
   v1.use(add(downloadRoutes(services.downloads)));
   v1.use(
     add(

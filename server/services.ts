@@ -32,6 +32,7 @@ import { createOrgReader } from './orgs/readers.ts';
 import { notConfiguredMailer, type InvitationMailer } from './teams/mailer.ts';
 import { createApprovalRouting } from './teams/routing.ts';
 import { createTeamService } from './teams/service.ts';
+import { createSsoService } from './sso/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -58,7 +59,14 @@ export function createServices(deps: ServiceDeps) {
   const orgReader = createOrgReader(deps.pool);
   // OAuth access tokens (the gateway's own authorization server) resolve to agent principals.
   const oauthTokens = createAccessTokenVerifier({ pool: deps.pool, publicUrl: deps.config.publicUrl });
-  const auth = createAuthService({ pool: deps.pool, identities: identityReader, verifyAccessToken: oauthTokens.verify });
+  // Password sign-in may be off for an org that signs in with SSO (issue 29; bound below).
+  const lateSso: { passwordSigninAllowed?: (orgId: string) => Promise<boolean> } = {};
+  const auth = createAuthService({
+    pool: deps.pool,
+    identities: identityReader,
+    verifyAccessToken: oauthTokens.verify,
+    passwordSigninAllowed: (orgId) => lateSso.passwordSigninAllowed?.(orgId) ?? Promise.resolve(true),
+  });
   const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger, identities: identityReader });
   const oauth = createOAuthService({ pool: deps.pool });
   // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
@@ -127,11 +135,13 @@ export function createServices(deps: ServiceDeps) {
     closePendingOf: (ids, reason) => calls.cancelPendingOf(ids, reason),
     rerouteFrom: routing.rerouteFrom,
   });
+  const sso = createSsoService({ pool: deps.pool, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
+  lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
   const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, chains: { getChain: identityReader.getChain } };
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

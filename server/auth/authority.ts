@@ -110,6 +110,11 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /org/invitations/:id/revoke', agent: 'deny' },
   { route: 'POST /invitations/lookup', agent: 'public' },
   { route: 'POST /invitations/accept', agent: 'public' },
+  { route: 'GET /auth/sso', agent: 'public' },
+  { route: 'POST /auth/sso/start', agent: 'public' },
+  { route: 'GET /auth/sso/callback', agent: 'public' },
+  { route: 'GET /org/sso', agent: 'deny' },
+  { route: 'PUT /org/sso', agent: 'deny' },
   { route: 'POST /diagnostics/ping', agent: 'deny' },
   { route: 'GET /diagnostics/ping/:workflowId', agent: 'deny' },
 ];

@@ -20,6 +20,8 @@ export interface AuthDeps {
   identities: Pick<IdentityReader, 'getUserByEmail' | 'findAgentKeyWithChain' | 'touchAgentKey'>;
   /** OAuth access-token verifier (the authorization server, issue 7); absent → JWTs are refused. */
   verifyAccessToken?: (token: string) => Promise<AgentPrincipal | null>;
+  /** False for an org whose admin turned password sign-in off once SSO worked (issue 29). */
+  passwordSigninAllowed?: (orgId: string) => Promise<boolean>;
 }
 
 export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
@@ -40,6 +42,10 @@ export function createAuthService(deps: AuthDeps) {
       if (!user || !ok || user.status !== 'active') {
         await store.recordLoginAttempt(pool, email, false);
         throw new AppError('unauthenticated', 'wrong email or password');
+      }
+      // Checked after the password, so only the person themself learns their org uses SSO only.
+      if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(user.org_id))) {
+        throw new AppError('forbidden', 'your organisation signs in with single sign-on only: use the "Sign in with …" button');
       }
       await store.recordLoginAttempt(pool, email, true);
       const token = newToken(SESSION_PREFIX);

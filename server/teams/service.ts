@@ -22,6 +22,8 @@ export const INVITATION_DEFAULT_DAYS = 7;
 export const INVITATION_MAX_DAYS = 30;
 /** Where a person lands after joining: their inbox. */
 export const LANDING_PATH = '/approvals';
+/** Stored for people who joined through SSO: not a scrypt hash, so no password ever matches it. */
+export const SSO_ONLY_PASSWORD = 'sso-only';
 
 export interface InviteInput {
   email: string;
@@ -232,6 +234,41 @@ export function createTeamService(deps: {
       const refusal = lookupError(i);
       if (refusal) throw refusal;
       return { email: i!.email, role: i!.role, org_name: i!.org_name, expires_at: i!.expires_at.toISOString() };
+    },
+
+    /** An open invitation by id (an SSO sign-in started from an invitation link), or the refusal. */
+    async openInvitation(token: string) {
+      const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
+      const refusal = lookupError(i);
+      if (refusal) throw refusal;
+      return { id: i!.id, orgId: i!.org_id, email: i!.email };
+    },
+
+    /**
+     * Joins the org through SSO: with the invitation the sign-in started from (its email must be
+     * the one the provider vouches for), or just in time as a `member` when the org allows it.
+     * Such a person has no password (an unusable hash: password sign-in never matches it).
+     */
+    async joinWithSso(j: { orgId: string; email: string; name: string; invitationId: string | null; jit: boolean }): Promise<string> {
+      return pool.transaction(async (tx) => {
+        if (await store.userByEmail(tx, j.email)) throw conflict(`${j.email} already has an account`);
+        const invitation = j.invitationId ? await store.getInvitation(tx, j.orgId, j.invitationId) : await store.openInvitationFor(tx, j.orgId, j.email);
+        const usable = invitation && invitationState(invitation) === 'open' && invitation.email.toLowerCase() === j.email.toLowerCase() ? invitation : null;
+        if (!usable && !j.jit) throw new AppError('forbidden', `${j.email} has no invitation to this org: ask an admin to invite you`);
+        const userId = await store.createInvitedUser(tx, {
+          orgId: j.orgId,
+          name: j.name,
+          email: j.email,
+          role: usable?.role ?? 'member',
+          approverId: usable?.approver_id ?? null,
+          passwordHash: SSO_ONLY_PASSWORD,
+          createdBy: usable?.created_by ?? (await store.firstAdmin(tx, j.orgId)),
+        });
+        if (usable && !(await store.claimInvitation(tx, usable.id, userId))) {
+          throw new AppError('invitation_unusable', 'this invitation has just been used or is no longer valid', { reason: 'accepted' });
+        }
+        return userId;
+      });
     },
 
     /**

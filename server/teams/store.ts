@@ -139,7 +139,7 @@ export async function claimInvitation(db: Db, id: string, userId: string): Promi
 }
 
 /** An invited person's user row (the same columns the identities store writes for users). */
-export const createInvitedUser = (db: Db, u: { orgId: string; name: string; email: string; role: Role; approverId: string | null; passwordHash: string; createdBy: string }) =>
+export const createInvitedUser = (db: Db, u: { orgId: string; name: string; email: string; role: Role; approverId: string | null; passwordHash: string; createdBy: string | null }) =>
   db.oneFirst(sql.type(z.object({ id: z.string() }))`
     WITH new_id AS (SELECT gen_random_uuid() AS id)
     INSERT INTO identities (id, org_id, kind, user_id, name, email, role, approver_id, password_hash, created_by)
@@ -194,3 +194,8 @@ export const waitingOn = (db: Db, orgId: string, personId: string) =>
   db.any(sql.type(routableApproval)`
     SELECT id, org_id, user_id, requester_id, call_id, resolver_id, status, routed_to, permission_keys, action_description, risk
     FROM approvals WHERE org_id = ${orgId} AND routed_to = 'approver' AND resolver_id = ${personId} AND status IN ('pending', 'bubbled')`);
+
+/** The org's earliest active admin (who a just-in-time join is recorded as created by). */
+export const firstAdmin = (db: Db, orgId: string) =>
+  db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM identities WHERE org_id = ${orgId} AND kind = 'user' AND role = 'admin' AND status = 'active' ORDER BY created_at LIMIT 1`);

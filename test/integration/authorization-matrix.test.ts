@@ -134,6 +134,12 @@ const MATRIX: Record<string, Row> = {
   'POST /org/invitations/:id/revoke': { path: `/org/invitations/${RANDOM}/revoke`, expect: [404, 403, 403, 403, 403, 401] },
   'POST /invitations/lookup': { path: '/invitations/lookup', body: {}, expect: [400, 400, 400, 400, 400, 400] },
   'POST /invitations/accept': { path: '/invitations/accept', body: {}, expect: [400, 400, 400, 400, 400, 400] },
+  // Single sign-on: the sign-in page's buttons and the flow are public; its configuration is the admins'.
+  'GET /auth/sso': { path: '/auth/sso', expect: [200, 200, 200, 200, 200, 200] },
+  'POST /auth/sso/start': { path: '/auth/sso/start', body: {}, expect: [400, 400, 400, 400, 400, 400] },
+  'GET /auth/sso/callback': { path: '/auth/sso/callback', expect: [400, 400, 400, 400, 400, 400] },
+  'GET /org/sso': { path: '/org/sso', expect: [404, 403, 403, 403, 403, 401] },
+  'PUT /org/sso': { path: '/org/sso', body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'POST /diagnostics/ping': { path: '/diagnostics/ping', body: {}, expect: [201, 403, 403, 403, 403, 401] },
   'GET /diagnostics/ping/:workflowId': { path: '/diagnostics/ping/no-such-workflow', expect: [404, 403, 403, 403, 403, 401] },
 };
