@@ -1613,6 +1613,8 @@ export interface components {
             email: string;
             /** Format: date-time */
             expires_at: string;
+            /** Format: uuid */
+            org_id: string;
             org_name: string;
             /** @enum {string} */
             role: "admin" | "member" | "approver";

@@ -67,7 +67,7 @@ const memberPatch = z
   .strictObject({ role: role.optional(), approver_id: z.uuid().nullable().optional() })
   .refine((b) => Object.keys(b).length > 0, 'give role, approver_id or both');
 
-const InvitationPreview = z.strictObject({ email: z.string(), role, org_name: z.string(), expires_at: timestamp }).meta({ id: 'InvitationPreview' });
+const InvitationPreview = z.strictObject({ email: z.string(), role, org_id: uuid, org_name: z.string(), expires_at: timestamp }).meta({ id: 'InvitationPreview' });
 
 const Joined = z
   .strictObject({
