@@ -50,7 +50,14 @@ export type AuditEvent =
   | 'execution.failed'
   | 'execution.expired'
   | 'execution.cancelled'
-  | 'rule.planted';
+  | 'rule.planted'
+  // The org's people (issue 29): who invited, joined, changed or deactivated whom.
+  | 'member.invited'
+  | 'member.joined'
+  | 'member.updated'
+  | 'member.deactivated'
+  | 'invitation.revoked'
+  | 'sso.configured';
 
 export interface AuditEntry {
   orgId: string;

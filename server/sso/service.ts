@@ -14,6 +14,7 @@ import type { TeamService } from '../teams/service.ts';
 import { LANDING_PATH } from '../teams/service.ts';
 import type { VaultService } from '../vault/service.ts';
 import { authorizationUrl, completeSignIn, configurationOf, isLoopbackHttp, type SignedIn } from './oidc.ts';
+import { appendAudit } from '../audit/store.ts';
 import * as store from './store.ts';
 
 export const SSO_SECRET_NAME = 'sso.client_secret';
@@ -175,6 +176,12 @@ export function createSsoService(deps: {
         by: p.identityId,
       });
       deps.logger.info({ org_id: p.orgId, issuer: issuerText }, 'single sign-on configured');
+      await appendAudit(pool, {
+        orgId: p.orgId,
+        event: 'sso.configured',
+        actorId: p.identityId,
+        details: { issuer: issuerText, client_id: input.client_id, allowed_domains: domains, jit: input.jit, password_signin: passwordSignin, secret_changed: input.client_secret !== undefined },
+      });
       return view(row);
     },
 

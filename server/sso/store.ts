@@ -63,7 +63,9 @@ export async function startLogin(
   db: Db,
   l: { stateHash: Buffer; orgId: string; nonce: string; codeVerifier: string; invitationId: string | null; ttlSeconds: number },
 ): Promise<void> {
+  // Starting is open to anyone: sign-ins that ended a day ago go as new ones come.
   await db.query(sql.unsafe`
+    WITH pruned AS (DELETE FROM sso_logins WHERE expires_at < now() - interval '1 day')
     INSERT INTO sso_logins (state_hash, org_id, nonce, code_verifier, invitation_id, expires_at)
     VALUES (${sql.binary(l.stateHash)}, ${l.orgId}, ${l.nonce}, ${l.codeVerifier}, ${l.invitationId}, now() + make_interval(secs => ${l.ttlSeconds}))`);
 }

@@ -14,6 +14,8 @@ import type { Logger } from '../logger.ts';
 // Deactivation ends the OAuth grants of the person's agents in the same transaction.
 import { revokeBindingsOfAgents } from '../oauth/store.ts';
 import type { OrgReader } from '../orgs/readers.ts';
+import { appendAudit } from '../audit/store.ts';
+import type { AuditEntry } from '../audit/entry.ts';
 import type { InvitationMailer } from './mailer.ts';
 import * as store from './store.ts';
 
@@ -90,6 +92,10 @@ export function createTeamService(deps: {
 }) {
   const { pool } = deps;
 
+  /** A people change in the audit log, on the person it concerns (never a token or a password). */
+  const audit = (orgId: string, event: AuditEntry['event'], subjectId: string | null, actorId: string | null, details: Record<string, unknown>) =>
+    appendAudit(pool, { orgId, event, userId: subjectId, actorId, identityChain: subjectId ? [subjectId] : [], details });
+
   function assertAdmin(p: Principal, what: string): void {
     if (p.type !== 'user') throw forbidden('only people signed in to the dashboard manage the org’s people');
     if (!isAdmin(p)) throw forbidden(`only admins may ${what}`);
@@ -151,7 +157,12 @@ export function createTeamService(deps: {
         }
         if (patch.approver_id !== undefined) await store.setApprover(tx, m.id, patch.approver_id);
       });
-      return publicMember(await loadMember(p, id));
+      const after = await loadMember(p, id);
+      await audit(p.orgId, 'member.updated', m.id, p.identityId, {
+        ...(patch.role !== undefined ? { role: { from: m.role, to: after.role } } : {}),
+        ...(patch.approver_id !== undefined ? { approver_id: { from: m.approver_id, to: after.approver_id } } : {}),
+      });
+      return publicMember(after);
     },
 
     /**
@@ -172,6 +183,7 @@ export function createTeamService(deps: {
         await revokeBindingsOfAgents(tx, tree.filter((t) => t !== m.id));
         return tree;
       });
+      await audit(p.orgId, 'member.deactivated', m.id, p.identityId, { identities: ids.length });
       await deps.closePendingOf(ids, `${m.name} was deactivated`);
       await deps.rerouteFrom(p.orgId, m.id);
       return publicMember(await loadMember(p, id));
@@ -198,6 +210,7 @@ export function createTeamService(deps: {
         createdBy: p.identityId,
         ttlSeconds: days * 24 * 3600,
       });
+      await audit(p.orgId, 'member.invited', null, p.identityId, { invitation_id: row.id, email, role: input.role });
       // The token travels in the fragment: browsers never send it to a server or a proxy's log.
       const link = `${deps.publicUrl}/invitation#token=${token}`;
       let emailSent = false;
@@ -225,6 +238,7 @@ export function createTeamService(deps: {
       if (!(await store.revokeInvitation(pool, id))) {
         throw new AppError('invitation_unusable', `the invitation is already ${invitationState(i)}`, { reason: invitationState(i) });
       }
+      await audit(p.orgId, 'invitation.revoked', null, p.identityId, { invitation_id: i.id, email: i.email });
       return publicInvitation((await store.getInvitation(pool, p.orgId, id))!);
     },
 
@@ -267,6 +281,14 @@ export function createTeamService(deps: {
         if (usable && !(await store.claimInvitation(tx, usable.id, userId))) {
           throw new AppError('invitation_unusable', 'this invitation has just been used or is no longer valid', { reason: 'accepted' });
         }
+        await appendAudit(tx, {
+          orgId: j.orgId,
+          event: 'member.joined',
+          userId,
+          actorId: userId,
+          identityChain: [userId],
+          details: { via: 'sso', ...(usable ? { invitation_id: usable.id, role: usable.role } : { just_in_time: true, role: 'member' }) },
+        });
         return userId;
       });
     },
@@ -298,6 +320,7 @@ export function createTeamService(deps: {
           throw new AppError('invitation_unusable', 'this invitation has just been used or is no longer valid', { reason: 'accepted' });
         }
         const s = await createSession(tx, userId, hashToken(session), SESSION_TTL_SECONDS);
+        await appendAudit(tx, { orgId: i!.org_id, event: 'member.joined', userId, actorId: userId, identityChain: [userId], details: { via: 'password', invitation_id: i!.id, role: i!.role } });
         return { userId, expiresAt: s.expires_at };
       });
       return { token: session, expiresAt: joined.expiresAt, member: publicMember((await store.getMember(pool, i!.org_id, joined.userId))!), landing: LANDING_PATH };

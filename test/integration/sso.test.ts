@@ -71,6 +71,9 @@ describe('single sign-on (OpenID Connect)', () => {
     const secrets = await admin('GET', '/v1/secrets');
     expect(secrets.body.secrets.map((s: { name: string }) => s.name)).toContain('sso.client_secret');
     expect(secrets.text).not.toContain(idp.clientSecret);
+    const audit = await admin('GET', '/v1/audit?event=sso.configured');
+    expect(audit.body.entries[0]).toMatchObject({ actor_id: expect.any(String), details: { issuer: idp.issuer, secret_changed: true, jit: false } });
+    expect(audit.text).not.toContain(idp.clientSecret);
     const buttons = await gw.request('GET', '/v1/auth/sso');
     expect(buttons.body.providers).toEqual([{ org_id: orgId, display_name: 'Corp SSO' }]);
     // People other than admins neither see nor change it.
@@ -146,6 +149,8 @@ describe('single sign-on (OpenID Connect)', () => {
     const bo = await signIn('bo@corp.test');
     expect(bo.status, bo.html).toBe(303);
     expect((await people()).find((p) => p.email === 'bo@corp.test')).toMatchObject({ role: 'member' });
+    const joined = (await admin('GET', '/v1/audit?event=member.joined')).body.entries.find((e: any) => e.user_name === 'Bo');
+    expect(joined.details).toEqual({ via: 'sso', just_in_time: true, role: 'member' });
 
     const off = await admin('PUT', '/v1/org/sso', { issuer: idp.issuer, client_id: idp.clientId, allowed_domains: ['corp.test'], jit: true, display_name: 'Corp SSO', password_signin: false });
     expect(off.status, off.text).toBe(200);

@@ -94,6 +94,12 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
       expect(again.body.error).toMatchObject({ code: 'invitation_unusable', details: { reason: 'accepted' } });
       const state = (await admin('GET', '/v1/org/invitations')).body.invitations.find((i: { id: string }) => i.id === inv.body.invitation.id);
       expect(state).toMatchObject({ status: 'accepted', accepted_by: joined.body.member.id });
+      // The audit names who invited and who joined; never the token or the password.
+      const log = await admin('GET', '/v1/audit?limit=200');
+      expect(log.body.entries.find((e: any) => e.event === 'member.invited')).toMatchObject({ actor_id: adminId, details: { email: 'dana@example.test', role: 'approver' } });
+      expect(log.body.entries.find((e: any) => e.event === 'member.joined')).toMatchObject({ user_id: joined.body.member.id, user_name: 'Dana', details: { via: 'password' } });
+      expect(log.text).not.toContain(inv.body.token);
+      expect(log.text).not.toContain('dana has a long password');
     });
 
     it('refuses an expired or revoked invitation with a clear reason', async () => {
@@ -179,6 +185,8 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
       expect((await kim.as('PATCH', `/v1/org/members/${adminId}`, { role: 'admin' })).status).toBe(200);
       // Now the other admin cannot be demoted only if they are the last: they are not.
       expect((await admin('PATCH', `/v1/org/members/${kim.id}`, { role: 'member' })).body.role).toBe('member');
+      const changes = (await admin('GET', '/v1/audit?event=member.updated')).body.entries.filter((e: any) => e.user_id === kim.id);
+      expect(changes.map((e: any) => e.details.role)).toEqual([{ from: 'admin', to: 'member' }, { from: 'member', to: 'admin' }]);
       expect((await admin('GET', '/v1/org/invitations')).status).toBe(200);
     });
   });
@@ -270,6 +278,8 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
       // Nothing deleted: still listed, and the audit names her.
       const listed = (await admin('GET', '/v1/org/members')).body.members.find((m: { id: string }) => m.id === ivy.id);
       expect(listed).toMatchObject({ name: 'ivy', status: 'deactivated' });
+      const who = await admin('GET', '/v1/audit?event=member.deactivated');
+      expect(who.body.entries[0]).toMatchObject({ user_id: ivy.id, user_name: 'ivy', actor_id: adminId });
       const audit = await admin('GET', `/v1/audit?identity=${ivyBot.id}`);
       expect(audit.body.entries.length).toBeGreaterThan(0);
       expect(audit.body.entries.every((e: any) => e.user_name === 'ivy')).toBe(true);
