@@ -28,13 +28,15 @@ const activeAdmins = (people: readonly Person[]) => people.filter((p) => p.activ
 
 /**
  * The next stage above `from` for an approval of `user`'s tree: the user's approver when one is
- * set and active (and is not the user), else the org's active admins other than the user; null
- * when nobody is above (already with the admins, or the user is the only admin).
+ * set, active and still an approver or admin (and is not the user), else the org's active admins
+ * other than the user; null when nobody is above (already with the admins, or the user is the
+ * only admin).
  */
 export function nextRouting(from: Stage, user: Person, people: readonly Person[]): Routing | null {
   if (from === 'chain') {
     const approver = user.approverId ? people.find((p) => p.id === user.approverId) : undefined;
-    if (approver && approver.active && approver.id !== user.id) return { stage: 'approver', resolverIds: [approver.id] };
+    // Someone named approver who has since become a plain member no longer decides for others.
+    if (approver && approver.active && approver.role !== 'member' && approver.id !== user.id) return { stage: 'approver', resolverIds: [approver.id] };
   }
   if (from === 'admins') return null;
   const admins = activeAdmins(people).filter((p) => p.id !== user.id);

@@ -21,6 +21,10 @@ describe('nextRouting', () => {
   it('skips a missing or deactivated approver, and leaves the user out of the admins', () => {
     expect(nextRouting('chain', lee, [lee, ann])).toEqual({ stage: 'admins', resolverIds: ['ann'] });
     expect(nextRouting('chain', sam, [sam, { ...dana, active: false }, ann])).toEqual({ stage: 'admins', resolverIds: ['ann'] });
+    // Named while an approver, since made a plain member: no longer decides for Sam.
+    expect(nextRouting('chain', sam, [sam, { ...dana, role: 'member' }, ann])).toEqual({ stage: 'admins', resolverIds: ['ann'] });
+    // An admin may be someone's approver.
+    expect(nextRouting('chain', { ...sam, approverId: 'bob' }, [sam, ann, bob])).toEqual({ stage: 'approver', resolverIds: ['bob'] });
     expect(nextRouting('chain', ann, [ann, bob])).toEqual({ stage: 'admins', resolverIds: ['bob'] });
     // The only admin's own approval has nobody above.
     expect(nextRouting('chain', ann, [ann, lee])).toBeNull();
