@@ -8,6 +8,7 @@ import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts'
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
+import { createApprovalRouting } from '../server/teams/routing.ts';
 import { publishUserEvent } from '../server/events/store.ts';
 import { approvalEventData as approvalData, publishApprovalEvent } from '../server/events/approval-events.ts';
 import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
@@ -61,6 +62,7 @@ function disclosedDetails(spec: CallSpec): { disclosed?: CallSpec['disclosed'] }
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
   const executeCovered = createCoveredCall(deps);
+  const routing = createApprovalRouting({ pool, logger });
 
   // Every row of a call that injects a vault secret names it (never its value).
   const audit = (spec: CallSpec, e: CallEvent) => appendAudit(pool, entryFor(spec, e));
@@ -228,6 +230,15 @@ export function createCallActivities(deps: CallActivityDeps) {
       // The dashboard's inboxes change hands (no webhook kind exists for a bubble).
       const data = await approvalEventData(input.approvalId);
       await publishUserEvent(pool, { orgId: input.spec.orgId, userId: input.spec.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${input.approvalId}_bubbled_${input.toId}` }, logger);
+    },
+
+    /**
+     * The org's auto-bubble past the user (issue 29, patch `teams-v1`): to the user's approver, then
+     * to the org's admins (server/teams/routing.ts; audit row and events included). Answers where
+     * the approval now sits and whether anyone is above it.
+     */
+    async routeOnward(input: { approvalId: string; expected: 'chain' | 'approver' | 'admins' }) {
+      return routing.autoStep(input.approvalId, input.expected);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

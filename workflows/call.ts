@@ -176,6 +176,7 @@ const decisionsLocalV3 = proxyLocalActivities<CallActivities>({
 const PATCHES = {
   decisionAfterAccept: 'decision-after-accept-v1',
   sharedOutcome: 'shared-outcome-v1',
+  teams: 'teams-v1',
 } as const;
 const DEPRECATED_PATCHES = {
   executionSteps: 'execution-steps-v1',
@@ -193,6 +194,12 @@ function decisionActs() {
   deprecatePatch(DEPRECATED_PATCHES.localSteps);
   return decisionsLocalV3;
 }
+
+/**
+ * Whether the auto-bubble goes on past the user, to their approver and the org's admins (issue
+ * 29). Histories recorded before teams-v1 stopped the clock at the user, and replay so.
+ */
+const bubblesPastUser = () => patched(PATCHES.teams);
 
 /** How long past its approval's expiry and execution window a joined call waits for the signal. */
 const JOINED_GRACE_MS = 5 * 60_000;
@@ -220,6 +227,8 @@ interface CallRun {
     /** When the next automatic bubble is due (null: none). */
     bubbleAt: number | null;
     supersededBy?: string;
+    /** Past the user (teams-v1): where the people's routing last left it (server/teams/routing.ts). */
+    beyond?: 'chain' | 'approver' | 'admins';
   };
   execution?: ExecutionRecord;
   executionDeadline: number;
@@ -345,7 +354,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
       approval.resolverId = next;
       approval.status = 'bubbled';
-      approval.bubbleAt = spec.clocks.autoBubbleMs && next !== spec.userId ? at + spec.clocks.autoBubbleMs : null;
+      approval.bubbleAt = spec.clocks.autoBubbleMs && (next !== spec.userId || bubblesPastUser()) ? at + spec.clocks.autoBubbleMs : null;
       return approvalRecord(s, input.resolverId);
     }
     if (input.decision === 'deny') {
@@ -492,8 +501,16 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
         await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
         approval.resolverId = next;
         approval.status = 'bubbled';
+      } else if (bubblesPastUser()) {
+        // At the user: on to the user's approver, then the org's admins (issue 29).
+        const routed = await retriedBriefly.routeOnward({ approvalId, expected: approval.beyond ?? 'chain' });
+        if (routed.stage !== (approval.beyond ?? 'chain')) approval.status = 'bubbled';
+        approval.beyond = routed.stage;
+        approval.bubbleAt = routed.top || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+        continue;
       }
-      approval.bubbleAt = approval.resolverId === spec.userId || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+      approval.bubbleAt =
+        (approval.resolverId === spec.userId && !bubblesPastUser()) || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
     }
   }
   if (approval.supersededBy && isOpen(s)) {

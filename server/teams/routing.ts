@@ -75,6 +75,25 @@ export function createApprovalRouting(deps: { pool: DatabasePool; logger: Pick<L
     /** "Bubble up" by `actorId` when the approval sits with the user or beyond. */
     escalate: (a: RoutedApproval, actorId: string) => step(a, actorId),
 
+    /**
+     * The automatic bubble past the user (the call's workflow, when the org's auto-bubble clock
+     * runs out): one step from `expected`, the stage the workflow last saw. When the approval is
+     * elsewhere (a person moved it meanwhile, or a retry of this step already did) it is not moved
+     * again: the answer is where it is, so a retried activity never skips a stage.
+     */
+    async autoStep(approvalId: string, expected: Stage): Promise<{ stage: Stage; top: boolean }> {
+      const a = await store.openApproval(pool, approvalId);
+      if (!a) return { stage: expected, top: true };
+      const all = await people(a.org_id);
+      const user = all.find((p) => p.id === a.user_id);
+      if (a.routed_to === expected && user && nextRouting(expected, user, all)) {
+        await step(a, null);
+        const moved = (await store.openApproval(pool, approvalId))?.routed_to ?? expected;
+        return { stage: moved, top: !user || !nextRouting(moved, user, all) };
+      }
+      return { stage: a.routed_to, top: !user || !nextRouting(a.routed_to, user, all) };
+    },
+
     /** After a deactivation: what waited on that person as an approver goes on to the admins. */
     async rerouteFrom(orgId: string, personId: string): Promise<void> {
       for (const a of await store.waitingOn(pool, orgId, personId)) {

@@ -199,3 +199,9 @@ export const waitingOn = (db: Db, orgId: string, personId: string) =>
 export const firstAdmin = (db: Db, orgId: string) =>
   db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     SELECT id FROM identities WHERE org_id = ${orgId} AND kind = 'user' AND role = 'admin' AND status = 'active' ORDER BY created_at LIMIT 1`);
+
+/** One open approval (pending or bubbled) as routing reads it; null once decided or gone. */
+export const openApproval = (db: Db, id: string) =>
+  db.maybeOne(sql.type(routableApproval)`
+    SELECT id, org_id, user_id, requester_id, call_id, resolver_id, status, routed_to, permission_keys, action_description, risk
+    FROM approvals WHERE id = ${id} AND status IN ('pending', 'bubbled')`);

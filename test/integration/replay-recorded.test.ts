@@ -10,6 +10,8 @@
 // Each set: a covered call, approvals executed on allow, on resume and with allow_remember, an
 // execution window that passed, a deny, a call still pending and (v4 on) a deduplicated call.
 // Histories from before local-steps-v1 (v1, v2) are retired: their patches are deprecated.
+// - `v6-teams-`: teams-v1 (issue 29), the auto-bubble going on past the user to the approver and the
+//   admins (recorded with `RECORD_HISTORIES=v6-teams npx vitest run test/integration/teams.test.ts`).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -45,6 +47,7 @@ describe('recorded call histories', () => {
       'v5-execution-expired.json',
       'v5-joined.json',
       'v5-pending.json',
+      'v6-teams-auto-bubble-past-user.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.

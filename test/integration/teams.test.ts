@@ -1,12 +1,16 @@
 // Teams (issue 29): invitations (expiry, reuse, revocation, bad input, the token never stored),
 // roles and the last-admin guard, approvals routed past the user to their approver and then to
 // the admins, and deactivation (sessions, keys, pending approvals; nothing deleted).
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+import { callWorkflowId } from '../../workflows/definitions.ts';
 
 type As = ReturnType<TestGateway['as']>;
 
@@ -250,6 +254,48 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
       expect((await admin('GET', `/v1/approvals/${other}`)).body.routing.stage).toBe('admins');
       // Dana is nobody's approver here: not hers to see.
       expect((await dana('GET', `/v1/approvals/${other}`)).status).toBe(404);
+    });
+  });
+
+  describe('the org\'s auto-bubble', () => {
+    it('goes on past the user by itself: to their approver, then to the admins, then stops (workflow patch teams-v1)', async () => {
+      expect((await admin('PATCH', '/v1/org/settings', { approval_auto_bubble_seconds: 1 })).status).toBe(200);
+      try {
+        const sam = gw.as(await gw.login('sam@example.test', 'sam has a long password'));
+        const members = (await admin('GET', '/v1/org/members')).body.members as { id: string; email: string }[];
+        const danaId = members.find((m) => m.email === 'dana@example.test')!.id;
+        const samId = members.find((m) => m.email === 'sam@example.test')!.id;
+        expect((await admin('PATCH', `/v1/org/members/${samId}`, { approver_id: danaId })).status).toBe(200);
+        const bot = await agentOf(sam, 'sam auto bot');
+        const id = await raise(bot, 'auto-1');
+        const atApprover = await until(async () => (await admin('GET', `/v1/approvals/${id}`)).body, (a) => a.routing.stage !== 'chain', 30_000);
+        expect(atApprover).toMatchObject({ status: 'bubbled', resolver_id: danaId, routing: { stage: 'approver' } });
+        const atAdmins = await until(async () => (await admin('GET', `/v1/approvals/${id}`)).body, (a) => a.routing.stage === 'admins', 30_000);
+        expect(atAdmins.routing.why).toBe("bubbled from Dana: it went to the org's admins");
+        const bubbles = (await admin('GET', `/v1/audit?event=approval.bubbled`)).body.entries.filter((e: any) => e.approval_id === id);
+        expect(bubbles.map((e: any) => [e.actor_id, e.details.stage, e.details.automatic])).toEqual([
+          [null, 'admins', true],
+          [null, 'approver', true],
+        ]);
+        // Above the admins nobody: it stays there, and the workflow still takes the admin's decision.
+        await new Promise((r) => setTimeout(r, 2500));
+        expect((await admin('GET', '/v1/audit?event=approval.bubbled')).body.entries.filter((e: any) => e.approval_id === id)).toHaveLength(2);
+        const denied = await admin('POST', `/v1/approvals/${id}/resolve`, { decision: 'deny', reason: 'auto-bubbled to me' });
+        expect(denied.status, denied.text).toBe(200);
+        expect(denied.body.status).toBe('denied');
+        const callId = await gw.pool.oneFirst(sql.type(z.object({ call_id: z.string() }))`SELECT call_id FROM approvals WHERE id = ${id}`);
+        const handle = gw.temporal.workflow.getHandle(callWorkflowId(callId));
+        await handle.result();
+        if (process.env.RECORD_HISTORIES) {
+          const history = await handle.fetchHistory();
+          await writeFile(
+            path.resolve(import.meta.dirname, '..', 'fixtures', 'histories', `${process.env.RECORD_HISTORIES}-auto-bubble-past-user.json`),
+            JSON.stringify(temporal.api.history.v1.History.fromObject(history as never).toJSON()),
+          );
+        }
+      } finally {
+        expect((await admin('PATCH', '/v1/org/settings', { approval_auto_bubble_seconds: null })).status).toBe(200);
+      }
     });
   });
 
