@@ -25,3 +25,13 @@ export const acceptInvitation = (token: string, name: string, password: string) 
 export const ssoProviders = async () => (await unwrap(api.GET('/v1/auth/sso'))).providers;
 export const startSso = (orgId: string, invitationToken?: string) =>
   unwrap(api.POST('/v1/auth/sso/start', { body: { org_id: orgId, ...(invitationToken ? { invitation_token: invitationToken } : {}) } }));
+
+export type SsoConfig = components['schemas']['SsoConfig'];
+/** The org's single sign-on, or null before an admin configured it. */
+export const getSso = () =>
+  unwrap(api.GET('/v1/org/sso')).catch((err: unknown) => {
+    if ((err as { status?: number }).status === 404) return null;
+    throw err;
+  });
+export const putSso = (body: { issuer: string; client_id: string; client_secret?: string; allowed_domains: string[]; jit: boolean; display_name: string; password_signin?: boolean }) =>
+  unwrap(api.PUT('/v1/org/sso', { body }));
