@@ -58,8 +58,11 @@ CREATE TABLE sso_configs (
 );
 
 -- One SSO sign-in under way: a SHA-256 of its `state`, its nonce and PKCE verifier; used once.
+-- `browser_hash`: a SHA-256 of the cookie set in the browser that started it (login CSRF: a
+-- callback URL carried to another browser does not sign that browser in).
 CREATE TABLE sso_logins (
   state_hash bytea PRIMARY KEY,
+  browser_hash bytea NOT NULL,
   org_id uuid NOT NULL REFERENCES orgs (id),
   nonce text NOT NULL,
   code_verifier text NOT NULL,

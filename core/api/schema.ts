@@ -301,7 +301,7 @@ export interface paths {
         };
         /**
          * Where the identity provider sends the browser back; signs the person in
-         * @description Success: the session cookie and a redirect to the inbox. Any refusal (replayed state, an ID token that fails validation, a domain not allowed, no invitation) is a page that says why.
+         * @description Success: the session cookie and a redirect to the inbox. Any refusal (replayed state, another browser than the one that started, an ID token that fails validation, a domain not allowed, no invitation) is a page that says why.
          */
         get: operations["ssoCallback"];
         put?: never;

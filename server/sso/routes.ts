@@ -9,7 +9,16 @@ import { SESSION_TTL_SECONDS } from '../auth/service.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
 import { errorPage, PAGE_HEADERS } from '../oauth/html.ts';
-import { SsoRefusal, type SsoService } from './service.ts';
+import { SSO_BROWSER_COOKIE, SSO_LOGIN_TTL_SECONDS, SsoRefusal, type SsoService } from './service.ts';
+
+/** One cookie's value from a Cookie header. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
 
 export const SsoConfig = z
   .strictObject({
@@ -55,15 +64,19 @@ export function ssoPublicRoutes(sso: SsoService, publicUrl: string): Router {
     body: z.strictObject({ org_id: z.uuid(), invitation_token: z.string().min(10).max(200).optional() }),
     responses: { 200: z.strictObject({ authorization_url: z.string().describe('Send the browser here.') }) },
     errors: ['not_found', 'invitation_unusable', 'unavailable'],
-  }, async (_req, res, { body }) => {
-    res.json(await sso.start(body));
+  }, async (req, res, { body }) => {
+    const { authorization_url, browser } = await sso.start(body);
+    const secure = req.secure || publicUrl.startsWith('https://') ? '; Secure' : '';
+    // Lax: sent on the provider's top-level redirect back, not on cross-site subrequests.
+    res.setHeader('Set-Cookie', `${SSO_BROWSER_COOKIE}=${browser}; Path=/v1/auth/sso; HttpOnly; SameSite=Lax; Max-Age=${SSO_LOGIN_TTL_SECONDS}${secure}`);
+    res.json({ authorization_url });
   });
   r.route({
     method: 'get',
     path: '/auth/sso/callback',
     operationId: 'ssoCallback',
     summary: 'Where the identity provider sends the browser back; signs the person in',
-    description: 'Success: the session cookie and a redirect to the inbox. Any refusal (replayed state, an ID token that fails validation, a domain not allowed, no invitation) is a page that says why.',
+    description: 'Success: the session cookie and a redirect to the inbox. Any refusal (replayed state, another browser than the one that started, an ID token that fails validation, a domain not allowed, no invitation) is a page that says why.',
     responses: {
       303: { description: 'Signed in: to the inbox', headers: { Location: 'The dashboard inbox' } },
     },
@@ -76,7 +89,7 @@ export function ssoPublicRoutes(sso: SsoService, publicUrl: string): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     const query = new URLSearchParams(req.url.split('?')[1] ?? '');
     try {
-      const done = await sso.callback(query);
+      const done = await sso.callback(query, cookieValue(req.headers.cookie, SSO_BROWSER_COOKIE));
       res.setHeader('Set-Cookie', sessionCookie(req, done.token, SESSION_TTL_SECONDS, publicUrl));
       res.redirect(303, `${publicUrl}${done.landing}`);
     } catch (err) {

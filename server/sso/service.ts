@@ -2,6 +2,7 @@
 // (the client secret goes to the vault); a person signs in with it — from the sign-in page, or
 // from an invitation link — and lands signed in. Every refusal is an `SsoRefusal` with a sentence
 // for the page the browser shows.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 // A completed sign-in is a dashboard session: the session row is auth's.
@@ -20,6 +21,8 @@ import * as store from './store.ts';
 export const SSO_SECRET_NAME = 'sso.client_secret';
 /** How long a person has at the provider before the sign-in must start again. */
 export const SSO_LOGIN_TTL_SECONDS = 10 * 60;
+/** The cookie binding a sign-in under way to the browser that started it. */
+export const SSO_BROWSER_COOKIE = 'gw_sso';
 
 /** A sign-in refused: the page says `message`; `status` is the HTTP status of that page. */
 export class SsoRefusal extends Error {
@@ -186,7 +189,7 @@ export function createSsoService(deps: {
     },
 
     /** Starts a sign-in at the org's provider (optionally from an invitation link). */
-    async start(input: { org_id: string; invitation_token?: string | undefined }) {
+    async start(input: { org_id: string; invitation_token?: string | undefined }): Promise<{ authorization_url: string; browser: string }> {
       const c = await store.getConfig(pool, input.org_id);
       if (!c) throw notFound('single sign-on');
       let invitationId: string | null = null;
@@ -198,15 +201,17 @@ export function createSsoService(deps: {
       const started = await authorizationUrl(await relyingParty(c).catch((err) => {
         throw new AppError('unavailable', `the identity provider cannot be reached: ${(err as Error).message}`);
       }), redirectUri);
+      const browser = randomBytes(32).toString('base64url');
       await store.startLogin(pool, {
         stateHash: hashToken(started.state),
+        browserHash: hashToken(browser),
         orgId: c.org_id,
         nonce: started.nonce,
         codeVerifier: started.codeVerifier,
         invitationId,
         ttlSeconds: SSO_LOGIN_TTL_SECONDS,
       });
-      return { authorization_url: started.url };
+      return { authorization_url: started.url, browser };
     },
 
     /**
@@ -214,11 +219,14 @@ export function createSsoService(deps: {
      * refused), exchanges the code (the library validates the ID token), finds or joins the
      * person, opens a session. Answers the session token and where to go next.
      */
-    async callback(query: URLSearchParams): Promise<{ token: string; landing: string }> {
+    async callback(query: URLSearchParams, browser: string | undefined): Promise<{ token: string; landing: string }> {
       const state = query.get('state');
       if (!state) throw new SsoRefusal(400, 'The identity provider sent you back without a sign-in state. Start again from the sign-in page.', 'no_state');
       const login = await store.takeLogin(pool, hashToken(state));
       if (!login) throw new SsoRefusal(400, 'This sign-in was already used or has expired. Start again from the sign-in page.', 'replayed_state');
+      // Only the browser that started the sign-in finishes it (no login CSRF with a carried-over URL).
+      const sameBrowser = browser !== undefined && timingSafeEqual(hashToken(browser), login.browser_hash);
+      if (!sameBrowser) throw new SsoRefusal(400, 'This sign-in was started in another browser. Start again from the sign-in page here.', 'other_browser');
       const providerError = query.get('error');
       if (providerError) throw new SsoRefusal(403, `The identity provider refused the sign-in (${providerError.slice(0, 100)}).`, 'provider_error');
       const c = await store.getConfig(pool, login.org_id);

@@ -61,23 +61,23 @@ export const passwordSigninAllowed = (db: Db, orgId: string) =>
 
 export async function startLogin(
   db: Db,
-  l: { stateHash: Buffer; orgId: string; nonce: string; codeVerifier: string; invitationId: string | null; ttlSeconds: number },
+  l: { stateHash: Buffer; browserHash: Buffer; orgId: string; nonce: string; codeVerifier: string; invitationId: string | null; ttlSeconds: number },
 ): Promise<void> {
   // Starting is open to anyone: sign-ins that ended a day ago go as new ones come.
   await db.query(sql.unsafe`
     WITH pruned AS (DELETE FROM sso_logins WHERE expires_at < now() - interval '1 day')
-    INSERT INTO sso_logins (state_hash, org_id, nonce, code_verifier, invitation_id, expires_at)
-    VALUES (${sql.binary(l.stateHash)}, ${l.orgId}, ${l.nonce}, ${l.codeVerifier}, ${l.invitationId}, now() + make_interval(secs => ${l.ttlSeconds}))`);
+    INSERT INTO sso_logins (state_hash, browser_hash, org_id, nonce, code_verifier, invitation_id, expires_at)
+    VALUES (${sql.binary(l.stateHash)}, ${sql.binary(l.browserHash)}, ${l.orgId}, ${l.nonce}, ${l.codeVerifier}, ${l.invitationId}, now() + make_interval(secs => ${l.ttlSeconds}))`);
 }
 
-const loginRow = z.object({ org_id: z.string(), nonce: z.string(), code_verifier: z.string(), invitation_id: z.string().nullable() });
+const loginRow = z.object({ org_id: z.string(), nonce: z.string(), code_verifier: z.string(), invitation_id: z.string().nullable(), browser_hash: z.instanceof(Buffer) });
 
 /** Takes the sign-in its state names: once, before it expires. Null: unknown, used (a replay) or expired. */
 export const takeLogin = (db: Db, stateHash: Buffer) =>
   db.maybeOne(sql.type(loginRow)`
     UPDATE sso_logins SET used_at = now()
     WHERE state_hash = ${sql.binary(stateHash)} AND used_at IS NULL AND expires_at > now()
-    RETURNING org_id, nonce, code_verifier, invitation_id`);
+    RETURNING org_id, nonce, code_verifier, invitation_id, browser_hash`);
 
 export const userOfSubject = (db: Db, issuer: string, subject: string) =>
   db.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`SELECT user_id FROM sso_subjects WHERE issuer = ${issuer} AND subject = ${subject}`);

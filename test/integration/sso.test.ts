@@ -24,12 +24,16 @@ describe('single sign-on (OpenID Connect)', () => {
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('state')).toBeTruthy();
     expect(url.searchParams.get('nonce')).toBeTruthy();
+    // The browser that started it carries its binding cookie back to the callback.
+    const browser = start.headers.get('set-cookie')!.split(';')[0]!;
+    expect(browser).toMatch(/^gw_sso=/);
+    expect(start.headers.get('set-cookie')).toContain('HttpOnly');
     const callback = await authorizeAtProvider(start.body.authorization_url, account, callbackPrefix);
     if (opts.edit) idp.tamperNextIdToken(opts.edit);
-    return { callback, ...(await back(callback)) };
+    return { callback, browser, ...(await back(callback, browser)) };
   };
-  const back = async (callback: string) => {
-    const res = await fetch(callback, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const back = async (callback: string, browser: string | null) => {
+    const res = await fetch(callback, { redirect: 'manual', headers: { accept: 'text/html', ...(browser ? { cookie: browser } : {}) } });
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('gw_session='));
     return { status: res.status, location: res.headers.get('location'), html: await res.text(), session: cookie ? decodeURIComponent(cookie.split(';')[0]!.slice('gw_session='.length)) : null };
   };
@@ -110,15 +114,25 @@ describe('single sign-on (OpenID Connect)', () => {
     expect((await people()).filter((p) => p.email === 'ann@corp.test')).toHaveLength(1);
 
     // Replayed state: the same callback a second time is refused with a page.
-    const replay = await back(ann.callback);
+    const replay = await back(ann.callback, ann.browser);
     expect(replay.status).toBe(400);
     expect(replay.html).toContain('already used or has expired');
     expect(replay.html).toContain('data-reason="replayed_state"');
     expect(replay.session).toBeNull();
   });
 
-  it('refuses a wrong audience, an expired ID token and an unknown domain, each with a clear page', async () => {
+  it('refuses a wrong audience, an expired ID token, an unknown domain and a callback carried to another browser, each with a clear page', async () => {
     const before = (await people()).length;
+    // Login CSRF: a callback URL someone else's sign-in produced does not sign this browser in.
+    const start = await gw.request('POST', '/v1/auth/sso/start', { body: { org_id: orgId } });
+    const carried = await authorizeAtProvider(start.body.authorization_url, 'ann@corp.test', callbackPrefix);
+    const elsewhere = await back(carried, 'gw_sso=someone-elses-browser');
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.html).toContain('started in another browser');
+    expect(elsewhere.html).toContain('data-reason="other_browser"');
+    expect(elsewhere.session).toBeNull();
+    expect((await back(carried, null)).html).toContain('data-reason="replayed_state"');
+
     const aud = await signIn('ann@corp.test', { edit: (c) => ({ ...c, aud: 'some-other-app' }) });
     expect(aud.status).toBe(403);
     expect(aud.html).toContain('could not be verified');
