@@ -134,6 +134,7 @@ export function createServices(deps: ServiceDeps) {
     logger: deps.logger,
     closePendingOf: (ids, reason) => calls.cancelPendingOf(ids, reason),
     rerouteFrom: routing.rerouteFrom,
+    passwordSigninAllowed: (orgId) => lateSso.passwordSigninAllowed?.(orgId) ?? Promise.resolve(true),
   });
   const sso = createSsoService({ pool: deps.pool, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;

@@ -7722,6 +7722,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
             /** @description Error: not_found */
             404: {
                 headers: {

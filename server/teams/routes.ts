@@ -165,7 +165,7 @@ export function invitationAcceptRoutes(teams: TeamService, publicUrl: string): R
     auth: 'none',
     body: z.strictObject({ token: invitationToken, name: z.string().trim().min(1).max(200), password: z.string().max(1024) }),
     responses: { 200: Joined },
-    errors: ['not_found', 'invitation_unusable', 'conflict'],
+    errors: ['not_found', 'invitation_unusable', 'conflict', 'forbidden'],
   }, async (req, res, { body }) => {
     const joined = await teams.acceptWithPassword(body.token, { name: body.name, password: body.password });
     res.setHeader('Set-Cookie', sessionCookie(req, joined.token, SESSION_TTL_SECONDS, publicUrl));

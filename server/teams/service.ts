@@ -89,6 +89,8 @@ export function createTeamService(deps: {
   closePendingOf: (requesterIds: string[], reason: string) => Promise<void>;
   /** Moves approvals waiting on a deactivated approver on to the org's admins. */
   rerouteFrom: (orgId: string, personId: string) => Promise<void>;
+  /** False when the org signs in with SSO only: then nobody joins with a password either. */
+  passwordSigninAllowed?: (orgId: string) => Promise<boolean>;
 }) {
   const { pool } = deps;
 
@@ -303,6 +305,9 @@ export function createTeamService(deps: {
       const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
       const refusal = lookupError(i);
       if (refusal) throw refusal;
+      if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(i!.org_id))) {
+        throw forbidden('this organisation signs in with single sign-on only: join with its "Join with …" button');
+      }
       const passwordHash = await hashPassword(input.password);
       const session = newToken(SESSION_PREFIX);
       const joined = await pool.transaction(async (tx) => {

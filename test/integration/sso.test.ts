@@ -172,6 +172,12 @@ describe('single sign-on (OpenID Connect)', () => {
     const refused = await gw.request('POST', '/v1/auth/login', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('single sign-on only');
+    // Nor does anyone join with a password now: invitations go through SSO.
+    const inv = await admin('POST', '/v1/org/invitations', { email: 'cy@corp.test', role: 'member' });
+    const byPassword = await gw.request('POST', '/v1/invitations/accept', { body: { token: inv.body.token, name: 'Cy', password: 'cy has a long password' } });
+    expect(byPassword.status).toBe(403);
+    expect(byPassword.body.error.message).toContain('single sign-on only');
+    expect((await admin('GET', '/v1/org/invitations')).body.invitations.find((i: { id: string }) => i.id === inv.body.invitation.id).status).toBe('open');
     // A wrong password still reads as a wrong password (nothing told to strangers).
     expect((await gw.request('POST', '/v1/auth/login', { body: { email: ADMIN_EMAIL, password: 'wrong password here' } })).status).toBe(401);
     expect((await admin('PUT', '/v1/org/sso', { issuer: idp.issuer, client_id: idp.clientId, allowed_domains: ['corp.test'], jit: true, display_name: 'Corp SSO', password_signin: true })).status).toBe(200);
