@@ -1616,6 +1616,8 @@ export interface components {
             /** Format: uuid */
             org_id: string;
             org_name: string;
+            /** @description False when the org signs in with SSO only: join through its provider. */
+            password_join: boolean;
             /** @enum {string} */
             role: "admin" | "member" | "approver";
         };

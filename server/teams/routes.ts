@@ -67,7 +67,16 @@ const memberPatch = z
   .strictObject({ role: role.optional(), approver_id: z.uuid().nullable().optional() })
   .refine((b) => Object.keys(b).length > 0, 'give role, approver_id or both');
 
-const InvitationPreview = z.strictObject({ email: z.string(), role, org_id: uuid, org_name: z.string(), expires_at: timestamp }).meta({ id: 'InvitationPreview' });
+const InvitationPreview = z
+  .strictObject({
+    email: z.string(),
+    role,
+    org_id: uuid,
+    org_name: z.string(),
+    expires_at: timestamp,
+    password_join: z.boolean().describe('False when the org signs in with SSO only: join through its provider.'),
+  })
+  .meta({ id: 'InvitationPreview' });
 
 const Joined = z
   .strictObject({

@@ -249,7 +249,8 @@ export function createTeamService(deps: {
       const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
       const refusal = lookupError(i);
       if (refusal) throw refusal;
-      return { email: i!.email, role: i!.role, org_id: i!.org_id, org_name: i!.org_name, expires_at: i!.expires_at.toISOString() };
+      const passwordJoin = deps.passwordSigninAllowed ? await deps.passwordSigninAllowed(i!.org_id) : true;
+      return { email: i!.email, role: i!.role, org_id: i!.org_id, org_name: i!.org_name, expires_at: i!.expires_at.toISOString(), password_join: passwordJoin };
     },
 
     /** An open invitation by id (an SSO sign-in started from an invitation link), or the refusal. */

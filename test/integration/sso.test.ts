@@ -174,6 +174,7 @@ describe('single sign-on (OpenID Connect)', () => {
     expect(refused.body.error.message).toContain('single sign-on only');
     // Nor does anyone join with a password now: invitations go through SSO.
     const inv = await admin('POST', '/v1/org/invitations', { email: 'cy@corp.test', role: 'member' });
+    expect((await gw.request('POST', '/v1/invitations/lookup', { body: { token: inv.body.token } })).body.password_join).toBe(false);
     const byPassword = await gw.request('POST', '/v1/invitations/accept', { body: { token: inv.body.token, name: 'Cy', password: 'cy has a long password' } });
     expect(byPassword.status).toBe(403);
     expect(byPassword.body.error.message).toContain('single sign-on only');

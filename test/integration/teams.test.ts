@@ -75,7 +75,7 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
 
       const preview = await gw.request('POST', '/v1/invitations/lookup', { body: { token: inv.body.token } });
       expect(preview.status, preview.text).toBe(200);
-      expect(preview.body).toMatchObject({ email: 'dana@example.test', role: 'approver', org_name: expect.any(String) });
+      expect(preview.body).toMatchObject({ email: 'dana@example.test', role: 'approver', org_name: expect.any(String), password_join: true });
 
       // A short password is refused and nothing is created; the invitation stays open.
       const short = await gw.request('POST', '/v1/invitations/accept', { body: { token: inv.body.token, name: 'Dana', password: 'short' } });
