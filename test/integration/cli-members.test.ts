@@ -7,6 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGatewayCli, type RunOptions } from '../support/cli.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startUpstream, upstreamServiceDoc } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
 describe('gateway members / gateway invite', () => {
   let gw: TestGateway;
@@ -40,6 +42,34 @@ describe('gateway members / gateway invite', () => {
     const list = await cli(['members', '--json'], admin);
     expect(list.stdout).not.toContain(token);
     expect(JSON.parse(list.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ email: 'dana@example.test', role: 'approver', status: 'active' })]));
+  });
+
+  it('an approver sees in `gateway approvals show` why a bubbled approval is theirs, and approves it', async () => {
+    const up = await startUpstream();
+    try {
+      const asAdmin = gw.as(gw.adminToken);
+      expect((await asAdmin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+      expect((await asAdmin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'sk_cli_members' })).status).toBe(201);
+      const lee = await cli(['invite', 'lee@example.test', '--role', 'member', '--approver', 'dana@example.test'], admin);
+      const token = lee.stdout.trim().split('#token=')[1]!;
+      const joined = await gw.request('POST', '/v1/invitations/accept', { body: { token, name: 'Lee', password: 'lee has a long password' } });
+      const asLee = gw.as(joined.body.token);
+      const agent = await asLee('POST', '/v1/identities/agents', { name: 'lee-bot' });
+      const call = await gw.as(agent.body.key.token)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'cli-routed' } });
+      expect(call.status, call.text).toBe(202);
+      expect((await asLee('POST', `/v1/approvals/${call.body.approval_id}/resolve`, { decision: 'bubble' })).status).toBe(200);
+
+      const dana = { HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), GATEWAY_PROFILE: 'dana' };
+      expect((await cli(['login', '--url', gw.url, '--email', 'dana@example.test'], dana, { stdin: 'dana has a long password' })).code).toBe(0);
+      const shown = await cli(['approvals', 'show', call.body.approval_id], dana);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain("yours:       bubbled from Lee: you are Lee's approver");
+      const approved = await cli(['approve', call.body.approval_id], dana);
+      expect(approved.code, approved.stderr).toBe(0);
+      await until(async () => up.requests.filter((r) => JSON.stringify(r).includes('cli-routed')).length, (n) => n === 1, 30_000);
+    } finally {
+      await up.close();
+    }
   });
 
   it('lists people, changes a role and an approver, deactivates; refuses bad usage with exit 2', async () => {
