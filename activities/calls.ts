@@ -10,6 +10,8 @@ import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } f
 import { appendAudit } from '../server/audit/store.ts';
 import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
 import { publishApprovalEvent, publishBubble } from '../server/events/approval-events.ts';
+import { createApprovalRouting } from '../server/teams/routing.ts';
+import { createAuditWriter } from '../server/audit/writer.ts';
 import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
@@ -71,6 +73,7 @@ function disclosedDetails(spec: CallSpec): { disclosed?: CallSpec['disclosed'] }
 export function createCallActivities(deps: CallActivityDeps) {
   const { pool, logger } = deps;
   const executeCovered = createCoveredCall(deps);
+  const routing = createApprovalRouting({ pool, audit: createAuditWriter(pool), logger, announce: async (orgId, approvalId, occasion) => void (await announce(orgId, approvalId, 'bubbled', occasion)) });
 
   // Every row of a call that injects a vault secret names it (never its value).
   const audit = (spec: CallSpec, e: CallEvent) => appendAudit(pool, entryFor(spec, e));
@@ -259,6 +262,15 @@ export function createCallActivities(deps: CallActivityDeps) {
       await publishBubble(eventDeps, input.spec, input.approvalId, input.toId, await approvalEventData(input.approvalId));
       // The new resolver is told where they are (the routing rules are evaluated again).
       await announce(input.spec.orgId, input.approvalId, 'bubbled', `bubbled-${input.toId}`);
+    },
+
+    /**
+     * The org's auto-bubble past the user (issue 29, patch `teams-v1`): to the user's approver, then
+     * to the org's admins (server/teams/routing.ts; audit row and events included). Answers where
+     * the approval now sits and whether anyone is above it.
+     */
+    async routeOnward(input: { approvalId: string; expected: 'chain' | 'approver' | 'admins' }) {
+      return routing.autoStep(input.approvalId, input.expected);
     },
 
     async recordExecution(input: { spec: CallSpec; approvalId: string; executionId: string; status: 'expired' | 'cancelled'; triggeredBy: string | null }) {

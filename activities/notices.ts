@@ -2,11 +2,14 @@
 // id), plan, deliver one (one attempt; the workflow's policy retries), record a final failure,
 // update the Slack messages once decided. Secrets are opened inside server/notifications only.
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Logger } from '../server/logger.ts';
 import { UndeliverableNotice, type Deliveries } from '../server/notifications/deliveries.ts';
 import { isPermanentSlackError } from '../server/notifications/slack-api.ts';
-import { approvalNoticesWorkflowId, type ApprovalNoticesInput } from '../workflows/notice-definitions.ts';
+import { noticeStarter } from '../server/notifications/start.ts';
+import type { ApprovalNoticesInput } from '../workflows/notice-definitions.ts';
+
+export { noticeStarter };
 
 export interface NoticeActivityDeps {
   logger: Logger;
@@ -14,23 +17,6 @@ export interface NoticeActivityDeps {
   taskQueue: string;
   deliveries: Deliveries;
   retry: ApprovalNoticesInput['retry'];
-}
-
-/** Starts the notices of one occasion; never throws (a notice must not fail the approval). */
-export function noticeStarter(deps: Omit<NoticeActivityDeps, 'deliveries'>) {
-  return async (approvalId: string, purpose: string, occasion: string = purpose): Promise<void> => {
-    try {
-      await deps.temporal.workflow.start('approvalNoticesWorkflow', {
-        workflowId: approvalNoticesWorkflowId(approvalId, occasion),
-        taskQueue: deps.taskQueue,
-        args: [{ approvalId, purpose, retry: deps.retry } satisfies ApprovalNoticesInput],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      });
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-      deps.logger.warn({ approval_id: approvalId, purpose, err: (err as Error).message }, 'could not start the approval notices');
-    }
-  };
 }
 
 export function createNoticeActivities(deps: NoticeActivityDeps) {

@@ -8,6 +8,7 @@ import { auditCommand } from './commands/audit.ts';
 import { callCommand } from './commands/call.ts';
 import { completionCommand } from './commands/completion.ts';
 import { loginCommands } from './commands/login.ts';
+import { inviteCommand, membersCommand } from './commands/members.ts';
 import { secretsCommand } from './commands/secrets.ts';
 import { noticesCommand } from './commands/notices.ts';
 import { servicesCommand } from './commands/services.ts';
@@ -81,6 +82,8 @@ ${EXIT_CODES_HELP}`,
   program.addCommand(secretsCommand());
   program.addCommand(noticesCommand());
   program.addCommand(auditCommand());
+  program.addCommand(membersCommand());
+  program.addCommand(inviteCommand());
   program.addCommand(webCommand());
   serverCommands(program);
   program.addCommand(completionCommand(program));

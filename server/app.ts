@@ -33,6 +33,8 @@ import { eventRoutes } from './events/routes.ts';
 import { createUserEventHub } from './events/hub.ts';
 import { approvalRoutes, blastRadiusRoutes } from './approvals/routes.ts';
 import { approvalNoticeRoutes, integrationRoutes, notificationRoutes } from './notifications/routes.ts';
+import { invitationAcceptRoutes, teamRoutes } from './teams/routes.ts';
+import { ssoAdminRoutes, ssoPublicRoutes } from './sso/routes.ts';
 import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
@@ -87,6 +89,9 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(refuseUnstorableInput());
   v1.use(add(documentRoutes(() => document)));
   v1.use(add(loginRoutes(services.auth, publicUrl)));
+  // Public: an invitation link's single-use token is the credential.
+  v1.use(add(invitationAcceptRoutes(services.teams, publicUrl)));
+  v1.use(add(ssoPublicRoutes(services.sso, publicUrl)));
   // Public: the provider redirects the user's browser here; the single-use state authenticates it.
   v1.use(add(connectionCallbackRoutes(services.connections)));
   // Public: Slack's interactions (verified by Slack's signature) and email decision links (by theirs).
@@ -103,6 +108,8 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(auditRoutes(services.audit)));
   v1.use(add(oauthRoutes(services.oauth)));
   v1.use(add(orgRoutes(services.orgs)));
+  v1.use(add(teamRoutes(services.teams)));
+  v1.use(add(ssoAdminRoutes(services.sso)));
   v1.use(add(downloadRoutes(services.downloads)));
   v1.use(
     add(

@@ -32,6 +32,10 @@ export const ERROR_STATUS = {
   missing_scopes: 403,
   credential_missing: 424,
   secret_not_allowed_for_host: 403,
+  /** An invitation link that was used, revoked or has expired (details.reason says which). */
+  invitation_unusable: 410,
+  /** The change would leave the org without an active admin. */
+  last_admin: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -27,9 +27,15 @@ import { createApprovalService } from './approvals/service.ts';
 import { createDownloadService } from './downloads/service.ts';
 import { createEventService } from './events/service.ts';
 import { createAuditReader } from './audit/readers.ts';
+import { createAuditWriter } from './audit/writer.ts';
 import { createIdentityReader } from './identities/readers.ts';
 import { createOrgReader } from './orgs/readers.ts';
 import { createNotices } from './notifications/notices.ts';
+import { routedAnnouncer } from './notifications/start.ts';
+import { notConfiguredMailer, type InvitationMailer } from './teams/mailer.ts';
+import { createApprovalRouting } from './teams/routing.ts';
+import { createTeamService } from './teams/service.ts';
+import { createSsoService } from './sso/service.ts';
 
 export interface ServiceDeps {
   config: Config;
@@ -44,6 +50,8 @@ export interface ServiceDeps {
   temporalHealth?: TemporalHealth;
   /** Role `all`: a client on the local worker's connection, for eager starts (calls/service.ts). */
   eagerClient?: Client;
+  /** Sends invitation links by email (issue 30's channels); absent: not configured. */
+  invitationMailer?: InvitationMailer;
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -54,7 +62,14 @@ export function createServices(deps: ServiceDeps) {
   const orgReader = createOrgReader(deps.pool);
   // OAuth access tokens (the gateway's own authorization server) resolve to agent principals.
   const oauthTokens = createAccessTokenVerifier({ pool: deps.pool, publicUrl: deps.config.publicUrl });
-  const auth = createAuthService({ pool: deps.pool, identities: identityReader, verifyAccessToken: oauthTokens.verify });
+  // Password sign-in may be off for an org that signs in with SSO (issue 29; bound below).
+  const lateSso: { passwordSigninAllowed?: (orgId: string) => Promise<boolean> } = {};
+  const auth = createAuthService({
+    pool: deps.pool,
+    identities: identityReader,
+    verifyAccessToken: oauthTokens.verify,
+    passwordSigninAllowed: (orgId) => lateSso.passwordSigninAllowed?.(orgId) ?? Promise.resolve(true),
+  });
   const oauthServer = createOAuthServer({ config: deps.config, pool: deps.pool, keyring, auth, verifier: oauthTokens, logger: deps.logger, identities: identityReader });
   const oauth = createOAuthService({ pool: deps.pool });
   // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
@@ -112,13 +127,30 @@ export function createServices(deps: ServiceDeps) {
   late.calls = calls;
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls });
+  // The people of an org and where an approval goes past its user (issue 29).
+  // The new resolvers of a routed approval are announced once the notices exist (below).
+  const lateNotices: { announce?: (orgId: string, approvalId: string, occasion: string) => Promise<void> } = {};
+  const routing = createApprovalRouting({ pool: deps.pool, audit: createAuditWriter(deps.pool), logger: deps.logger, announce: async (o, a, occasion) => lateNotices.announce?.(o, a, occasion) });
+  const teams = createTeamService({
+    pool: deps.pool,
+    publicUrl: deps.config.publicUrl,
+    orgs: orgReader,
+    mailer: deps.invitationMailer ?? notConfiguredMailer,
+    logger: deps.logger,
+    closePendingOf: (ids, reason) => calls.cancelPendingOf(ids, reason),
+    rerouteFrom: routing.rerouteFrom,
+    passwordSigninAllowed: (orgId) => lateSso.passwordSigninAllowed?.(orgId) ?? Promise.resolve(true),
+  });
+  const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
+  lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.
   const notices = createNotices({ ...deps, keyring, approvals });
+  lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, chains: { getChain: identityReader.getChain } };
+  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -190,6 +190,7 @@ const PATCHES = {
   editedRequest: 'edited-request-v1',
   /** Reminder timers while an approval waits (issue 30); only written when the org has reminders. */
   approvalNotices: 'approval-notices-v1',
+  teams: 'teams-v1',
 } as const;
 const DEPRECATED_PATCHES = {
   executionSteps: 'execution-steps-v1',
@@ -207,6 +208,12 @@ function decisionActs() {
   deprecatePatch(DEPRECATED_PATCHES.localSteps);
   return decisionsLocalV3;
 }
+
+/**
+ * Whether the auto-bubble goes on past the user, to their approver and the org's admins (issue
+ * 29). Histories recorded before teams-v1 stopped the clock at the user, and replay so.
+ */
+const bubblesPastUser = () => patched(PATCHES.teams);
 
 /** How long past its approval's expiry and execution window a joined call waits for the signal. */
 const JOINED_GRACE_MS = 5 * 60_000;
@@ -237,6 +244,8 @@ interface CallRun {
     reminders: number[];
     remindersSent: number;
     supersededBy?: string;
+    /** Past the user (teams-v1): where the people's routing last left it (server/teams/routing.ts). */
+    beyond?: 'chain' | 'approver' | 'admins';
   };
   execution?: ExecutionRecord;
   executionDeadline: number;
@@ -387,7 +396,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
       approval.resolverId = next;
       approval.status = 'bubbled';
-      approval.bubbleAt = spec.clocks.autoBubbleMs && next !== spec.userId ? at + spec.clocks.autoBubbleMs : null;
+      approval.bubbleAt = spec.clocks.autoBubbleMs && (next !== spec.userId || bubblesPastUser()) ? at + spec.clocks.autoBubbleMs : null;
       return approvalRecord(s, input.resolverId);
     }
     if (input.decision === 'deny') {
@@ -544,8 +553,16 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
         await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
         approval.resolverId = next;
         approval.status = 'bubbled';
+      } else if (bubblesPastUser()) {
+        // At the user: on to the user's approver, then the org's admins (issue 29).
+        const routed = await retriedBriefly.routeOnward({ approvalId, expected: approval.beyond ?? 'chain' });
+        if (routed.stage !== (approval.beyond ?? 'chain')) approval.status = 'bubbled';
+        approval.beyond = routed.stage;
+        approval.bubbleAt = routed.top || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+        continue;
       }
-      approval.bubbleAt = approval.resolverId === spec.userId || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+      approval.bubbleAt =
+        (approval.resolverId === spec.userId && !bubblesPastUser()) || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
     }
   }
   if (approval.supersededBy && isOpen(s)) {

@@ -71,6 +71,8 @@ async function show(ref: string, o: { json?: boolean }, cmd: Command): Promise<v
     `status:      ${a.status}${a.decision ? ` (${a.decision}${a.reason ? `: ${a.reason}` : ''})` : ''}`,
     `risk:        ${out(riskColour(a.risk), a.risk)}`,
     `requester:   ${requesterPath(paths, a.requester)} (${a.relationship})`,
+    // Routed to you past the requester's user (issue 29): why it is yours.
+    ...(a.routing?.why ? [`yours:       ${a.routing.why}`] : []),
     `raised:      ${age(a.created_at)}`,
     `expires:     ${expiresIn(a.expires_at)}`,
     `service:     ${a.action ? `${a.action.service} · ${a.action.action}` : '-'}`,

@@ -26,13 +26,18 @@ export function authorityOver(viewer: Viewer, requesterChain: readonly Identity[
   return authorityFor(viewer, relationship(viewer.identityId, requesterChain));
 }
 
-/** The same, from a relationship already worked out (e.g. by SQL over the identities' parent links). */
-export function authorityFor(viewer: Pick<Viewer, 'admin'>, rel: Relationship): Authority {
+/**
+ * The same, from a relationship already worked out (e.g. by SQL over the identities' parent links).
+ * `delegate`: the approval was routed to the viewer past the requester's user, as that user's
+ * approver (core/permissions/routing.ts): they see and decide it like an admin would.
+ */
+export function authorityFor(viewer: Pick<Viewer, 'admin'> & { delegate?: boolean }, rel: Relationship): Authority {
   const self = rel === 'self';
-  const resolve = !self && (viewer.admin || rel === 'downstream');
+  const org = viewer.admin || viewer.delegate === true;
+  const resolve = !self && (org || rel === 'downstream');
   return {
     relationship: rel,
-    see: viewer.admin || rel !== 'not_in_your_chain',
+    see: org || rel !== 'not_in_your_chain',
     resolve,
     replay: self,
     ...(resolve ? {} : { refusal: self ? 'self' : 'not_in_your_chain' }),

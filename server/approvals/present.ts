@@ -29,7 +29,7 @@ export function editOfApproval(a: Pick<ApprovalViewRow, 'edit_diff' | 'edited_re
 }
 
 /** `description` replaces the stored one (names looked up with the viewer's own authority). */
-export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string) {
+export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string, routing?: { stage: string; why: string | null }) {
   const exec = a.execution;
   return {
     id: a.id,
@@ -52,6 +52,7 @@ export function presentApproval(a: ApprovalViewRow, publicUrl: string, descripti
     resolved_at: a.resolved_at?.toISOString() ?? null,
     created_at: a.created_at.toISOString(),
     approval_url: `${publicUrl}/approvals/${a.id}`,
+    ...(routing ? { routing } : {}),
   };
 }
 export type ApprovalView = ReturnType<typeof presentApproval>;

@@ -11,6 +11,8 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
+import { whyYours } from '../../core/permissions/routing.ts';
+import type { RoutedApproval } from '../teams/routing.ts';
 import { presentApproval } from './present.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
@@ -18,11 +20,32 @@ import { updateError, workflowNotRunning } from './update-errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Routed past the requester's user to this person, as that user's approver (issue 29). */
+const delegatedTo = (p: Principal, row: ApprovalViewRow): boolean =>
+  p.type === 'user' && row.routed_to === 'approver' && row.resolver_id === p.identityId;
+
 /** One approval of the viewer's org with the viewer's authority over it (null: no such approval). */
 export async function readApproval(db: DatabasePool, p: Principal, id: string): Promise<{ row: ApprovalViewRow; authority: Authority } | null> {
   const admin = isAdmin(p);
   const [row] = await approvalViews(db, { orgId: p.orgId, viewerId: p.identityId, admin, scope: 'visible', id, limit: 1 });
-  return row ? { row, authority: authorityFor({ admin }, row.relationship) } : null;
+  return row ? { row, authority: authorityFor({ admin, delegate: delegatedTo(p, row) }, row.relationship) } : null;
+}
+
+/** Where the approval sits past the chain, and why it is the viewer's (core/permissions/routing.ts). */
+function routingFor(p: Principal, row: ApprovalViewRow) {
+  const u = row.people.user;
+  const user = { id: u.id, name: u.name, role: u.role, approverId: u.approver_id, active: true };
+  const from = row.people.routed_from;
+  const why =
+    p.type === 'user'
+      ? whyYours({ id: p.identityId, role: p.role }, {
+          stage: row.routed_to,
+          resolverId: row.resolver_id,
+          routedFrom: from ? { id: from.id, name: from.name, role: 'member', approverId: null, active: true } : null,
+          user,
+        })
+      : null;
+  return { stage: row.routed_to, why };
 }
 
 /** One the viewer may see, else `not_found` (never a hint that it exists). */
@@ -39,12 +62,28 @@ function decodeCursor(cursor: string): { at: Date; id: string } {
   return { at: new Date(at), id };
 }
 
+/** The spec's approval record of a row (no execution: used for a bubble, which opens none). */
+function recordOf(row: ApprovalViewRow): ApprovalRecord {
+  return {
+    id: row.id,
+    status: row.status as ApprovalRecord['status'],
+    relationship: row.relationship,
+    risk: row.risk,
+    permission_keys: row.permission_keys,
+    suggested_tiers: row.suggested_tiers,
+    derived_keys: row.derived_keys,
+    expires_at: row.expires_at.toISOString(),
+  };
+}
+
 export interface ApprovalServiceDeps {
   pool: DatabasePool;
   temporal: Client;
   temporalHealth?: TemporalHealth | undefined;
   config: Pick<Config, 'publicUrl'>;
   calls: CallsOfApprovals;
+  /** "Bubble up" once the approval sits with the requester's user: their approver, then the admins. */
+  escalate?: (a: RoutedApproval, actorId: string) => Promise<void>;
 }
 
 /**
@@ -86,7 +125,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     /** One approval; `resolve` names in its description looked up with the viewer's own authority. */
     async get(p: Principal, id: string) {
       const { row } = await readVisibleApproval(pool, p, id);
-      return presentApproval(row, deps.config.publicUrl, await deps.calls.describeFor(p, row.call_id));
+      return presentApproval(row, deps.config.publicUrl, await deps.calls.describeFor(p, row.call_id), routingFor(p, row));
     },
 
     /** A page, newest first: one query, filtered by the viewer's authority before the LIMIT. */
@@ -104,7 +143,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
       return {
-        approvals: page.map((r) => presentApproval(r, deps.config.publicUrl)),
+        approvals: page.map((r) => presentApproval(r, deps.config.publicUrl, undefined, routingFor(p, r))),
         next_cursor: rows.length > q.limit && last ? encodeCursor(last) : null,
       };
     },
@@ -137,12 +176,21 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       const input = resolveRequest(body);
       const requested = editOf(body);
       if (requested) assertOpenForEdit(row);
+      // Past the chain (it sits with the user, their approver or the admins) the people route it.
+      if (input.decision === 'bubble' && deps.escalate && (row.routed_to !== 'chain' || row.resolver_id === row.user_id)) {
+        if (row.status !== 'pending' && row.status !== 'bubbled') throw new AppError('conflict', `the approval is ${row.status}`, { status: row.status });
+        await deps.escalate(row, p.identityId);
+        const moved = (await readApproval(pool, p, approvalId))!.row;
+        return { ...recordOf(moved), disclosed: row.call?.disclosed ?? [] };
+      }
       // Judged before the decision reaches the workflow: a refused edit changes nothing.
       const edit = requested ? await deps.calls.deriveEdit(p.identityId, row.call_id, requested) : undefined;
       try {
         const record = await guarded('the decision', () =>
           temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(resolveUpdate, {
-            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p), ...(edit ? { edit } : {}) }],
+            // `resolverIsAdmin`: the API vouches for authority beyond the chain, an admin's or
+            // (issue 29) that of the user's approver the approval was routed to.
+            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) }],
           }),
         );
         // What the resolver saw: the `disclose` values recorded with the call.

@@ -28,6 +28,13 @@ export const approvalViewRow = approvalRow.extend({
     })
     .nullable(),
   requester: z.object({ id: z.string(), kind: z.string(), name: z.string() }).nullable(),
+  // Routing past the requester's user (migration 0015, core/permissions/routing.ts).
+  routed_to: z.enum(['chain', 'approver', 'admins']),
+  routed_from: z.string().nullable(),
+  people: z.object({
+    user: z.object({ id: z.string(), name: z.string(), role: z.enum(['admin', 'member', 'approver']), approver_id: z.string().nullable() }),
+    routed_from: z.object({ id: z.string(), name: z.string() }).nullable(),
+  }),
 });
 export type ApprovalViewRow = z.infer<typeof approvalViewRow>;
 
@@ -50,11 +57,15 @@ export interface ApprovalQuery {
 export function approvalViews(db: Db, q: ApprovalQuery) {
   const inSubtree = sql.fragment`a.requester_id IN (SELECT id FROM subtree)`;
   const below = sql.fragment`a.requester_id IN (SELECT id FROM subtree WHERE depth > 0)`;
+  // Routed past the requester's user to the viewer, as that user's approver.
+  const delegated = sql.fragment`(a.routed_to = 'approver' AND a.resolver_id = ${q.viewerId})`;
   const scope = {
-    visible: q.admin ? sql.fragment`TRUE` : inSubtree,
+    visible: q.admin ? sql.fragment`TRUE` : sql.fragment`(${inSubtree} OR ${delegated})`,
     mine: inSubtree,
-    assigned: sql.fragment`a.resolver_id = ${q.viewerId}`,
-    actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${q.viewerId} AND ${q.admin ? sql.fragment`TRUE` : below}`,
+    assigned: q.admin
+      ? sql.fragment`(a.resolver_id = ${q.viewerId} OR (a.routed_to = 'admins' AND a.status = 'bubbled'))`
+      : sql.fragment`a.resolver_id = ${q.viewerId}`,
+    actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${q.viewerId} AND ${q.admin ? sql.fragment`TRUE` : sql.fragment`(${below} OR ${delegated})`}`,
   }[q.scope];
   return db.any(sql.type(approvalViewRow)`
     WITH RECURSIVE subtree AS (
@@ -70,7 +81,10 @@ export function approvalViews(db: Db, q: ApprovalQuery) {
       (SELECT jsonb_build_object('service', c.service, 'template', c.template, 'action', c.action, 'description', c.description,
                                  'request', c.request_redacted, 'disclosed', c.disclosed)
          FROM calls c WHERE c.id = a.call_id) AS call,
-      (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester
+      (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester,
+      jsonb_build_object(
+        'user', (SELECT jsonb_build_object('id', u.id, 'name', u.name, 'role', u.role, 'approver_id', u.approver_id) FROM identities u WHERE u.id = a.user_id),
+        'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from)) AS people
     FROM approvals a
     WHERE a.org_id = ${q.orgId}
       AND ${q.id ? sql.fragment`a.id = ${q.id}` : scope}

@@ -55,7 +55,14 @@ export type AuditEvent =
   | 'notification.delivered'
   | 'notification.failed'
   | 'approval.decided_in_slack'
-  | 'approval.decided_by_email';
+  | 'approval.decided_by_email'
+  // The org's people (issue 29): who invited, joined, changed or deactivated whom.
+  | 'member.invited'
+  | 'member.joined'
+  | 'member.updated'
+  | 'member.deactivated'
+  | 'invitation.revoked'
+  | 'sso.configured';
 
 export interface AuditEntry {
   orgId: string;

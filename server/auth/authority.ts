@@ -117,6 +117,21 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   // The audit log: the rows whose identity chain contains the agent.
   { route: 'GET /audit', agent: 'allow' },
   { route: 'GET /audit/export', agent: 'allow' },
+  // The org's people and invitations (issue 29): people only; an invitation link's token is its own credential.
+  { route: 'GET /org/members', agent: 'deny' },
+  { route: 'GET /org/members/:id', agent: 'deny' },
+  { route: 'PATCH /org/members/:id', agent: 'deny' },
+  { route: 'POST /org/members/:id/deactivate', agent: 'deny' },
+  { route: 'GET /org/invitations', agent: 'deny' },
+  { route: 'POST /org/invitations', agent: 'deny' },
+  { route: 'POST /org/invitations/:id/revoke', agent: 'deny' },
+  { route: 'POST /invitations/lookup', agent: 'public' },
+  { route: 'POST /invitations/accept', agent: 'public' },
+  { route: 'GET /auth/sso', agent: 'public' },
+  { route: 'POST /auth/sso/start', agent: 'public' },
+  { route: 'GET /auth/sso/callback', agent: 'public' },
+  { route: 'GET /org/sso', agent: 'deny' },
+  { route: 'PUT /org/sso', agent: 'deny' },
   { route: 'POST /diagnostics/ping', agent: 'deny' },
   { route: 'GET /diagnostics/ping/:workflowId', agent: 'deny' },
 ];

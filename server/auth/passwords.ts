@@ -28,3 +28,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** A hash of nothing, verified against when the email is unknown so timing does not tell. */
 export const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/** New passwords (accepting an invitation): long enough to resist guessing, short enough for scrypt. */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 1024;
+
+/** Why a new password is refused, or null. */
+export function newPasswordProblem(password: string): string | null {
+  if (password.length < PASSWORD_MIN_LENGTH) return `the password must have at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH) return `the password must have at most ${PASSWORD_MAX_LENGTH} characters`;
+  return null;
+}

@@ -7,7 +7,7 @@ export interface UserPrincipal {
   userId: string;
   /** A user is an identity too: the top of its own chain. */
   identityId: string;
-  role: 'admin' | 'member';
+  role: 'admin' | 'member' | 'approver';
   sessionId: string;
 }
 

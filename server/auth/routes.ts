@@ -23,7 +23,7 @@ const Session = z.strictObject({
  * The session cookie. `Secure` whenever the dashboard is served over https: judged by PUBLIC_URL
  * (a TLS-terminating proxy may not say X-Forwarded-Proto), or by the request itself.
  */
-function sessionCookie(req: Request, value: string, maxAge: number, publicUrl: string): string {
+export function sessionCookie(req: Request, value: string, maxAge: number, publicUrl: string): string {
   const secure = req.secure || publicUrl.startsWith('https://') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
 }
@@ -40,7 +40,7 @@ export function loginRoutes(auth: AuthService, publicUrl: string): Router {
       auth: 'none',
       body: loginBody,
       responses: { 200: Session },
-      errors: ['unauthenticated', 'rate_limited'],
+      errors: ['unauthenticated', 'rate_limited', 'forbidden'],
     },
     async (req, res, { body }) => {
     // A throttled sign-in becomes 429 with Retry-After in the error handler.

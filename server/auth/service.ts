@@ -20,12 +20,20 @@ export interface AuthDeps {
   identities: Pick<IdentityReader, 'getUserByEmail' | 'findAgentKeyWithChain' | 'touchAgentKey'>;
   /** OAuth access-token verifier (the authorization server, issue 7); absent → JWTs are refused. */
   verifyAccessToken?: (token: string) => Promise<AgentPrincipal | null>;
+  /** False for an org whose admin turned password sign-in off once SSO worked (issue 29). */
+  passwordSigninAllowed?: (orgId: string) => Promise<boolean>;
 }
 
 export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
 
 export function createAuthService(deps: AuthDeps) {
   const { pool, identities } = deps;
+
+  async function openSession(userId: string): Promise<{ token: string; expiresAt: Date }> {
+    const token = newToken(SESSION_PREFIX);
+    const session = await store.createSession(pool, userId, hashToken(token), SESSION_TTL_SECONDS);
+    return { token, expiresAt: session.expires_at };
+  }
 
   return {
     async login(email: string, password: string): Promise<{ token: string; expiresAt: Date; user: IdentityRow }> {
@@ -41,12 +49,18 @@ export function createAuthService(deps: AuthDeps) {
         await store.recordLoginAttempt(pool, email, false);
         throw new AppError('unauthenticated', 'wrong email or password');
       }
+      // Checked after the password, so only the person themself learns their org uses SSO only.
+      if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(user.org_id))) {
+        throw new AppError('forbidden', 'your organisation signs in with single sign-on only: use the "Sign in with …" button');
+      }
       await store.recordLoginAttempt(pool, email, true);
-      const token = newToken(SESSION_PREFIX);
-      const session = await store.createSession(pool, user.id, hashToken(token), SESSION_TTL_SECONDS);
+      const { token, expiresAt } = await openSession(user.id);
       const { password_hash: _ph, ...publicUser } = user;
-      return { token, expiresAt: session.expires_at, user: publicUser };
+      return { token, expiresAt, user: publicUser };
     },
+
+    /** A new dashboard session for a person another door has signed in (SSO). */
+    openSession,
 
     async logout(principal: Principal): Promise<void> {
       if (principal.type !== 'user') throw new AppError('forbidden', 'only a dashboard session can sign out');

@@ -9,7 +9,7 @@ export const sessionPrincipalRow = z.object({
   session_id: z.string(),
   user_id: z.string(),
   org_id: z.string(),
-  role: z.enum(['admin', 'member']),
+  role: z.enum(['admin', 'member', 'approver']),
 });
 
 export async function createSession(db: Db, userId: string, tokenHash: Buffer, ttlSeconds: number): Promise<{ id: string; expires_at: Date }> {

@@ -149,6 +149,12 @@ export const Approval = z
     resolved_at: timestamp.nullable(),
     created_at: timestamp,
     approval_url: z.string(),
+    routing: z
+      .strictObject({
+        stage: z.enum(['chain', 'approver', 'admins']).describe('`chain`: inside the requester\'s identity chain; `approver`: bubbled past the user to their approver; `admins`: to the org\'s admins.'),
+        why: z.string().nullable().describe('Why it is yours to decide when it was routed to you ("bubbled from Dana: you are Sam\'s approver"); null otherwise.'),
+      })
+      .optional(),
   })
   .meta({ id: 'Approval' });
 

@@ -21,6 +21,12 @@ export interface ApprovalEventDeps {
   emitWebhook: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
 }
 
+/** What an event for people only needs: the pool, and a logger for a failure (never thrown). */
+export interface PersonEventDeps {
+  db: DatabasePool;
+  logger: Pick<Logger, 'warn'>;
+}
+
 /** Event ids are stable per approval and transition, so a retry never delivers twice. */
 export const approvalEventId = (type: WebhookEventType, data: Record<string, unknown>): string =>
   `evt_${String(data.approval_id)}_${type.slice('approval.'.length)}${data.status ? `_${String(data.status)}` : ''}`;
@@ -44,6 +50,17 @@ export async function publishApprovalEvent(deps: ApprovalEventDeps, to: Approval
  * A bubble changes whose inbox holds the approval: the people's stream hears it (no webhook kind
  * exists for a bubble, and the agent's view of its call does not change). Best effort, as above.
  */
-export async function publishBubble(deps: Pick<ApprovalEventDeps, 'db' | 'logger'>, to: Omit<ApprovalEventTarget, 'requesterId'>, approvalId: string, toId: string, data: Record<string, unknown>): Promise<void> {
+export async function publishBubble(deps: PersonEventDeps, to: Omit<ApprovalEventTarget, 'requesterId'>, approvalId: string, toId: string, data: Record<string, unknown>): Promise<void> {
   await publishUserEvent(deps.db, { orgId: to.orgId, userId: to.userId, type: 'approval.bubbled', data, dedupeKey: `evt_${approvalId}_bubbled_${toId}` }, deps.logger);
+}
+
+/** An approval notice's final state (issue 30), for the person whose call it announced. */
+export async function publishNoticeEvent(
+  deps: PersonEventDeps,
+  to: Omit<ApprovalEventTarget, 'requesterId'>,
+  type: 'notification.delivered' | 'notification.failed',
+  data: Record<string, unknown>,
+  id: string,
+): Promise<void> {
+  await publishUserEvent(deps.db, { orgId: to.orgId, userId: to.userId, type, data, dedupeKey: id }, deps.logger);
 }

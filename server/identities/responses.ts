@@ -11,7 +11,7 @@ export const Identity = z
     parent_id: uuid.nullable(),
     user_id: uuid,
     email: z.string().nullable().optional().describe('Users only.'),
-    role: z.enum(['admin', 'member']).nullable().optional().describe('Users only.'),
+    role: z.enum(['admin', 'member', 'approver']).nullable().optional().describe('Users only; an approver is a member who also decides what is bubbled to them (issue 29).'),
     inherit_permissions: z.boolean().optional().describe('Subagents only.'),
     auto_call_on_approve: z.boolean().optional().describe('Agents and subagents only.'),
     status: z.enum(['active', 'archived', 'revoked']),

@@ -15,7 +15,7 @@ export const identityRow = z.object({
   user_id: z.string(),
   name: z.string(),
   email: z.string().nullable(),
-  role: z.enum(['admin', 'member']).nullable(),
+  role: z.enum(['admin', 'member', 'approver']).nullable(),
   inherit_permissions: z.boolean(),
   auto_call_on_approve: z.boolean(),
   status: z.enum(['active', 'archived', 'revoked']),
@@ -60,7 +60,7 @@ type Db = CommonQueryMethods;
 
 export async function createUser(
   db: Db,
-  u: { orgId: string; name: string; email: string; role: 'admin' | 'member'; passwordHash: string; createdBy: string | null },
+  u: { orgId: string; name: string; email: string; role: 'admin' | 'member' | 'approver'; passwordHash: string; createdBy: string | null },
 ): Promise<IdentityRow> {
   return db.one(sql.type(identityRow)`
     WITH new_id AS (SELECT gen_random_uuid() AS id)

@@ -9,8 +9,8 @@ import { emailMessage, outcomeText, slackBlocks, slackOutcomeBlocks, headline, t
 import { personToNotify } from '../../core/notifications/recipients.ts';
 import { routesFor, type RoutingRule } from '../../core/notifications/routing.ts';
 import { signLink } from '../../core/notifications/email-links.ts';
-import { appendAudit } from '../audit/store.ts';
-import { publishUserEvent } from '../events/store.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import { publishNoticeEvent } from '../events/approval-events.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { channelSecretAad, readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
@@ -19,6 +19,8 @@ import * as store from './store.ts';
 
 export interface DeliveryDeps {
   pool: DatabasePool;
+  /** Audit rows (bound to the pool by the composition root). */
+  audit: AuditWriter;
   keyring: VaultKeyring;
   logger: Logger;
   publicUrl: string;
@@ -119,7 +121,7 @@ export function createDeliveries(deps: DeliveryDeps) {
     const f = await store.noticeFacts(pool, d.approval_id);
     if (!f) return;
     const data = { approval_id: d.approval_id, delivery_id: d.id, channel_id: d.channel_id, channel: d.channel_name, kind: d.kind, purpose: d.purpose, status, ...(error ? { error } : {}) };
-    await appendAudit(pool, {
+    await deps.audit.append({
       orgId: d.org_id,
       event: `notification.${status}`,
       userId: f.user_id,
@@ -129,7 +131,7 @@ export function createDeliveries(deps: DeliveryDeps) {
       details: { delivery_id: d.id, channel_id: d.channel_id, channel: d.channel_name, kind: d.kind, purpose: d.purpose, target: d.target, ...(error ? { error } : {}) },
     });
     const id = `evt_${d.id}_${status}`;
-    await publishUserEvent(pool, { orgId: d.org_id, userId: f.user_id, type: `notification.${status}`, data, dedupeKey: id }, logger);
+    await publishNoticeEvent({ db: pool, logger }, { orgId: d.org_id, userId: f.user_id }, `notification.${status}`, data, id);
     await deps.emitWebhook({ orgId: d.org_id, type: `notification.${status}`, data, id }).catch((err: unknown) => {
       logger.warn({ err: (err as Error).message }, 'could not emit a notification webhook event');
     });
@@ -149,15 +151,17 @@ export function createDeliveries(deps: DeliveryDeps) {
       });
       const requester = f.chain.at(-1)!;
       const { routes } = routesFor(rules, refs, { risk: f.risk, service: f.service ?? '', action: f.action ?? '', requesterId: requester.id, userId: f.user_id });
-      const resolver = personToNotify(f.resolver_id, f.chain, f.user_id);
-      const admins = routes.some((r) => r.to === 'admins') ? (await store.orgAdmins(pool, f.org_id)).map((a) => a.id) : [];
+      // Routed to the org's admins (issue 29), "the resolver" is each of them.
+      const toAdmins = f.routed_to === 'admins';
+      const admins = toAdmins || routes.some((r) => r.to === 'admins') ? (await store.orgAdmins(pool, f.org_id)).map((a) => a.id) : [];
+      const resolvers = toAdmins ? admins : [personToNotify(f.resolver_id, f.chain, f.user_id)];
       const ids: string[] = [];
       for (const r of routes) {
         const channel = channels.find((c) => c.id === r.channel_id)!;
         const slackChannel = channel.kind === 'slack' ? readSlackConfig(channel.config).channel : undefined;
         // Reminders and escalations go to the person, never again to a shared channel.
         const targets =
-          r.to === 'admins' ? admins : r.to === 'channel' && slackChannel ? (purpose === 'raised' ? [slackChannel] : []) : [resolver];
+          r.to === 'admins' ? admins : r.to === 'channel' && slackChannel ? (purpose === 'raised' ? [slackChannel] : []) : resolvers;
         for (const target of targets) {
           ids.push(
             await store.planDelivery(pool, {

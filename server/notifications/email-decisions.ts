@@ -6,7 +6,7 @@
 import type { DatabasePool } from 'slonik';
 import { linkSignatureHolds, parseLinkToken } from '../../core/notifications/email-links.ts';
 import type { ApprovalRecord } from '../../workflows/definitions.ts';
-import { appendAudit } from '../audit/store.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { Principal } from '../auth/principal.ts';
 import { AppError } from '../errors.ts';
 import { escapeHtml, page } from '../oauth/html.ts';
@@ -14,6 +14,8 @@ import * as store from './store.ts';
 
 export interface EmailDecisionDeps {
   pool: DatabasePool;
+  /** Audit rows (bound to the pool by the composition root). */
+  audit: AuditWriter;
   linkKey: Buffer;
   resolve: (p: Principal, approvalId: string, body: { decision: 'allow_once' | 'deny'; reason?: string }) => Promise<ApprovalRecord>;
 }
@@ -101,7 +103,7 @@ ${req?.method && req.url ? `<li>Request: <code>${escapeHtml(`${req.method} ${req
         throw err;
       }
       await store.spendLinksOf(pool, link.approval_id);
-      await appendAudit(pool, {
+      await deps.audit.append({
         orgId: person.org_id,
         event: 'approval.decided_by_email',
         userId: c.facts.user_id,

@@ -5,6 +5,7 @@ import { hkdfSync } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../config.ts';
+import { createAuditWriter } from '../audit/writer.ts';
 import type { Logger } from '../logger.ts';
 import { readApproval, readVisibleApproval, type ApprovalService } from '../approvals/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -30,9 +31,11 @@ const linkKeyOf = (masterKey: Buffer) => Buffer.from(hkdfSync('sha256', masterKe
 
 export function createNotices(deps: NoticeDeps) {
   const { pool, logger } = deps;
+  const audit = createAuditWriter(pool);
   const linkKey = linkKeyOf(deps.masterKey);
   const deliveries = createDeliveries({
     pool,
+    audit,
     keyring: deps.keyring,
     logger,
     publicUrl: deps.config.publicUrl,
@@ -48,12 +51,13 @@ export function createNotices(deps: NoticeDeps) {
     deliveries,
     slack: createSlackInteractions({
       pool,
+      audit,
       logger,
       deliveries,
       resolve,
       mayResolve: async (p, id) => (await readApproval(pool, p, id))?.authority.resolve ?? false,
     }),
-    email: createEmailDecisions({ pool, linkKey, resolve }),
+    email: createEmailDecisions({ pool, audit, linkKey, resolve }),
     retry: { initialIntervalMs: deps.config.notices.retryInitialMs, maximumAttempts: deps.config.notices.maxAttempts },
   };
 }

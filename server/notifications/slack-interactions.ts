@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { slackDenyModal } from '../../core/notifications/message.ts';
 import { verifySlackRequest, type SlackVerdict } from '../../core/notifications/slack-signature.ts';
 import type { ApprovalRecord } from '../../workflows/definitions.ts';
-import { appendAudit } from '../audit/store.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { Principal, UserPrincipal } from '../auth/principal.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -44,6 +44,8 @@ export interface SlackAnswer {
 
 export interface SlackInteractionDeps {
   pool: DatabasePool;
+  /** Audit rows (bound to the pool by the composition root). */
+  audit: AuditWriter;
   logger: Logger;
   deliveries: Deliveries;
   /** The dashboard's resolve path. */
@@ -110,7 +112,7 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
   async function decide(c: store.ChannelWithSecret, person: store.PersonRow, approvalId: string, decision: 'allow_once' | 'deny', reason?: string) {
     const p = asPerson(person, `slack:${c.id}`);
     await deps.resolve(p, approvalId, { decision, ...(reason ? { reason } : {}) });
-    await appendAudit(pool, {
+    await deps.audit.append({
       orgId: person.org_id,
       event: 'approval.decided_in_slack',
       actorId: person.id,

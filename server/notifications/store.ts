@@ -109,6 +109,8 @@ export const noticeFactsRow = z.object({
   requester_id: z.string(),
   user_id: z.string(),
   resolver_id: z.string(),
+  /** Where the people's routing left it (issue 29): past the user, the approver or the admins decide. */
+  routed_to: z.enum(['chain', 'approver', 'admins']),
   action_description: z.string(),
   expires_at: z.date(),
   decision: z.string().nullable(),
@@ -131,7 +133,7 @@ export const noticeFacts = (db: Db, approvalId: string) =>
       UNION ALL
       SELECT p.id, p.kind, p.name, p.parent_id, up.depth + 1 FROM identities p JOIN up ON p.id = up.parent_id WHERE up.depth < 64
     )
-    SELECT a.id, a.org_id, a.call_id, a.status, a.risk, a.requester_id, a.user_id, a.resolver_id, a.action_description,
+    SELECT a.id, a.org_id, a.call_id, a.status, a.risk, a.requester_id, a.user_id, a.resolver_id, a.routed_to, a.action_description,
            a.expires_at, a.decision, a.reason,
            (SELECT name FROM identities WHERE id = a.resolved_by) AS resolved_by_name,
            c.service, c.action, c.request_redacted AS request, c.disclosed,
@@ -140,7 +142,7 @@ export const noticeFacts = (db: Db, approvalId: string) =>
       FROM approvals a LEFT JOIN calls c ON c.id = a.call_id
      WHERE a.id = ${approvalId}`);
 
-export const personRow = z.object({ id: z.string(), org_id: z.string(), name: z.string(), email: z.string(), role: z.enum(['admin', 'member']) });
+export const personRow = z.object({ id: z.string(), org_id: z.string(), name: z.string(), email: z.string(), role: z.enum(['admin', 'member', 'approver']) });
 export type PersonRow = z.infer<typeof personRow>;
 
 export const getPerson = (db: Db, id: string) =>

@@ -139,6 +139,22 @@ const MATRIX: Record<string, Row> = {
   'POST /webhooks/:id/events/:eventId/redeliver': { path: `/webhooks/${RANDOM}/events/evt_x/redeliver`, expect: [404, 403, 403, 403, 403, 401] },
   'GET /audit': { path: '/audit', expect: [200, 200, 200, 200, 200, 401] },
   'GET /audit/export': { path: '/audit/export?format=jsonl', expect: [200, 200, 200, 200, 200, 401] },
+  // The org's people (issue 29): everyone signed in lists them; admins change them.
+  'GET /org/members': { path: '/org/members', expect: [200, 200, 403, 403, 403, 401] },
+  'GET /org/members/:id': { path: `/org/members/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'PATCH /org/members/:id': { path: `/org/members/${RANDOM}`, body: {}, expect: [400, 400, 403, 403, 403, 401] },
+  'POST /org/members/:id/deactivate': { path: `/org/members/${RANDOM}/deactivate`, expect: [404, 403, 403, 403, 403, 401] },
+  'GET /org/invitations': { path: '/org/invitations', expect: [200, 403, 403, 403, 403, 401] },
+  'POST /org/invitations': { path: '/org/invitations', body: {}, expect: [400, 400, 403, 403, 403, 401] },
+  'POST /org/invitations/:id/revoke': { path: `/org/invitations/${RANDOM}/revoke`, expect: [404, 403, 403, 403, 403, 401] },
+  'POST /invitations/lookup': { path: '/invitations/lookup', body: {}, expect: [400, 400, 400, 400, 400, 400] },
+  'POST /invitations/accept': { path: '/invitations/accept', body: {}, expect: [400, 400, 400, 400, 400, 400] },
+  // Single sign-on: the sign-in page's buttons and the flow are public; its configuration is the admins'.
+  'GET /auth/sso': { path: '/auth/sso', expect: [200, 200, 200, 200, 200, 200] },
+  'POST /auth/sso/start': { path: '/auth/sso/start', body: {}, expect: [400, 400, 400, 400, 400, 400] },
+  'GET /auth/sso/callback': { path: '/auth/sso/callback', expect: [400, 400, 400, 400, 400, 400] },
+  'GET /org/sso': { path: '/org/sso', expect: [404, 403, 403, 403, 403, 401] },
+  'PUT /org/sso': { path: '/org/sso', body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'POST /diagnostics/ping': { path: '/diagnostics/ping', body: {}, expect: [201, 403, 403, 403, 403, 401] },
   'GET /diagnostics/ping/:workflowId': { path: '/diagnostics/ping/no-such-workflow', expect: [404, 403, 403, 403, 403, 401] },
 };
@@ -226,6 +242,48 @@ describe('authorization matrix over every /v1 route', () => {
     }
     expect(failures).toEqual([]);
   });
+
+  // Issue 29: the third role and a deactivated person, for every route. An approver is a member
+  // who is not the matrix member (so the member's identities are someone else's: 404, never 200);
+  // a deactivated person's session is refused everywhere a credential is needed.
+  const APPROVER_DIFFERS: Record<string, number> = {
+    'GET /identities/:id': 404,
+    'PATCH /identities/:id': 404,
+    'GET /identities/:id/rules': 404,
+    'POST /identities/:id/revoke': 404,
+    'POST /identities/:id/archive': 404,
+    'GET /identities/:id/keys': 404,
+    'POST /identities/:id/keys': 404,
+    'POST /identities/:id/keys/:keyId/revoke': 404,
+    'POST /identities/:id/rules': 404,
+  };
+  it('answers every cell for an approver and for a deactivated person', async () => {
+    const approver = await seedUser(gw.databaseUrl, { orgId: member.orgId, email: 'matrix-approver@example.test', role: 'approver' });
+    const gone = await seedUser(gw.databaseUrl, { orgId: member.orgId, email: 'matrix-gone@example.test' });
+    const goneToken = await gw.login(gone.email, gone.password);
+    expect((await gw.as(gw.adminToken)('POST', `/v1/org/members/${gone.userId}/deactivate`)).status).toBe(200);
+    const publicRoutes = new Set(AGENT_AUTHORITY.filter((r) => r.agent === 'public').map((r) => r.route));
+    const failures: string[] = [];
+    for (const [route, row] of Object.entries(MATRIX)) {
+      const method = route.split(' ')[0]!;
+      const member = row.expect[1];
+      const cells: [string, string, number][] = [
+        ['approver', row.freshSession ? await gw.login(approver.email, approver.password) : await approverToken(), APPROVER_DIFFERS[route] ?? member],
+        ['deactivated', goneToken, publicRoutes.has(route) ? row.expect[5] : 401],
+      ];
+      for (const [column, token, expected] of cells) {
+        const path = typeof row.path === 'string' ? row.path : await row.path(ctx);
+        const res = await gw.request(method, `/v1${path}`, { ...(row.body !== undefined ? { body: row.body } : {}), headers: { authorization: `Bearer ${token}` } });
+        if (res.status !== expected) failures.push(`${route} as ${column}: expected ${expected}, got ${res.status} ${res.text.slice(0, 160)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+
+    async function approverToken(): Promise<string> {
+      return (approverSession ??= await gw.login(approver.email, approver.password));
+    }
+  });
+  let approverSession: string | undefined;
 
   async function tokenFor(column: Column, freshSession: boolean): Promise<string | undefined> {
     switch (column) {

@@ -276,6 +276,9 @@ describe('the durable call', () => {
     expect(bubbled.status).toBe(200);
     expect(bubbled.body.status).toBe('bubbled');
     expect((await human('GET', `/v1/approvals/${id}`)).body.resolver_id).toBe(humanId);
+    // Past the user (issue 29): to the user's approver, else the org's admins; above them, nobody.
+    expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' })).status).toBe(200);
+    expect((await human('GET', `/v1/approvals/${id}`)).body.routing.stage).toBe('admins');
     expect((await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' })).status).toBe(409);
     const allowed = await human('POST', `/v1/approvals/${id}/resolve`, { decision: 'allow' });
     expect(allowed.body.status).toBe('allowed');

@@ -268,7 +268,7 @@ describe("the admin's dashboard", () => {
     await page.getByRole('listitem', { name: `Webhook ${receiver.url}/fail` }).waitFor({ state: 'detached', ...WAIT });
   });
 
-  it('changes the approval clocks, lists members read-only and revokes an OAuth client', async () => {
+  it('changes the approval clocks, lists members (managed on People) and revokes an OAuth client', async () => {
     const mcp = await oauthClientToken(gw, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, 'Claude Desktop');
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor(WAIT);
@@ -288,7 +288,8 @@ describe("the admin's dashboard", () => {
     await page.getByText(`${gw.config.rateLimitPerMinute} calls per minute per identity`).waitFor(WAIT);
     const members = page.locator('section[aria-labelledby="members-heading"]');
     await members.getByRole('row').filter({ hasText: ADMIN_EMAIL }).getByText('admin', { exact: true }).waitFor(WAIT);
-    await page.getByText('Read-only: the gateway\'s API has no member management yet.').waitFor(WAIT);
+    // Managed on Settings → People (issue 29).
+    await members.getByRole('link', { name: 'People' }).waitFor(WAIT);
     await expectAccessible('settings');
     await shot('settings');
 

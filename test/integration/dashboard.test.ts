@@ -299,7 +299,7 @@ describe('the approver\'s dashboard', () => {
     );
   });
 
-  it('bubbles an approval up to the person when an agent above could decide it, then hides Bubble up', async () => {
+  it('bubbles an approval up to the person when an agent above could decide it, and offers to bubble it on', async () => {
     // lead may delete items; its own subagent may not: the gap is the subagent, lead the resolver.
     const lead = await human('POST', '/v1/identities/agents', { name: 'lead' });
     expect((await human('POST', `/v1/identities/${lead.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:delete_item:*' })).status).toBe(201);
@@ -313,7 +313,8 @@ describe('the approver\'s dashboard', () => {
     await page.getByTestId('approval-status').filter({ hasText: 'bubbled' }).waitFor(WAIT);
     expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.resolver_id).not.toBe(lead.body.identity.id);
     await page.getByRole('button', { name: 'Allow once' }).waitFor(WAIT);
-    expect(await page.getByRole('button', { name: 'Bubble up' }).count()).toBe(0);
+    // Past the person it still goes on (issue 29): to their approver, else the org's admins.
+    expect(await page.getByRole('button', { name: 'Bubble up' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Deny', exact: true }).click();
     await page.getByRole('dialog', { name: 'Deny this request?' }).getByRole('button', { name: 'Deny with this reason' }).click();
     await page.getByTestId('approval-status').filter({ hasText: 'denied' }).waitFor(WAIT);

@@ -15,6 +15,8 @@
 //   escalation, decisions taken in Slack and by email (recorded with
 //   `RECORD_HISTORIES=v7-notices npx vitest run test/integration/approval-notices.test.ts`).
 // Histories from before local-steps-v1 (v1, v2) are retired: their patches are deprecated.
+// - `v6-teams-`: teams-v1 (issue 29), the auto-bubble going on past the user to the approver and the
+//   admins (recorded with `RECORD_HISTORIES=v6-teams npx vitest run test/integration/teams.test.ts`).
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -55,6 +57,7 @@ describe('recorded call histories', () => {
       'v7-notices-slack-allowed.json',
       'v8-edited-allowed-once.json',
       'v8-edited-remember.json',
+      'v6-teams-auto-bubble-past-user.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.

@@ -99,6 +99,17 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   oauth_bindings: (o) => ofOrgIdentities('user_id', o),
   oauth_client_revocations: inOrg,
   oidc_payloads: (o) => sql.fragment`payload->>'accountId' IN (SELECT id::text FROM identities WHERE org_id = ${o})`,
+  // Teams (issue 29): invitations, the org's single sign-on, its sign-ins under way, the provider subjects of its people.
+  invitations: inOrg,
+  sso_configs: inOrg,
+  sso_logins: inOrg,
+  sso_subjects: (o) => ofOrgIdentities('user_id', o),
+  // Approval notices (issue 30): the org's channels, rules and reminder settings, deliveries and email decision links.
+  notification_channels: inOrg,
+  notification_rules: inOrg,
+  notification_settings: inOrg,
+  notification_deliveries: inOrg,
+  email_decision_links: (o) => sql.fragment`approval_id IN (SELECT id FROM approvals WHERE org_id = ${o})`,
   // Not tenant data: keyed by email (B's logins only add B's emails), wiring pings, migrations,
   // and the OAuth server's deployment-wide signing keys and revoked-token list.
   login_attempts: null,
@@ -110,7 +121,7 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   oauth_revoked_access_tokens: null,
 };
 /** Tables org A's setup does not populate (no approval was ever allowed, no OAuth server flow). */
-const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads']);
+const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links']);
 
 type Snapshot = Record<string, string[]>;
 
@@ -365,6 +376,8 @@ describe('cross-org isolation: org B cannot see or change anything of org A', ()
     { label: "GET /v1/search?q=<A's instance>", path: () => `/v1/search?q=${A_NAMES.instance}&limit=100`, inspect: noEcho },
     { label: 'GET /v1/search?q=delete item', path: () => '/v1/search?q=delete%20item&limit=100', inspect: noEcho },
     { label: 'GET /v1/org/settings', path: () => '/v1/org/settings', forbiddenFor: ['B agent'] },
+    { label: 'GET /v1/org/members', path: () => '/v1/org/members', forbiddenFor: ['B agent'] },
+    { label: 'GET /v1/org/invitations', path: () => '/v1/org/invitations', forbiddenFor: ['B member', 'B agent'] },
   ];
 
   describe.for(CREDS)('lists as %s', (cred) => {

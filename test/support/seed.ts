@@ -22,7 +22,7 @@ export async function withPool<T>(databaseUrl: string, fn: (pool: DatabasePool) 
 
 export async function seedUser(
   databaseUrl: string,
-  opts: { orgId?: string; email: string; role?: 'admin' | 'member'; password?: string },
+  opts: { orgId?: string; email: string; role?: 'admin' | 'member' | 'approver'; password?: string },
 ): Promise<SeededUser> {
   const password = opts.password ?? 'a perfectly fine password';
   return withPool(databaseUrl, async (pool) => {

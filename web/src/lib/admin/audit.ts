@@ -51,6 +51,7 @@ export const EVENT_KINDS = [
   'approval.raised', 'approval.deduplicated', 'approval.resolved', 'approval.bubbled', 'approval.expired', 'approval.superseded',
   'execution.started', 'execution.executed', 'execution.failed', 'execution.expired', 'execution.cancelled',
   'rule.planted',
+  'member.invited', 'member.joined', 'member.updated', 'member.deactivated', 'invitation.revoked', 'sso.configured',
 ] as const;
 
 /**
