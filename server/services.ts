@@ -32,7 +32,8 @@ import { createIdentityReader } from './identities/readers.ts';
 import { createOrgReader } from './orgs/readers.ts';
 import { createNotices } from './notifications/notices.ts';
 import { routedAnnouncer } from './notifications/start.ts';
-import { notConfiguredMailer, type InvitationMailer } from './teams/mailer.ts';
+import type { InvitationMailer } from './teams/mailer.ts';
+import { createInvitationMailer } from './notifications/invitation-mail.ts';
 import { createApprovalRouting } from './teams/routing.ts';
 import { createTeamService } from './teams/service.ts';
 import { createSsoService } from './sso/service.ts';
@@ -135,7 +136,8 @@ export function createServices(deps: ServiceDeps) {
     pool: deps.pool,
     publicUrl: deps.config.publicUrl,
     orgs: orgReader,
-    mailer: deps.invitationMailer ?? notConfiguredMailer,
+    // Invitations go out through the org's email channel when it has one (issue 30).
+    mailer: deps.invitationMailer ?? createInvitationMailer({ pool: deps.pool, keyring }),
     logger: deps.logger,
     closePendingOf: (ids, reason) => calls.cancelPendingOf(ids, reason),
     rerouteFrom: routing.rerouteFrom,

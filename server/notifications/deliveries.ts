@@ -4,7 +4,7 @@
 // (workflows/approval-notices.ts) calls these through activities; each is idempotent.
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import nodemailer from 'nodemailer';
+import { smtpTransport } from './smtp.ts';
 import { emailMessage, outcomeText, slackBlocks, slackOutcomeBlocks, headline, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
 import { personToNotify } from '../../core/notifications/recipients.ts';
 import { routesFor, type RoutingRule } from '../../core/notifications/routing.ts';
@@ -98,17 +98,7 @@ export function createDeliveries(deps: DeliveryDeps) {
     };
     const message = emailMessage(contentOf(f, deps.publicUrl, d.purpose), { review: await link('allow_once'), deny: await link('deny') });
     const password = secretsOf<EmailSecrets>(c).password;
-    const transport = nodemailer.createTransport({
-      host: cfg.host,
-      port: cfg.port,
-      secure: cfg.port === 465,
-      requireTLS: cfg.starttls,
-      ignoreTLS: !cfg.starttls && cfg.port !== 465,
-      ...(cfg.user ? { auth: { user: cfg.user, pass: password ?? '' } } : {}),
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 15_000,
-    });
+    const transport = smtpTransport(cfg, password);
     try {
       await transport.sendMail({ from: cfg.from, to: person.email, subject: message.subject, text: message.text, html: message.html });
     } finally {

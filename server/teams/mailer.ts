@@ -1,6 +1,6 @@
-// The seam through which an invitation's link is sent by email. Email delivery arrives with the
-// approval-routing issue (30, SMTP channels); until a deployment configures it, invitations are
-// shown once to the admin and the answer says `email_sent: false`.
+// The seam through which an invitation's link is sent by email: through the org's email channel
+// (issue 30, server/notifications/invitation-mail.ts). An org without one gets the link shown once
+// to the admin, and the answer says `email_sent: false`.
 
 export interface InvitationEmail {
   to: string;
@@ -13,13 +13,13 @@ export interface InvitationEmail {
 }
 
 export interface InvitationMailer {
-  /** False: nothing is sent, and the answer says so. */
-  readonly configured: boolean;
-  send(mail: InvitationEmail): Promise<void>;
+  /** False: nothing is sent for this org, and the answer says so. */
+  configured(orgId: string): Promise<boolean>;
+  send(orgId: string, mail: InvitationEmail): Promise<void>;
 }
 
 export const notConfiguredMailer: InvitationMailer = {
-  configured: false,
+  configured: async () => false,
   async send() {
     throw new Error('email delivery is not configured');
   },

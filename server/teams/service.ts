@@ -216,16 +216,18 @@ export function createTeamService(deps: {
       // The token travels in the fragment: browsers never send it to a server or a proxy's log.
       const link = `${deps.publicUrl}/invitation#token=${token}`;
       let emailSent = false;
-      if (deps.mailer.configured) {
+      const emailConfigured = await deps.mailer.configured(p.orgId);
+      if (emailConfigured) {
         const org = await deps.orgs.getOrg(p.orgId);
+        const inviter = await store.getMember(pool, p.orgId, p.identityId);
         try {
-          await deps.mailer.send({ to: email, orgName: org.name, invitedBy: p.identityId, role: input.role, link, expiresAt: row.expires_at });
+          await deps.mailer.send(p.orgId, { to: email, orgName: org.name, invitedBy: inviter?.name ?? 'An admin', role: input.role, link, expiresAt: row.expires_at });
           emailSent = true;
         } catch (err) {
           deps.logger.warn({ invitation_id: row.id, err: (err as Error).message }, 'could not send the invitation email');
         }
       }
-      return { invitation: publicInvitation(row), link, token, email_sent: emailSent, email_configured: deps.mailer.configured };
+      return { invitation: publicInvitation(row), link, token, email_sent: emailSent, email_configured: emailConfigured };
     },
 
     async listInvitations(p: Principal) {

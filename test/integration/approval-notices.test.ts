@@ -397,6 +397,23 @@ describe('approvals in Slack and email', () => {
     expect(smtp.refusedLogins).toBe(0);
   });
 
+  it('sends an invitation through the org\'s email channel: the link reaches the invited address once, never the audit', async () => {
+    const before = smtp.messages.length;
+    const inv = await admin('POST', '/v1/org/invitations', { email: 'noor@example.test', role: 'member' });
+    expect(inv.status).toBe(201);
+    expect(inv.body).toMatchObject({ email_sent: true, email_configured: true });
+    const mail = await until(
+      async () => smtp.messages.slice(before).filter((m) => m.to.includes('noor@example.test')),
+      (m) => m.length > 0,
+    );
+    expect(mail).toHaveLength(1);
+    expect(mail[0]!.text).toContain(inv.body.link);
+    expect(mail[0]!.text).toMatch(/as a member/);
+    const audit = await admin('GET', '/v1/audit?event=member.invited');
+    expect(audit.status).toBe(200);
+    expect(audit.text).not.toContain(inv.body.token);
+  });
+
   it('the CLI manages channels as a user runs it: secrets from stdin, never printed', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'gateway-notices-cli-'));
     const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), GATEWAY_URL: gw.url, GATEWAY_TOKEN: gw.adminToken };

@@ -38,8 +38,19 @@ function decodeQuotedPrintable(s: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** A message that is one text/plain part: its encoding (7bit when unnamed) and its body. */
+function singlePart(raw: string): [string, string, string] | null {
+  const split = raw.search(/\r?\n\r?\n/);
+  if (split < 0) return null;
+  const headers = raw.slice(0, split);
+  if (!/^Content-Type: text\/plain/im.test(headers)) return null;
+  const encoding = /^Content-Transfer-Encoding: ([\w-]+)/im.exec(headers)?.[1] ?? '7bit';
+  return ['', encoding, raw.slice(split).replace(/^\r?\n\r?\n/, '').replace(/\r?\n\.?\r?\n?$/, '')];
+}
+
 function textPart(raw: string): string {
-  const m = /Content-Type: text\/plain[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*?Content-Transfer-Encoding: ([\w-]+)\r?\n\r?\n([\s\S]*?)\r?\n--/i.exec(raw);
+  const m =
+    /Content-Type: text\/plain[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*?Content-Transfer-Encoding: ([\w-]+)\r?\n\r?\n([\s\S]*?)\r?\n--/i.exec(raw) ?? singlePart(raw);
   if (!m) return '';
   const [, encoding, body] = m;
   if (encoding!.toLowerCase() === 'quoted-printable') return decodeQuotedPrintable(body!);
