@@ -52,12 +52,12 @@ describe('recorded call histories', () => {
       'v5-execution-expired.json',
       'v5-joined.json',
       'v5-pending.json',
+      'v6-teams-auto-bubble-past-user.json',
       'v7-notices-email-denied.json',
       'v7-notices-reminded-escalated.json',
       'v7-notices-slack-allowed.json',
       'v8-edited-allowed-once.json',
       'v8-edited-remember.json',
-      'v6-teams-auto-bubble-past-user.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.
