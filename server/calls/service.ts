@@ -105,7 +105,7 @@ export interface CallServiceDeps {
   /** Refuses Temporal operations at once while Temporal is down (503 instead of a long hang). */
   temporalHealth?: TemporalHealth;
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
-  connections: Pick<ConnectionService, 'credentialError'>;
+  connections: Pick<ConnectionService, 'credentialError' | 'refOf'>;
   /** What calls read of identities and orgs (readers bound in server/services.ts). */
   chains: ChainReader;
   orgs: Pick<OrgReader, 'getOrg'>;
@@ -583,9 +583,6 @@ export function createCallService(deps: CallServiceDeps) {
     const call = await store.getCall(pool, callId);
     if (!call) throw notFound('call');
     const original = decryptStoredRequest(deps.keyring, call.id, call.request_envelope);
-    if (original.kind === 'http' && original.connection) {
-      throw invalidRequest("a request sent with a connection's token cannot be edited: deny it and let the agent ask again", { field: 'request' });
-    }
     let edited: StoredRequest;
     try {
       edited = applyEdit(original, edit) as StoredRequest;
@@ -596,6 +593,9 @@ export function createCallService(deps: CallServiceDeps) {
     const [requester] = await deps.chains.getChain(call.requester_id);
     if (!requester) throw notFound('call');
     const p = requesterPrincipal(requester, call);
+    // A raw call sent with a connection's token keeps it: the edited request is bound to the same
+    // connection as the requester sees it (its hosts, and `connection:<name>:<host>` beyond them).
+    const connection = edited.kind === 'http' && edited.connection ? await deps.connections.refOf(p, edited.connection) : undefined;
     const prepared =
       edited.kind === 'action'
         ? await prepareAction(p, { service: call.service, action: call.action, params: edited.params })
@@ -606,7 +606,7 @@ export function createCallService(deps: CallServiceDeps) {
             ...(edited.headers ? { headers: edited.headers } : {}),
             ...(edited.body !== undefined ? { body: edited.body } : {}),
             ...(edited.inject ? { secret: { name: edited.inject.secret, in: edited.inject.in, param: edited.inject.name, prefix: edited.inject.prefix } } : {}),
-          });
+          }, connection);
     const grantable = new Set<string>();
     const [resolver] = await deps.chains.getChain(resolverId);
     if (resolver && resolver.kind !== 'user') {
@@ -651,8 +651,7 @@ export function createCallService(deps: CallServiceDeps) {
       for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
       return {
         kind: 'request',
-        editable: !stored.connection,
-        ...(stored.connection ? { reason: "sent with a connection's token: it cannot be edited" } : {}),
+        editable: true,
         request: { method: stored.method, url: url.toString(), headers: shown.headers ?? [], body: shown.body ?? null },
       };
     }

@@ -16,6 +16,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { authorizeAtProvider, count, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
 
 const ACCESS_TOKEN_TTL_S = 6;
 const REFRESH_CHILD = path.resolve(import.meta.dirname, '..', 'support', 'refresh-child.ts');
@@ -284,6 +285,27 @@ describe('OAuth connections (real provider on loopback, real PostgreSQL)', () =>
         expect(res.body.permission_keys).toEqual([`http:GET:${host}/steal`, `connection:${c.name}:${host}`]);
         expect(res.body.action_description).toContain(`with the acme token of connection ${c.name}`);
         expect(elsewhere.requests).toHaveLength(0);
+        // An approver may narrow it (issue 31) and the token stays the connection's: the edited
+        // request goes out once, with the connection's token, under the same keys.
+        const allowed = await admin('POST', `/v1/approvals/${res.body.approval_id}/resolve`, {
+          decision: 'allow_once',
+          request: { url: `${elsewhere.url}/steal?limit=1`, headers: { 'X-Trace': 'approver' } },
+        });
+        expect(allowed.status, allowed.text).toBe(200);
+        expect(allowed.body).toMatchObject({ modified_by_approver: true, edited_permission_keys: res.body.permission_keys });
+        await until(async () => elsewhere.requests.length, (n) => n >= 1);
+        expect(elsewhere.requests).toHaveLength(1);
+        expect(elsewhere.requests[0]).toMatchObject({ method: 'GET', url: '/steal?limit=1' });
+        expect(elsewhere.requests[0]!.headers['x-trace']).toBe('approver');
+        expect(op.issued.map((t) => `Bearer ${t.accessToken}`)).toContain(elsewhere.requests[0]!.headers.authorization);
+        // Another host with the same token is wider than what was asked: refused, nothing sent.
+        const again = await agent('POST', '/v1/actions/http', { connection: c.name, method: 'GET', url: `${elsewhere.url}/steal` });
+        expect(again.status, again.text).toBe(202);
+        const wider = await admin('POST', `/v1/approvals/${again.body.approval_id}/resolve`, { decision: 'allow_once', request: { url: `http://localhost:${elsewhere.port}/steal` } });
+        expect(wider.status, wider.text).toBe(422);
+        expect(wider.body.error.code).toBe('edit_widens_request');
+        expect((await admin('POST', `/v1/approvals/${again.body.approval_id}/resolve`, { decision: 'deny', reason: 'test' })).status).toBe(200);
+        expect(elsewhere.requests).toHaveLength(1);
         // Its provider's own host (the server of an org template that signs in with acme) is covered as usual.
         const doc = {
           openapi: '3.1.0',
