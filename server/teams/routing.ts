@@ -46,8 +46,8 @@ export function createApprovalRouting(deps: ApprovalRoutingDeps) {
   }
 
   /** One step up from where `a` sits; `actorId` null: the system (an approver was deactivated). */
-  async function step(a: RoutedApproval, actorId: string | null): Promise<void> {
-    const all = await people(a.org_id);
+  async function step(a: RoutedApproval, actorId: string | null, known?: Person[]): Promise<Stage> {
+    const all = known ?? (await people(a.org_id));
     const user = all.find((p) => p.id === a.user_id);
     const next = user ? nextRouting(a.routed_to, user, all) : null;
     if (!next) {
@@ -81,12 +81,15 @@ export function createApprovalRouting(deps: ApprovalRoutingDeps) {
       await publishBubble({ db: pool, logger: deps.logger }, { orgId: moved.org_id, userId }, moved.id, `${next.stage}_${userId}`, data);
     }
     await deps.announce?.(moved.org_id, moved.id, `routed-${next.stage}-${next.stage === 'approver' ? next.resolverIds[0] : 'admins'}`);
+    return next.stage;
   }
 
   return {
     people,
     /** "Bubble up" by `actorId` when the approval sits with the user or beyond. */
-    escalate: (a: RoutedApproval, actorId: string) => step(a, actorId),
+    escalate: async (a: RoutedApproval, actorId: string): Promise<void> => {
+      await step(a, actorId);
+    },
 
     /**
      * The automatic bubble past the user (the call's workflow, when the org's auto-bubble clock
@@ -100,9 +103,8 @@ export function createApprovalRouting(deps: ApprovalRoutingDeps) {
       const all = await people(a.org_id);
       const user = all.find((p) => p.id === a.user_id);
       if (a.routed_to === expected && user && nextRouting(expected, user, all)) {
-        await step(a, null);
-        const moved = (await store.openApproval(pool, approvalId))?.routed_to ?? expected;
-        return { stage: moved, top: !user || !nextRouting(moved, user, all) };
+        const moved = await step(a, null, all);
+        return { stage: moved, top: !nextRouting(moved, user, all) };
       }
       return { stage: a.routed_to, top: !user || !nextRouting(a.routed_to, user, all) };
     },

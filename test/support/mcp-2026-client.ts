@@ -2,6 +2,7 @@
 // headers, the tasks extension), for tests: no initialize, every request carries its `_meta`
 // (protocol version, client capabilities, client info) and the headers that mirror the body.
 // No SDK involved, so the tests see the wire exactly as a 2026-07-28 client sends it.
+import { openSse } from './sse.ts';
 export const REVISION = '2026-07-28';
 export const TASKS = 'io.modelcontextprotocol/tasks';
 
@@ -82,58 +83,14 @@ export function client2026(mcpUrl: string, token: string, capabilities: Capabili
     },
     async listen(notifications, meta = {}) {
       const { headers, body } = buildRequest(nextId++, 'subscriptions/listen', { notifications }, capabilities, meta);
-      const ac = new AbortController();
-      const res = await fetch(mcpUrl, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: JSON.stringify(body), signal: ac.signal });
-      const messages: any[] = [];
-      const waiters = new Set<() => void>();
-      if (res.body) {
-        void (async () => {
-          const decoder = new TextDecoder();
-          let buf = '';
-          try {
-            for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-              buf += decoder.decode(chunk, { stream: true });
-              let cut: number;
-              while ((cut = buf.indexOf('\n\n')) >= 0) {
-                const data = buf
-                  .slice(0, cut)
-                  .split('\n')
-                  .filter((l) => l.startsWith('data:'))
-                  .map((l) => l.slice(5).trimStart())
-                  .join('');
-                buf = buf.slice(cut + 2);
-                if (!data) continue;
-                messages.push(JSON.parse(data));
-                for (const w of waiters) w();
-              }
-            }
-          } catch {
-            /* closed here */
-          }
-        })();
-      }
+      const sse = await openSse(mcpUrl, { authorization: `Bearer ${token}`, ...headers }, { method: 'POST', body: JSON.stringify(body) });
       return {
-        status: res.status,
-        messages,
-        close: () => ac.abort(),
-        waitFor(ok, timeoutMs = 30_000) {
-          const found = messages.find(ok);
-          if (found) return Promise.resolve(found);
-          return new Promise((resolve, reject) => {
-            const check = () => {
-              const m = messages.find(ok);
-              if (!m) return;
-              clearTimeout(timer);
-              waiters.delete(check);
-              resolve(m);
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              reject(new Error(`no matching message on the listen stream; got ${JSON.stringify(messages)}`));
-            }, timeoutMs);
-            waiters.add(check);
-          });
+        status: sse.status,
+        get messages() {
+          return sse.events.map((e) => e.data);
         },
+        close: () => sse.close(),
+        waitFor: async (ok, timeoutMs) => (await sse.waitFor((e) => ok(e.data), timeoutMs)).data,
       };
     },
   };

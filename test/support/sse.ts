@@ -15,9 +15,10 @@ export interface SseStream {
   close(): void;
 }
 
-export async function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
+/** GET by default; `init` sends another method with a body (a stream answering a POST, as MCP's). */
+export async function openSse(url: string, headers: Record<string, string>, init: { method?: string; body?: string } = {}): Promise<SseStream> {
   const ac = new AbortController();
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal });
+  const res = await fetch(url, { ...init, headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal });
   const events: SseEvent[] = [];
   const waiters = new Set<() => void>();
   let ended: Promise<void> = Promise.resolve();

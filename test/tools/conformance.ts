@@ -11,14 +11,13 @@
 // (UNCLAIMED below, explained in docs/decisions.md "MCP conformance"): prompts, resources,
 // completions, sampling/elicitation/roots requests and the suite's own fixture tools. A check of
 // anything the gateway does claim that fails, fails the run. Warnings (SHOULDs) are printed.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../server/embedded/processes.ts';
+import { startThrowawayGateway } from './throwaway-gateway.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,8 +27,6 @@ const { values: args } = parseArgs({
 });
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const EMAIL = 'conformance@example.test';
-const PASSWORD = 'a long conformance password';
 
 /**
  * Scenarios the gateway does not claim, each with why (docs/decisions.md has the same list). A
@@ -53,25 +50,6 @@ interface Check {
   id: string;
   status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'SKIPPED' | 'INFO';
   errorMessage?: string;
-}
-
-async function waitForReady(base: string, child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${log()}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the gateway was not ready within 300 s:\n${log()}`);
-}
-
-async function json<T>(res: Response): Promise<T> {
-  if (!res.ok) throw new Error(`${res.url} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
 }
 
 /** A loopback proxy that adds the bearer token and passes everything else through as it came. */
@@ -121,42 +99,13 @@ function unclaimedReason(scenario: string, check: Check): string | undefined {
   return UNCLAIMED.find((u) => u.scenario.test(scenario) && (!u.check || u.check.test(check.id)) && (!u.message || u.message.test(check.errorMessage ?? '')))?.reason;
 }
 
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-conformance-'));
-await chmod(dataDir, 0o755); // embedded PostgreSQL runs as the postgres user when we are root
-const port = await freePort();
-const base = `http://localhost:${port}`;
-const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'gateway.ts'), 'serve'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  env: {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    PUBLIC_URL: base,
-    TEMPORAL_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    GATEWAY_ADMIN_EMAIL: EMAIL,
-    GATEWAY_ADMIN_PASSWORD: PASSWORD,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
-    LOG_LEVEL: 'warn',
-  },
-});
-const logChunks: Buffer[] = [];
-for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (c: Buffer) => logChunks.push(c));
-const log = () => Buffer.concat(logChunks).toString('utf8').split('\n').slice(-60).join('\n');
-
 const started = performance.now();
+const gw = await startThrowawayGateway({ name: 'conformance' });
+const dataDir = gw.dataDir;
 let failed = false;
 let proxy: Awaited<ReturnType<typeof startAuthProxy>> | undefined;
 try {
-  await waitForReady(base, child, log);
-  const login = await json<{ token: string }>(
-    await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) }),
-  );
-  const agent = await json<{ key: { token: string } }>(
-    await fetch(`${base}/v1/identities/agents`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` }, body: JSON.stringify({ name: 'conformance agent' }) }),
-  );
-  proxy = await startAuthProxy(port, agent.key.token);
+  proxy = await startAuthProxy(gw.port, gw.agentKey);
   const url = `http://localhost:${proxy.port}/mcp`;
   console.log(`gateway ready in ${Math.round((performance.now() - started) / 1000)} s`);
 
@@ -197,10 +146,9 @@ try {
   }
 } finally {
   await proxy?.close();
-  child.kill('SIGTERM');
-  if (child.exitCode === null) await once(child, 'exit');
+  await gw.stop();
 }
 console.log(`\nconformance took ${Math.round((performance.now() - started) / 1000)} s in all (gateway start included)`);
-if (!args['keep-data']) await rm(dataDir, { recursive: true, force: true });
+if (!args['keep-data']) await gw.removeData();
 else console.log(`results kept in ${dataDir}`);
 process.exit(failed ? 1 : 0);

@@ -10,14 +10,11 @@
 // covered by no rule, so every call becomes a pending approval and nothing executes. The session
 // run comes second and leaves out what could make the gateway act on caller-chosen hosts: calls,
 // resolving the agent run's approvals, token refresh, webhook endpoints (and signing out).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../server/embedded/processes.ts';
+import { startThrowawayGateway } from './throwaway-gateway.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,10 +28,7 @@ if (!args.schemathesis) {
   process.exit(64);
 }
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance'];
-const EMAIL = 'fuzz@example.test';
-const PASSWORD = 'a long fuzzing password';
 
 interface RunSummary {
   name: string;
@@ -42,25 +36,6 @@ interface RunSummary {
   operations: number;
   testCases: number;
   failures: number;
-}
-
-async function waitForReady(base: string, child: ChildProcess, log: () => Promise<string>): Promise<void> {
-  const deadline = Date.now() + 300_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}):\n${await log()}`);
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the gateway was not ready within 300 s:\n${await log()}`);
-}
-
-async function json<T>(res: Response): Promise<T> {
-  if (!res.ok) throw new Error(`${res.url} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
 }
 
 /** One schemathesis run; its counts are read from the summary it prints (and passed through). */
@@ -108,52 +83,14 @@ async function schemathesis(name: string, base: string, token: string, phases: s
   };
 }
 
-const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-fuzz-'));
-await chmod(dataDir, 0o755); // embedded PostgreSQL runs as the postgres user when we are root
-const port = await freePort();
-const base = `http://localhost:${port}`;
-const logFile = path.join(dataDir, 'gateway.log');
-const child = spawn(process.execPath, [path.join(ROOT, 'cli', 'gateway.ts'), 'serve'], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  env: {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    PUBLIC_URL: base,
-    TEMPORAL_PORT: String(await freePort()),
-    TEMPORAL_UI_PORT: String(await freePort()),
-    GATEWAY_ADMIN_EMAIL: EMAIL,
-    GATEWAY_ADMIN_PASSWORD: PASSWORD,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
-    OUTBOUND_ALLOW_PRIVATE: 'false',
-    LOG_LEVEL: 'warn',
-  },
-});
-const logChunks: Buffer[] = [];
-const logStream = createWriteStream(logFile);
-for (const stream of [child.stdout!, child.stderr!]) {
-  stream.on('data', (c: Buffer) => {
-    logChunks.push(c);
-    logStream.write(c);
-  });
-}
-const log = async () => Buffer.concat(logChunks).toString('utf8').split('\n').slice(-60).join('\n');
+const gw = await startThrowawayGateway({ name: 'fuzz', env: { OUTBOUND_ALLOW_PRIVATE: 'false' }, logFile: (dir) => path.join(dir, 'gateway.log') });
+const { base, dataDir } = gw;
+const login = { token: gw.adminToken };
+const agent = { key: { token: gw.agentKey } };
 
 const summaries: RunSummary[] = [];
 let crashed: boolean;
 try {
-  await waitForReady(base, child, log);
-  const login = await json<{ token: string }>(
-    await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) }),
-  );
-  const agent = await json<{ key: { token: string } }>(
-    await fetch(`${base}/v1/identities/agents`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${login.token}` },
-      body: JSON.stringify({ name: 'fuzz agent' }),
-    }),
-  );
   // The agent cannot reach past the authority table on most people-only routes (403 before any
   // validation), so its run spends no time on the coverage phase; the session run has them all.
   summaries.push(await schemathesis('agent-key', base, agent.key.token, 'examples,fuzzing,stateful', []));
@@ -169,13 +106,12 @@ try {
       ],
     ),
   );
-  crashed = child.exitCode !== null;
+  crashed = gw.child.exitCode !== null;
 } finally {
-  child.kill('SIGTERM');
-  if (child.exitCode === null) await once(child, 'exit');
+  await gw.stop();
 }
 
-const logText = Buffer.concat(logChunks).toString('utf8');
+const logText = gw.log();
 const unhandled = logText.split('\n').filter((l) => l.includes('"unhandled error"') || l.includes('OAuth server error'));
 console.log(`\n=== schemathesis summary (${Math.round(performance.now() / 1000)} s in all, gateway start included) ===`);
 for (const s of summaries) {
@@ -183,7 +119,7 @@ for (const s of summaries) {
 }
 console.log(`gateway: ${unhandled.length} unhandled errors logged${crashed ? ', and it crashed' : ''}`);
 if (unhandled.length > 0) console.log(unhandled.slice(0, 10).join('\n'));
-if (!args['keep-data']) await rm(dataDir, { recursive: true, force: true });
+if (!args['keep-data']) await gw.removeData();
 else console.log(`data and reports kept in ${dataDir}`);
 const failed = crashed || unhandled.length > 0 || summaries.some((s) => s.exitCode !== 0 || s.failures > 0);
 process.exit(failed ? 1 : 0);
