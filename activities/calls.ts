@@ -6,7 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
 import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
-import { createCoveredCall, entryFor, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
+import { createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
 import { publishApprovalEvent, publishBubble } from '../server/events/approval-events.ts';
@@ -106,7 +106,9 @@ export function createCallActivities(deps: CallActivityDeps) {
   }
 
   async function checkThenExecuteOnce(spec: CallSpec): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
-    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId);
+    // The request this process prepared, and the secret its send will read: read by this statement.
+    const prefetch = prefetchCovered(spec);
+    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
     const found = read.call;
     if (!found) throw new Error(`call ${spec.callId} not found`);
     // A re-run after the first run committed the call's final state: that state is the answer.
@@ -117,7 +119,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       withdrawPreparedCall(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };
     }
-    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }) };
+    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }, prefetch, read.secretEnvelope) };
   }
 
   /**

@@ -3,11 +3,12 @@
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
 import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/entry.ts';
-import { takePreparedCall } from '../server/calls/handoff.ts';
+import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
-import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { chooseCredential, planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { currentEnvelopeJson } from '../server/vault/store.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { actionOf, loadStoredCall } from '../server/calls/stored-call.ts';
 import type { Logger } from '../server/logger.ts';
@@ -52,16 +53,68 @@ export interface SendClaim {
   previouslyMarked: boolean;
 }
 
+/**
+ * The request the API prepared in this process, taken before the check, and the template secret
+ * its credential will read (issue 28): that secret's envelope is read by the check's own statement
+ * (`secretRead`), not by one more. Opened (decrypted) only if the call is sent.
+ */
+export interface CoveredPrefetch {
+  handedOff: PreparedCall;
+  secret: { name: string; read: ReturnType<typeof currentEnvelopeJson> } | null;
+}
+
+/** Takes the hand-off (if this process prepared the call) and names the secret its send will read. */
+export function prefetchCovered(spec: CallSpec): CoveredPrefetch | null {
+  const handedOff = takePreparedCall(spec.callId);
+  if (!handedOff) return null;
+  const { stored, instance } = handedOff;
+  // A raw request on a connection injects its token, not a template secret.
+  if (stored.kind === 'http' && stored.connection) return { handedOff, secret: null };
+  let chosen;
+  try {
+    chosen = chooseCredential(instance.credentials, actionOf(instance, stored, spec.action));
+  } catch {
+    return { handedOff, secret: null }; // a disabled action: the plan says so, with its typed error
+  }
+  if (chosen.kind !== 'secret') return { handedOff, secret: null };
+  const name = chosen.choice.secretName;
+  return { handedOff, secret: { name, read: currentEnvelopeJson(spec.orgId, name) } };
+}
+
+/**
+ * The executor with the prefetched envelope served for its one secret, once, for this org; any
+ * other read goes to the vault as before.
+ */
+function withPrefetchedSecret(executor: ExecutorDeps, orgId: string, name: string, envelope: unknown): ExecutorDeps {
+  const { openPrefetchedSecret, secretWithBinding } = executor;
+  if (!openPrefetchedSecret || !secretWithBinding) return executor;
+  let served = false;
+  return {
+    ...executor,
+    secretWithBinding: async (o, n, userId) => {
+      if (served || o !== orgId || n !== name) return secretWithBinding(o, n, userId);
+      served = true;
+      return openPrefetchedSecret(envelope, userId);
+    },
+  };
+}
+
 export function createCoveredCall(deps: CoveredCallDeps) {
   const { pool } = deps;
 
-  /** The request, planned with its credential (nothing sent): as the API prepared it in this process, else from the call row. */
-  async function plan(spec: CallSpec) {
-    const handedOff = takePreparedCall(spec.callId);
-    const { request, redacted, instance, action } = handedOff
-      ? { ...handedOff, request: handedOff.stored, action: actionOf(handedOff.instance, handedOff.stored, spec.action) }
+  /**
+   * The request, planned with its credential (nothing sent): as the API prepared it in this
+   * process (with the secret's envelope the check read), else from the call row. The prefetch
+   * serves the first attempt only: a retry after a PostgreSQL blip reads everything afresh.
+   */
+  async function plan(spec: CallSpec, prefetched: { value: CoveredPrefetch | null; envelope: unknown }) {
+    const pre = prefetched.value;
+    prefetched.value = null;
+    const { request, redacted, instance, action } = pre
+      ? { ...pre.handedOff, request: pre.handedOff.stored, action: actionOf(pre.handedOff.instance, pre.handedOff.stored, spec.action) }
       : await loadStoredCall(deps, spec);
-    const planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: spec.verbose });
+    const executor = pre?.secret ? withPrefetchedSecret(deps.executor, spec.orgId, pre.secret.name, prefetched.envelope) : deps.executor;
+    const planned = await planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: spec.verbose });
     return { planned, redacted };
   }
 
@@ -81,14 +134,15 @@ export function createCoveredCall(deps: CoveredCallDeps) {
    * idempotent one (GET/HEAD, or a service with an idempotency key header, keyed by the call id) is
    * sent again; any other ends `failed` with `outcome_unknown`.
    */
-  return async function executeCovered(spec: CallSpec, claim: SendClaim): Promise<CoveredResult> {
+  return async function executeCovered(spec: CallSpec, claim: SendClaim, prefetch: CoveredPrefetch | null = null, envelope: unknown = null): Promise<CoveredResult> {
     let planned;
     let redacted: unknown;
+    const prefetched = { value: prefetch, envelope };
     try {
       // Nothing has left yet: a dependency that is briefly away (PostgreSQL restarting under the
       // vault or the registry) is waited for here rather than turned into a final failure.
       // A typed error (a missing credential, a disabled action) is final at once.
-      ({ planned, redacted } = await untilLanded(() => plan(spec), 30_000, (err) => !(err instanceof AppError)));
+      ({ planned, redacted } = await untilLanded(() => plan(spec, prefetched), 30_000, (err) => !(err instanceof AppError)));
     } catch (err) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
       return failed(spec, err instanceof AppError ? appErrorBody(err) : notSent(deps, spec, err));

@@ -91,6 +91,7 @@ export function createServices(deps: ServiceDeps) {
     secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
     secretForUse: (orgId, name, userId) => vault.secretForUse(orgId, name, userId),
     secretWithBinding: (orgId, name, userId) => vault.resolveSecret(orgId, name, userId),
+    openPrefetchedSecret: (envelope, userId) => vault.openCurrent(envelope, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },

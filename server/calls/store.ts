@@ -80,7 +80,7 @@ export const callClaim = z.object({
   http_status_code: z.number().nullable(),
 });
 export type CallClaim = z.infer<typeof callClaim>;
-const callClaimOrNone = callClaim.nullable();
+const sendClaimExtra = z.object({ call: callClaim.nullable(), secret: z.unknown() });
 
 /**
  * The covered path's check read and its durable "about to send" mark in one statement (issue 24):
@@ -88,18 +88,21 @@ const callClaimOrNone = callClaim.nullable();
  * A covered call is sent right after, in the same local activity, so a re-run of the task (a crash
  * before the task completed) finds `previously_marked` — or the final status the first run wrote.
  */
-export async function chainWithSendClaim(db: Db, requesterId: string, callId: string) {
+export async function chainWithSendClaim(db: Db, requesterId: string, callId: string, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
   const rows = await db.any(
     chainWithRulesQuery(requesterId, {
       with: sql.fragment`
         prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code
                  FROM calls WHERE id = ${callId} FOR UPDATE),
-        mark AS (UPDATE calls c SET send_marked_at = now() FROM prev WHERE c.id = prev.id RETURNING c.id)`,
-      also: sql.fragment`(SELECT row_to_json(prev) FROM prev)`,
-      schema: callClaimOrNone,
+        mark AS (UPDATE calls c SET send_marked_at = now() FROM prev WHERE c.id = prev.id RETURNING c.id),
+        sec AS (SELECT ${alsoRead?.secret ?? sql.fragment`NULL::json`} AS envelope)`,
+      // The secret's envelope (issue 28): the one the send will inject, read here, not by one more statement.
+      also: sql.fragment`json_build_object('call', (SELECT row_to_json(prev) FROM prev), 'secret', (SELECT envelope FROM sec))`,
+      schema: sendClaimExtra,
     }),
   );
-  return { ...chainAndRules(rows), call: ((rows[0] as { extra?: CallClaim | null } | undefined)?.extra ?? null) as CallClaim | null };
+  const extra = (rows[0] as { extra?: z.infer<typeof sendClaimExtra> } | undefined)?.extra;
+  return { ...chainAndRules(rows), call: extra?.call ?? null, secretEnvelope: extra?.secret ?? null };
 }
 
 /**

@@ -28,6 +28,11 @@ export interface ExecutorDeps {
   secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
   /** The same, with what binds it (allowed_hosts, owner), in one round trip (a template's credential). */
   secretWithBinding?(orgId: string, name: string, userId?: string): Promise<{ value: string; allowedHosts: string[] | null; ownerId: string | null } | null>;
+  /**
+   * Opens a secret's current envelope that another statement already read (the covered call's
+   * check, issue 28): the same answer as `secretWithBinding` for that read.
+   */
+  openPrefetchedSecret?(envelope: unknown, userId?: string): { value: string; allowedHosts: string[] | null; ownerId: string | null } | null;
   /** Where a secret may be injected by raw HTTP (never the value); absent → raw injection is refused. */
   secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null; ownerId: string | null } | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
@@ -116,6 +121,29 @@ async function boundSecretValue(deps: ExecutorDeps, orgId: string, name: string,
   return deps.secretValue(orgId, name, userId);
 }
 
+/**
+ * Which credential a template's call injects, without reading any: the first usable choice in the
+ * order below. Pure, so the covered path can read the chosen secret's envelope inside a statement
+ * it already makes (issue 28) and `credentialFor` still decides the same way.
+ */
+export function chooseCredential(
+  choices: readonly CredentialChoice[],
+  action: Pick<CompiledAction, 'securitySchemes'> | null,
+):
+  | { kind: 'none' }
+  | { kind: 'connection'; connectionId: string }
+  | { kind: 'secret'; choice: Extract<CredentialChoice, { type: 'secret' }> }
+  | { kind: 'missing' } {
+  if (choices.some((c) => c.type === 'none')) return { kind: 'none' };
+  const allowed = action?.securitySchemes;
+  const usable = (c: CredentialChoice | undefined) => c && c.type !== 'none' && (!allowed || allowed.includes(c.method));
+  const conn = choices.find((c) => c.type === 'connection' && c.status === 'active');
+  if (usable(conn) && conn?.type === 'connection' && conn.connectionId) return { kind: 'connection', connectionId: conn.connectionId };
+  const secret = choices.find((c) => c.type === 'secret' && c.available);
+  if (usable(secret) && secret?.type === 'secret') return { kind: 'secret', choice: secret };
+  return { kind: 'missing' };
+}
+
 /** The credential to inject, or the typed error that says why there is none. */
 export async function credentialFor(
   deps: ExecutorDeps,
@@ -127,17 +155,14 @@ export async function credentialFor(
   target: CredentialTarget,
 ): Promise<Injection> {
   const none: Injection = { headers: {}, query: {} };
-  if (choices.some((c) => c.type === 'none')) return none;
-  const secretChoice = choices.find((c) => c.type === 'secret' && c.available);
-  const connChoice = choices.find((c) => c.type === 'connection' && c.status === 'active');
-  const allowed = action?.securitySchemes;
-  const usable = (c: CredentialChoice | undefined) => c && c.type !== 'none' && (!allowed || allowed.includes(c.method));
-
-  if (usable(connChoice) && connChoice?.type === 'connection' && connChoice.connectionId) {
-    const token = await deps.connectionToken(orgId, connChoice.connectionId, action?.requiredScopes ?? []);
+  const chosen = chooseCredential(choices, action);
+  if (chosen.kind === 'none') return none;
+  if (chosen.kind === 'connection') {
+    const token = await deps.connectionToken(orgId, chosen.connectionId, action?.requiredScopes ?? []);
     return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
   }
-  if (usable(secretChoice) && secretChoice?.type === 'secret') {
+  const secretChoice = chosen.kind === 'secret' ? chosen.choice : undefined;
+  if (secretChoice) {
     const value = await boundSecretValue(deps, orgId, secretChoice.secretName, userId, target);
     if (value !== null) {
       const method = service.authMethods.find((m) => m.name === secretChoice.method);

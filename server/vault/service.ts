@@ -26,6 +26,13 @@ export interface PutSecretInput {
   scope?: 'org' | 'user' | undefined;
 }
 
+/** A secret's value with what binds it (hosts, owner): what a template's credential needs. */
+export interface ResolvedSecret {
+  value: string;
+  allowedHosts: string[] | null;
+  ownerId: string | null;
+}
+
 /** The metadata a call needs to decide whether a secret may be injected (never the value). */
 export interface SecretUse {
   id: string;
@@ -114,8 +121,13 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
    * user), with its allowed_hosts and owner, or null. The plaintext is handed to the caller only;
    * nothing here logs or stores it.
    */
-  async function resolveSecret(orgId: string, name: string, userId?: string): Promise<{ value: string; allowedHosts: string[] | null; ownerId: string | null } | null> {
-    const current = await store.currentEnvelopeByName(pool, orgId, name);
+  async function resolveSecret(orgId: string, name: string, userId?: string): Promise<ResolvedSecret | null> {
+    return openCurrent(await store.currentEnvelopeByName(pool, orgId, name), userId);
+  }
+
+  /** A current envelope already read (by this module's query, or its JSON form unparsed): its value for `userId`'s chains, or null. */
+  function openCurrent(read: store.CurrentEnvelope | unknown, userId?: string): ResolvedSecret | null {
+    const current = store.parseCurrentEnvelope(read);
     if (!current) return null;
     // A user's own secret serves only that user's chains.
     if (userId !== undefined ? !usableBy(current, userId) : current.owner_id !== null) return null;
@@ -231,6 +243,9 @@ export function createVaultService(deps: { pool: DatabasePool; keyring: VaultKey
 
     /** The value with what binds it (hosts, owner), in one round trip: a template's credential. */
     resolveSecret,
+
+    /** The same, from an envelope read inside another statement (`store.currentEnvelopeJson`). */
+    openCurrent,
   };
 }
 

@@ -110,12 +110,24 @@ const currentEnvelopeRow = z.object({
   envelope: envelopeSchema,
 });
 
-/** The current version's envelope of a live secret, by name, in one round trip (the executor). */
-export const currentEnvelopeByName = (db: Db, orgId: string, name: string) =>
-  db.maybeOne(sql.type(currentEnvelopeRow)`
+export type CurrentEnvelope = z.infer<typeof currentEnvelopeRow>;
+
+const currentEnvelopeSelect = (orgId: string, name: string) => sql.fragment`
     SELECT s.org_id, s.owner_id, s.allowed_hosts, v.secret_id, v.version, v.envelope
     FROM secrets s JOIN secret_versions v ON v.secret_id = s.id AND v.version = s.current_version
-    WHERE s.org_id = ${orgId} AND s.name = ${name} AND s.deleted_at IS NULL AND s.current_version > 0`);
+    WHERE s.org_id = ${orgId} AND s.name = ${name} AND s.deleted_at IS NULL AND s.current_version > 0`;
+
+/** The current version's envelope of a live secret, by name, in one round trip (the executor). */
+export const currentEnvelopeByName = (db: Db, orgId: string, name: string) =>
+  db.maybeOne(sql.type(currentEnvelopeRow)`${currentEnvelopeSelect(orgId, name)}`);
+
+/**
+ * The same read as one JSON value (NULL: no such secret), for a statement the call path already
+ * makes (the covered call's check and send mark, issue 28); `parseCurrentEnvelope` reads it back.
+ */
+export const currentEnvelopeJson = (orgId: string, name: string) => sql.fragment`(SELECT row_to_json(e) FROM (${currentEnvelopeSelect(orgId, name)}) e)`;
+
+export const parseCurrentEnvelope = (value: unknown): CurrentEnvelope | null => (value === null || value === undefined ? null : currentEnvelopeRow.parse(value));
 
 /** Soft delete: versions stay (history, audit), the name becomes free for a new secret. */
 export async function softDelete(db: Db, orgId: string, id: string): Promise<boolean> {
