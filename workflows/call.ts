@@ -14,7 +14,7 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { createCallActivities } from '../activities/calls.ts';
+import type { createCallActivities, RecordDecisionInput, SentOnAllow } from '../activities/calls.ts';
 import type { createNoticeActivities } from '../activities/notices.ts';
 import { reminderTimes } from '../core/notifications/reminders.ts';
 import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
@@ -191,6 +191,8 @@ const PATCHES = {
   /** Reminder timers while an approval waits (issue 30); only written when the org has reminders. */
   approvalNotices: 'approval-notices-v1',
   teams: 'teams-v1',
+  /** An allow of an auto-call approval recorded, re-checked and sent in one activity (issue 28 item 3). */
+  sendOnAllow: 'send-on-allow-v1',
 } as const;
 const DEPRECATED_PATCHES = {
   executionSteps: 'execution-steps-v1',
@@ -256,6 +258,12 @@ interface CallRun {
   edit?: ApprovedEdit;
   /** A decision is being persisted: a second one must not pass its validator meanwhile. */
   resolving: boolean;
+  /**
+   * send-on-allow-v1: the allow's activity is still running (it records the decision, then
+   * re-checks and sends); timers and a superseding signal wait for it. Then what came of its send.
+   */
+  allowSending: boolean;
+  sentOnAllow?: SentOnAllow;
   /** This call joined another call's pending approval: that call, and its final state once sent. */
   joined?: { callId: string; expiresAt: number; record?: ApprovalRecord };
 }
@@ -267,6 +275,7 @@ function newCallState(spec: CallSpec): CallRun {
     approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null, reminders: [], remindersSent: 0 },
     executionDeadline: 0,
     resolving: false,
+    allowSending: false,
   };
 }
 
@@ -309,7 +318,10 @@ function approvalRecord(s: CallRun, viewerId: string): ApprovalRecord {
  * keys, description and disclosed values, marked so the send loads the edited request.
  */
 function executedSpec(s: CallRun): CallSpec {
-  const { spec, edit } = s;
+  return executedSpecOf(s.spec, s.edit, s.approval.id!);
+}
+
+function executedSpecOf(spec: CallSpec, edit: ApprovedEdit | undefined, approvalId: string): CallSpec {
   if (!edit) return spec;
   const { disclosed: _original, ...rest } = spec;
   return {
@@ -317,7 +329,7 @@ function executedSpec(s: CallRun): CallSpec {
     permissionKeys: edit.permissionKeys,
     description: edit.description,
     ...(edit.disclosed?.length ? { disclosed: edit.disclosed } : {}),
-    edit: { approvalId: s.approval.id!, diff: edit.diff },
+    edit: { approvalId, diff: edit.diff },
   };
 }
 
@@ -411,7 +423,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       input.decision === 'allow_remember'
         ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
         : undefined;
-    await record.recordDecision({
+    const decision: RecordDecisionInput = {
       spec,
       approvalId: approval.id!,
       status: 'allowed',
@@ -422,7 +434,16 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       rememberTtl: remembered?.ttl ?? null,
       execution: { id: execution.id, expiresAt: new Date(deadline).toISOString() },
       ...(edit ? { edit } : {}),
-    });
+    };
+    // An API process with a worker waits for this allow in-process (answerKey): an auto-call
+    // approval's decision, re-check and send then run in one activity (send-on-allow-v1).
+    if (input.answerKey !== undefined && spec.autoCallOnApprove && patched(PATCHES.sendOnAllow)) {
+      const after: CallRun = { ...s, approval: { ...approval, status: 'allowed' }, execution, executionDeadline: deadline, edit };
+      const step = { spec: executedSpecOf(spec, edit, approval.id!), approvalId: approval.id!, executionId: execution.id };
+      s.sentOnAllow = await allowThenSend(s, { decision, step, answerKey: input.answerKey, answer: approvalRecord(after, input.resolverId) });
+    } else {
+      await record.recordDecision(decision);
+    }
     s.edit = edit;
     s.executionDeadline = deadline;
     s.execution = execution;
@@ -432,6 +453,23 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
     return approvalRecord(s, input.resolverId);
   } finally {
     s.resolving = false;
+  }
+}
+
+/**
+ * send-on-allow-v1: the allow and its send in one activity. Should that activity give up (its
+ * retries ran out), the decision is recorded on its own (written once: a committed one is kept)
+ * and the approved call runs the usual steps; their durable mark still stops a second send.
+ */
+async function allowThenSend(s: CallRun, input: Parameters<CallActivities['allowThenSend']>[0]): Promise<SentOnAllow | undefined> {
+  s.allowSending = true;
+  try {
+    return await sentWithHeartbeat.allowThenSend(input);
+  } catch {
+    await retriedBriefly.recordDecision(input.decision);
+    return undefined;
+  } finally {
+    s.allowSending = false;
   }
 }
 
@@ -538,8 +576,13 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
   while (isOpen(s) && !approval.supersededBy) {
     const now = Date.now();
     const wakeAt = Math.min(approval.bubbleAt ?? Infinity, approval.reminders[0] ?? Infinity, approval.expiresAt);
-    const decided = await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - now));
+    const decided = await condition(() => !s.allowSending && (!isOpen(s) || approval.supersededBy !== undefined), Math.max(1, wakeAt - now));
     if (decided) break;
+    if (s.allowSending) {
+      // An allow is being recorded and sent (send-on-allow-v1): no expiry, bubble or reminder under it.
+      await condition(() => !s.allowSending);
+      continue;
+    }
     if (Date.now() >= approval.expiresAt) {
       approval.status = 'expired';
       await retriedBriefly.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
@@ -614,7 +657,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
   execution.status = 'executing';
   execution.triggered_by = triggeredBy;
   deprecatePatch(DEPRECATED_PATCHES.executionSteps);
-  const executed = await executeApproved({ spec: executedSpec(s), approvalId, executionId: execution.id }, triggeredBy);
+  const executed = await executeApproved({ spec: executedSpec(s), approvalId, executionId: execution.id }, triggeredBy, s.sentOnAllow);
   execution.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
   if (executed.httpStatusCode !== null) execution.http_status_code = executed.httpStatusCode;
   if (executed.outcome.status === 'called') execution.result = executed.outcome.result;
@@ -634,10 +677,19 @@ async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise
  * After allow: prepare (re-check, mark executing), send (behind its durable mark), record (until it
  * lands). Whatever fails on the way, the execution ends in a final state, written and returned.
  */
-async function executeApproved(step: { spec: CallSpec; approvalId: string; executionId: string }, triggeredBy: 'user' | 'agent' | 'auto'): Promise<ExecuteCallResult> {
+async function executeApproved(
+  step: { spec: CallSpec; approvalId: string; executionId: string },
+  triggeredBy: 'user' | 'agent' | 'auto',
+  sentOnAllow?: SentOnAllow,
+): Promise<ExecuteCallResult> {
   deprecatePatch(DEPRECATED_PATCHES.localSteps);
   const prepare = localUntilLanded;
   const record = recordedWhatever;
+  if (sentOnAllow) {
+    // Re-checked and sent with the decision (send-on-allow-v1): only the final record is left.
+    if (sentOnAllow.kind === 'stopped') return sentOnAllow.result;
+    return record.recordExecutionResult({ ...step, sent: sentOnAllow.sent });
+  }
   try {
     const prepared = await prepare.prepareExecution({ ...step, triggeredBy });
     if (!prepared.proceed) return prepared.result;

@@ -226,6 +226,12 @@ export interface ResolveInput {
   reason?: string;
   /** Allow with changes: the request the approver allows instead of the agent's. */
   edit?: ApprovedEdit;
+  /**
+   * Offered by an API process that runs a worker (send-on-allow-v1): an allow of an auto-call
+   * approval is recorded, re-checked and sent in one activity, and the approver's answer is handed
+   * to that process under this key once the decision is committed (server/approvals/decision-answers.ts).
+   */
+  answerKey?: string;
 }
 
 export interface ReplayInput {

@@ -6,7 +6,9 @@ import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
 import type { EditForm } from '../calls/service.ts';
-import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit } from '../../workflows/definitions.ts';
+import { randomUUID } from 'node:crypto';
+import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit, type ResolveInput } from '../../workflows/definitions.ts';
+import { expectDecisionAnswer } from './decision-answers.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -84,6 +86,11 @@ export interface ApprovalServiceDeps {
   calls: CallsOfApprovals;
   /** "Bubble up" once the approval sits with the requester's user: their approver, then the admins. */
   escalate?: (a: RoutedApproval, actorId: string) => Promise<void>;
+  /**
+   * This process runs a worker (role `all`): an allow's answer is taken in-process once the
+   * decision is committed, while its auto-call goes on to the send (send-on-allow-v1).
+   */
+  answersInProcess?: boolean;
 }
 
 /**
@@ -120,6 +127,26 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     return found.row;
   }
   const guarded = viaTemporal(temporal, deps.temporalHealth);
+
+  /**
+   * Sends the decision. With a worker in this process, an allow may be sent in the activity that
+   * records it (send-on-allow-v1): the approver is answered from here once the decision is
+   * committed (decision-answers.ts), or by the update should the activity run elsewhere.
+   */
+  async function decide(callId: string, args: ResolveInput): Promise<ApprovalRecord> {
+    const handle = temporal.workflow.getHandle(callWorkflowId(callId));
+    if (!deps.answersInProcess || (args.decision !== 'allow' && args.decision !== 'allow_remember')) return handle.executeUpdate(resolveUpdate, { args: [args] });
+    const answerKey = randomUUID();
+    const expected = expectDecisionAnswer(answerKey);
+    const updated = handle.executeUpdate(resolveUpdate, { args: [{ ...args, answerKey }] });
+    try {
+      return await Promise.race([expected.answer, updated]);
+    } finally {
+      expected.cancel();
+      // Answered in-process: the update completes once the send is recorded; nobody waits for it.
+      updated.catch(() => undefined);
+    }
+  }
 
   const service = {
     /** One approval; `resolve` names in its description looked up with the viewer's own authority. */
@@ -186,13 +213,10 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       // Judged before the decision reaches the workflow: a refused edit changes nothing.
       const edit = requested ? await deps.calls.deriveEdit(p.identityId, row.call_id, requested) : undefined;
       try {
-        const record = await guarded('the decision', () =>
-          temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(resolveUpdate, {
-            // `resolverIsAdmin`: the API vouches for authority beyond the chain, an admin's or
-            // (issue 29) that of the user's approver the approval was routed to.
-            args: [{ ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) }],
-          }),
-        );
+        // `resolverIsAdmin`: the API vouches for authority beyond the chain, an admin's or
+        // (issue 29) that of the user's approver the approval was routed to.
+        const args = { ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) };
+        const record = await guarded('the decision', () => decide(row.call_id, args));
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: row.call?.disclosed ?? [] };
       } catch (err) {

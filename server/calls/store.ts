@@ -241,8 +241,9 @@ export async function updateApproval(db: Db, id: string, u: ApprovalUpdate): Pro
 
 /**
  * A decision with everything it changes, in one statement (atomic, one round trip): the approval,
- * the execution an allow opens (idempotent by id), the call's status (final unless `open`), and
- * the audit row. Nothing is written, and it throws, when the approval does not exist.
+ * the execution an allow opens, the call's status (final unless `open`), and the audit row.
+ * Nothing is written, and it throws, when the approval does not exist. An allow is written once:
+ * a retry whose first attempt committed (its execution exists) writes nothing and succeeds.
  */
 export async function recordDecision(
   db: Db,
@@ -262,13 +263,14 @@ export async function recordDecision(
     : sql.fragment``;
   const found = sql.fragment`EXISTS (SELECT 1 FROM approval)`;
   const call = callStatusUpdate(d.call.id, d.call.status, d.call.open ? null : { httpStatusCode: null }, found);
-  const n = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
-    WITH approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId} RETURNING id),
+  const notYet = d.execution ? sql.fragment` AND NOT EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment``;
+  const r = await db.one(sql.type(z.object({ n: z.number(), recorded: z.boolean() }))`
+    WITH approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId}${notYet} RETURNING id),
     ${execution}
     call AS (${call}),
     audit AS (${auditInsert(entry, found)})
-    SELECT count(*)::int AS n FROM approval`);
-  if (n === 0) throw new Error(`approval ${d.approvalId} not found`);
+    SELECT count(*)::int AS n, ${d.execution ? sql.fragment`EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment`false`} AS recorded FROM approval`);
+  if (r.n === 0 && !r.recorded) throw new Error(`approval ${d.approvalId} not found`);
 }
 
 function approvalSets(u: ApprovalUpdate) {

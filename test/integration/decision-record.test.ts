@@ -23,6 +23,7 @@ describe('the statements of an approval transition', () => {
   let orgId: string;
   let userId: string;
   let agent: ReturnType<TestGateway['as']>;
+  let manualAgent: ReturnType<TestGateway['as']>;
 
   beforeAll(async () => {
     up = await startUpstream();
@@ -37,14 +38,16 @@ describe('the statements of an approval transition', () => {
     expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'sk-decision-test' })).status).toBe(201);
     const made = await human('POST', '/v1/identities/agents', { name: 'assistant' });
     agent = gw.as(made.body.key.token);
+    const careful = await human('POST', '/v1/identities/agents', { name: 'careful', auto_call_on_approve: false });
+    manualAgent = gw.as(careful.body.key.token);
   });
   afterAll(async () => {
     await gw?.stop();
     await up?.close();
   });
 
-  const raise = async (name: string) => {
-    const res = await agent('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } });
+  const raise = async (name: string, autoCall = true) => {
+    const res = await (autoCall ? agent : manualAgent)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } });
     expect(res.status).toBe(202);
     const row = await calls.getApproval(gw.pool, res.body.approval_id);
     return row!;
@@ -91,7 +94,7 @@ describe('the statements of an approval transition', () => {
     expect((await calls.getCall(gw.pool, a.call_id))!.status).not.toBe('denied');
   });
 
-  it('records a decision only after the workflow accepted it; the re-check and record run inside workflow tasks', async () => {
+  it('records a decision only after the workflow accepted it; an auto-call allow is re-checked and sent in the same activity', async () => {
     const a = await raise('local-steps');
     expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
     await until(() => human('GET', `/v1/approvals/${a.id}`), (r) => r.body.execution?.status === 'executed');
@@ -100,15 +103,29 @@ describe('the statements of an approval transition', () => {
     const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
     // The decision is a regular activity (issue 24): its statement runs only once the update's
     // acceptance is in the history, so a crash can never leave a committed decision the workflow
-    // did not see. Only the send besides it.
-    expect(scheduled).toEqual(['recordDecision', 'sendExecution']);
+    // did not see. The API runs a worker here, so the auto-call's re-check and send run in that
+    // same activity (send-on-allow-v1, issue 28): no workflow task between decision and send.
+    expect(scheduled).toEqual(['allowThenSend']);
     const accepted = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
-    const decision = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordDecision');
+    const decision = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'allowThenSend');
     expect(accepted).toBeGreaterThanOrEqual(0);
     expect(decision).toBeGreaterThan(accepted);
+    const patches = historyText(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch'));
+    expect(patches).toContain('send-on-allow-v1');
     const markers = historyText(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'));
-    for (const step of ['checkThenExecute', 'raiseApproval', 'prepareExecution', 'recordExecutionResult']) expect(markers).toContain(step);
-    expect(markers).not.toContain('recordDecision');
+    for (const step of ['checkThenExecute', 'raiseApproval', 'recordExecutionResult']) expect(markers).toContain(step);
+    for (const step of ['recordDecision', 'prepareExecution']) expect(markers).not.toContain(step);
+    // Each step wrote its row once: the decision, the execution's start and its end.
+    const rows = await gw.pool.any(sql.type(z.object({ event: z.string() }))`SELECT event FROM audit_log WHERE approval_id = ${a.id} ORDER BY id`);
+    expect(rows.map((r) => r.event)).toEqual(['approval.raised', 'approval.resolved', 'execution.started', 'execution.executed']);
+  });
+
+  it('without an auto-call, an allow is only recorded; the resume runs the re-check and send as before', async () => {
+    const a = await raise('local-steps-manual', false);
+    expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const history = await gw.temporal.workflow.getHandle(callWorkflowId(a.call_id)).fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(scheduled).toEqual(['recordDecision']);
   });
 
   it('stores and announces a person’s event once, with the id it was stored under', async () => {
