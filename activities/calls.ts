@@ -16,9 +16,7 @@ import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
 import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
-import { createExecutionStepActivities, type SendOutcome } from './execution-steps.ts';
-import { deliverDecisionAnswer } from '../server/approvals/decision-answers.ts';
-import { heartbeat } from '@temporalio/activity';
+import { createExecutionStepActivities, type RecordDecisionInput } from './execution-steps.ts';
 import * as identities from '../server/identities/store.ts';
 import * as notices from '../server/notifications/store.ts';
 import { DEFAULT_REMINDERS } from '../core/notifications/reminders.ts';
@@ -61,24 +59,6 @@ export interface CallActivityDeps {
   /** Starts an approval's notices (Slack, email) for an occasion, fire-and-forget (never throws). */
   startNotices: (approvalId: string, purpose: string, occasion?: string) => Promise<void>;
 }
-
-/** A decision as the workflow hands it to be recorded. */
-export interface RecordDecisionInput {
-  spec: CallSpec;
-  approvalId: string;
-  status: 'allowed' | 'denied' | 'expired' | 'superseded' | 'cancelled';
-  decision: string;
-  resolverId: string | null;
-  reason: string | null;
-  rememberKeys?: string[] | null;
-  rememberTtl?: string | null;
-  execution?: { id: string; expiresAt: string };
-  /** Allowed with changes (edited-request-v1). */
-  edit?: ApprovedEdit;
-}
-
-/** An allow of an auto-call approval, recorded and sent in one activity: what came of the send. */
-export type SentOnAllow = { kind: 'stopped'; result: ExecuteCallResult } | { kind: 'sent'; sent: SendOutcome };
 
 /** An allow with changes, as its audit row tells it: the diff and what the edited request asks for (never the envelope). */
 function editedDetails(edit: ApprovedEdit) {
@@ -152,7 +132,49 @@ export function createCallActivities(deps: CallActivityDeps) {
     return (await notices.getReminderMarks(pool, orgId)) ?? [...DEFAULT_REMINDERS];
   }
 
-  const steps = createExecutionStepActivities({ pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
+  /** A decision written once (an allow's retry finds its execution): true when this call wrote it. */
+  function writeDecision(input: RecordDecisionInput): Promise<boolean> {
+    const { spec } = input;
+    const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
+    return calls.recordDecision(
+        pool,
+        {
+          approvalId: input.approvalId,
+          update: {
+            status: input.status,
+            decision: input.decision,
+            reason: input.reason,
+            resolvedBy: input.resolverId,
+            resolved: true,
+            ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
+            ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
+            ...(input.edit ? { edit: input.edit } : {}),
+          },
+          ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
+          call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
+        },
+        entryFor(spec, {
+          event,
+          actorId: input.resolverId,
+          approvalId: input.approvalId,
+          executionId: input.execution?.id ?? null,
+          decision: input.decision,
+          details: {
+            status: input.status,
+            ...(input.reason ? { reason: input.reason } : {}),
+            ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}),
+            ...(input.edit ? editedDetails(input.edit) : {}),
+          },
+        }),
+      );
+  }
+
+  /** A decision's events (keyed by the approval and its status: sent again, delivered once). */
+  async function announceDecision(input: { spec: CallSpec; approvalId: string }): Promise<void> {
+    await emit(input.spec, 'approval.resolved', await approvalEventData(input.approvalId));
+  }
+
+  const steps = createExecutionStepActivities({ writeDecision, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
 
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
@@ -225,40 +247,8 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
 
     async recordDecision(input: RecordDecisionInput) {
-      const { spec } = input;
-      const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
-      await calls.recordDecision(
-        pool,
-        {
-          approvalId: input.approvalId,
-          update: {
-            status: input.status,
-            decision: input.decision,
-            reason: input.reason,
-            resolvedBy: input.resolverId,
-            resolved: true,
-            ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
-            ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
-            ...(input.edit ? { edit: input.edit } : {}),
-          },
-          ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
-          call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
-        },
-        entryFor(spec, {
-          event,
-          actorId: input.resolverId,
-          approvalId: input.approvalId,
-          executionId: input.execution?.id ?? null,
-          decision: input.decision,
-          details: {
-            status: input.status,
-            ...(input.reason ? { reason: input.reason } : {}),
-            ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}),
-            ...(input.edit ? editedDetails(input.edit) : {}),
-          },
-        }),
-      );
-      await emit(spec, 'approval.resolved', await approvalEventData(input.approvalId));
+      await writeDecision(input);
+      await announceDecision(input);
     },
 
     async recordBubble(input: { spec: CallSpec; approvalId: string; fromId: string; toId: string; actorId: string | null; automatic: boolean }) {
@@ -334,23 +324,6 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
     ...steps,
 
-    /**
-     * An allow of an auto-call approval and its execution in one regular activity (send-on-allow-v1,
-     * issue 28 item 3): the decision (written once: a retry finds it and goes on), the approver's
-     * answer to the API waiting in this process, then the re-check and the send behind the durable
-     * mark — the same steps as on resume, without a workflow task between them. Heartbeats, like
-     * the send, show a dead worker within seconds; its retry is safe at every point (the decision
-     * is idempotent, the re-check reads the execution's state, the mark stops a second send).
-     */
-    async allowThenSend(input: { decision: RecordDecisionInput; step: { spec: CallSpec; approvalId: string; executionId: string }; answerKey: string; answer: ApprovalRecord }): Promise<SentOnAllow> {
-      heartbeat();
-      await acts.recordDecision(input.decision);
-      deliverDecisionAnswer(input.answerKey, input.answer);
-      heartbeat();
-      const prepared = await steps.prepareExecution({ ...input.step, triggeredBy: 'auto' });
-      if (!prepared.proceed) return { kind: 'stopped', result: prepared.result };
-      return { kind: 'sent', sent: await steps.sendExecution(input.step) };
-    },
 
     /**
      * The covered fast path: check and, when covered, execute — one local activity, one round. The

@@ -15,7 +15,8 @@ import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
-import type { CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
+import type { ApprovalRecord, ApprovedEdit, CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
+import { deliverDecisionAnswer } from '../server/approvals/decision-answers.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import { entryFor, type CallEvent } from './covered-call.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
@@ -31,7 +32,41 @@ export type PrepareOutcome = { proceed: true } | { proceed: false; result: Execu
 
 export { OUTCOME_UNKNOWN };
 
+/** A decision as the workflow hands it to be recorded. */
+export interface RecordDecisionInput {
+  spec: CallSpec;
+  approvalId: string;
+  status: 'allowed' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+  decision: string;
+  resolverId: string | null;
+  reason: string | null;
+  rememberKeys?: string[] | null;
+  rememberTtl?: string | null;
+  execution?: { id: string; expiresAt: string };
+  /** Allowed with changes (edited-request-v1). */
+  edit?: ApprovedEdit;
+}
+
+/**
+ * An allow of an auto-call approval, recorded and sent in one activity (send-on-allow-v1): what
+ * came of the send, and whether the decision's events went out (if not, the workflow sends them).
+ */
+type AllowSend = { kind: 'stopped'; result: ExecuteCallResult } | { kind: 'sent'; sent: SendOutcome };
+export type SentOnAllow = AllowSend & { announced: boolean };
+
+export interface AllowThenSendInput {
+  decision: RecordDecisionInput;
+  step: StepInput;
+  /** The API waiting in this process for the approver's answer (decision-answers.ts). */
+  answerKey: string;
+  answer: ApprovalRecord;
+}
+
 export interface ExecutionStepDeps {
+  /** Writes a decision once; true when this call wrote it (false: an earlier attempt had). */
+  writeDecision: (d: RecordDecisionInput) => Promise<boolean>;
+  /** The decision's events: agent streams, the people's log, webhooks, Slack messages. */
+  announceDecision: (d: { spec: CallSpec; approvalId: string }) => Promise<void>;
   pool: DatabasePool;
   logger: Logger;
   keyring: VaultKeyring;
@@ -77,36 +112,60 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
      * see a dead worker within seconds, and the retry that follows reads the mark.
      */
     async sendExecution(input: StepInput): Promise<SendOutcome> {
-      const { spec, executionId } = input;
-      const beat = setInterval(() => heartbeat(), 1_000);
-      try {
-        heartbeat();
-        let planned;
-        try {
-          // The call row and the instance are read side by side; the instance's failure (e.g.
-          // deleted meanwhile) or a disabled action is the call's typed error, nothing sent.
-          const { request, instance, action } = await loadStoredCall(deps, spec);
-          planned = await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false });
-        } catch (err) {
-          if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
-          throw err;
-        }
-        const marks = await calls.markExecutionSend(pool, executionId);
-        if (marks > 1 && !planned.idempotent) {
-          logger.warn({ execution_id: executionId, call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
-          return { kind: 'outcome_unknown' };
-        }
-        try {
-          const out = await planned.send(executionId);
-          return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
-        } catch (err) {
-          if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-          // The request may have left: an unexpected error is final, never a blind resend.
-          return { kind: 'error', error: errorBody(err) };
-        }
-      } finally {
-        clearInterval(beat);
-      }
+      return withHeartbeats(async () => {
+        const planned = await plan(input.spec, loadStoredCall(deps, input.spec));
+        if ('kind' in planned) return planned;
+        return sendOnce(input, planned, await calls.markExecutionSend(pool, input.executionId));
+      });
+    },
+
+    /**
+     * An allow of an auto-call approval and its execution in one regular activity (send-on-allow-v1,
+     * issue 28 item 3), without a workflow task between them. The decision, the chain's re-check
+     * and the stored request are read or written side by side (the re-check reads the chain as it
+     * is at the decision); the approver's answer goes to the API waiting in this process once the
+     * decision is committed; then the credential, and the execution's start with its send mark in
+     * one statement, and the request. The decision's events go out meanwhile. A retry is safe at
+     * every point: the decision is written once, the execution's state says where it stands, and
+     * the mark stops a second send of a request that is not idempotent.
+     */
+    async allowThenSend(input: AllowThenSendInput): Promise<SentOnAllow> {
+      const { spec, approvalId, executionId } = input.step;
+      return withHeartbeats(async () => {
+        const loading = loadStoredCall(deps, spec);
+        loading.catch(() => undefined); // judged below, once the decision is in
+        const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
+        deliverDecisionAnswer(input.answerKey, input.answer);
+        const announcing = deps.announceDecision(input.decision).then(
+          () => true,
+          (err: unknown) => (logger.warn({ err, approval_id: approvalId }, 'the decision’s events did not go out with the send: the workflow sends them'), false),
+        );
+        const sent = await (async (): Promise<AllowSend> => {
+          // Fresh (this attempt wrote the decision): the execution is `pending`; a retry reads it.
+          const exec = written ? null : await calls.getExecution(pool, executionId);
+          if (!written && !exec) throw new Error(`execution ${executionId} not found`);
+          const status = exec?.status ?? 'pending';
+          // A retry after the re-check refused it: the recorded verdict stands.
+          if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
+          const refusal = recheckRefusal(chain);
+          if (refusal) return { kind: 'stopped', result: await recordFinal(input.step, { kind: 'error', error: refusal }, 'cancelled') };
+          const planned = await plan(spec, loading);
+          const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
+          if ('kind' in planned) {
+            // Nothing can be sent: the execution starts and fails, as on resume.
+            if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
+            return { kind: 'sent', sent: planned };
+          }
+          const marks = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started()) : null;
+          return { kind: 'sent', sent: await sendOnce(input.step, planned, marks ?? (await calls.markExecutionSend(pool, executionId))) };
+        })();
+        return { ...sent, announced: await announcing };
+      });
+    },
+
+    /** The decision's events, when they did not go out with its send (send-on-allow-v1). */
+    async announceDecision(input: { spec: CallSpec; approvalId: string }): Promise<void> {
+      await deps.announceDecision(input);
     },
 
     /**
@@ -123,6 +182,49 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       return recordFinal(input, sent, sent.kind === 'sent' ? 'executed' : 'failed');
     },
   };
+
+  /** Heartbeats every second while `work` runs: Temporal sees a dead worker within seconds. */
+  async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
+    heartbeat();
+    const beat = setInterval(() => heartbeat(), 1_000);
+    try {
+      return await work();
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  /**
+   * The request planned with its credential (nothing sent), from the call row and the instance
+   * read side by side; the instance's failure (e.g. deleted meanwhile) or a disabled action is the
+   * call's typed error, nothing sent.
+   */
+  async function plan(spec: CallSpec, loading: ReturnType<typeof loadStoredCall>): Promise<Awaited<ReturnType<typeof planUpstream>> | Extract<SendOutcome, { kind: 'error' }>> {
+    try {
+      const { request, instance, action } = await loading;
+      return await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false });
+    } catch (err) {
+      if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
+      throw err;
+    }
+  }
+
+  /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. */
+  async function sendOnce(input: StepInput, planned: Awaited<ReturnType<typeof planUpstream>>, marks: number): Promise<SendOutcome> {
+    const { spec, executionId } = input;
+    if (marks > 1 && !planned.idempotent) {
+      logger.warn({ execution_id: executionId, call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
+      return { kind: 'outcome_unknown' };
+    }
+    try {
+      const out = await planned.send(executionId);
+      return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
+    } catch (err) {
+      if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
+      // The request may have left: an unexpected error is final, never a blind resend.
+      return { kind: 'error', error: errorBody(err) };
+    }
+  }
 
   function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: CallEvent) {
     return appendAudit(db, entryFor(spec, e));

@@ -14,7 +14,8 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
-import type { createCallActivities, RecordDecisionInput, SentOnAllow } from '../activities/calls.ts';
+import type { createCallActivities } from '../activities/calls.ts';
+import type { RecordDecisionInput, SentOnAllow } from '../activities/execution-steps.ts';
 import type { createNoticeActivities } from '../activities/notices.ts';
 import { reminderTimes } from '../core/notifications/reminders.ts';
 import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../core/permissions/authority.ts';
@@ -686,7 +687,9 @@ async function executeApproved(
   const prepare = localUntilLanded;
   const record = recordedWhatever;
   if (sentOnAllow) {
-    // Re-checked and sent with the decision (send-on-allow-v1): only the final record is left.
+    // Re-checked and sent with the decision (send-on-allow-v1): only the final record is left,
+    // after the decision's events if they did not go out with it.
+    if (!sentOnAllow.announced) await retriedBriefly.announceDecision({ spec: step.spec, approvalId: step.approvalId });
     if (sentOnAllow.kind === 'stopped') return sentOnAllow.result;
     return record.recordExecutionResult({ ...step, sent: sentOnAllow.sent });
   }

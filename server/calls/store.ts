@@ -254,7 +254,7 @@ export async function recordDecision(
     call: { id: string; status: string; open: boolean };
   },
   entry: AuditEntry,
-): Promise<void> {
+): Promise<boolean> {
   const execution = d.execution
     ? sql.fragment`execution AS (
         INSERT INTO executions (id, approval_id, status, runtime, expires_at)
@@ -271,6 +271,7 @@ export async function recordDecision(
     audit AS (${auditInsert(entry, found)})
     SELECT count(*)::int AS n, ${d.execution ? sql.fragment`EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment`false`} AS recorded FROM approval`);
   if (r.n === 0 && !r.recorded) throw new Error(`approval ${d.approvalId} not found`);
+  return r.n > 0;
 }
 
 function approvalSets(u: ApprovalUpdate) {
@@ -299,6 +300,21 @@ export async function startExecution(db: Db, id: string, triggeredBy: string, en
   await db.query(sql.unsafe`
     WITH started AS (UPDATE executions SET ${executionSets({ status: 'executing', triggeredBy, started: true })} WHERE id = ${id})
     ${auditInsert(entry)}`);
+}
+
+/**
+ * `startExecution` and `markExecutionSend` in one statement, for a send that follows its start at
+ * once (send-on-allow-v1): written only while the execution is still `pending`. Returns the send
+ * attempts so far, this one included; null when the execution had already left `pending`.
+ */
+export async function startExecutionMarked(db: Db, id: string, triggeredBy: string, entry: AuditEntry): Promise<number | null> {
+  const started = sql.fragment`EXISTS (SELECT 1 FROM started)`;
+  return db.maybeOneFirst(sql.type(sendAttempts)`
+    WITH started AS (
+      UPDATE executions SET ${executionSets({ status: 'executing', triggeredBy, started: true })}, send_marked_at = now(), send_attempts = send_attempts + 1
+      WHERE id = ${id} AND status = 'pending' RETURNING send_attempts),
+    audit AS (${auditInsert(entry, started)})
+    SELECT send_attempts FROM started`);
 }
 
 interface ExecutionUpdate {
