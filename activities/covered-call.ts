@@ -7,8 +7,8 @@ import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts'
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
-import { chooseCredential, planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
-import { currentEnvelopeJson } from '../server/vault/store.ts';
+import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { templateSecretOf, withPrefetchedSecret, type SecretRead } from './secret-prefetch.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { actionOf, loadStoredCall } from '../server/calls/stored-call.ts';
 import type { Logger } from '../server/logger.ts';
@@ -55,48 +55,19 @@ export interface SendClaim {
 
 /**
  * The request the API prepared in this process, taken before the check, and the template secret
- * its credential will read (issue 28): that secret's envelope is read by the check's own statement
- * (`secretRead`), not by one more. Opened (decrypted) only if the call is sent.
+ * its credential will read: that secret's envelope is read by the check's own statement (issue 28),
+ * not by one more. Opened (decrypted) only if the call is sent.
  */
 export interface CoveredPrefetch {
   handedOff: PreparedCall;
-  secret: { name: string; read: ReturnType<typeof currentEnvelopeJson> } | null;
+  secret: SecretRead | null;
 }
 
 /** Takes the hand-off (if this process prepared the call) and names the secret its send will read. */
 export function prefetchCovered(spec: CallSpec): CoveredPrefetch | null {
   const handedOff = takePreparedCall(spec.callId);
   if (!handedOff) return null;
-  const { stored, instance } = handedOff;
-  // A raw request on a connection injects its token, not a template secret.
-  if (stored.kind === 'http' && stored.connection) return { handedOff, secret: null };
-  let chosen;
-  try {
-    chosen = chooseCredential(instance.credentials, actionOf(instance, stored, spec.action));
-  } catch {
-    return { handedOff, secret: null }; // a disabled action: the plan says so, with its typed error
-  }
-  if (chosen.kind !== 'secret') return { handedOff, secret: null };
-  const name = chosen.choice.secretName;
-  return { handedOff, secret: { name, read: currentEnvelopeJson(spec.orgId, name) } };
-}
-
-/**
- * The executor with the prefetched envelope served for its one secret, once, for this org; any
- * other read goes to the vault as before.
- */
-function withPrefetchedSecret(executor: ExecutorDeps, orgId: string, name: string, envelope: unknown): ExecutorDeps {
-  const { openPrefetchedSecret, secretWithBinding } = executor;
-  if (!openPrefetchedSecret || !secretWithBinding) return executor;
-  let served = false;
-  return {
-    ...executor,
-    secretWithBinding: async (o, n, userId) => {
-      if (served || o !== orgId || n !== name) return secretWithBinding(o, n, userId);
-      served = true;
-      return openPrefetchedSecret(envelope, userId);
-    },
-  };
+  return { handedOff, secret: templateSecretOf(spec.orgId, handedOff.instance, handedOff.stored, spec.action) };
 }
 
 export function createCoveredCall(deps: CoveredCallDeps) {

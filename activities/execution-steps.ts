@@ -18,7 +18,8 @@ import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { ApprovalRecord, ApprovedEdit, CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
 import { deliverDecisionAnswer } from '../server/approvals/decision-answers.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
-import { entryFor, type CallEvent } from './covered-call.ts';
+import { entryFor, untilLanded, type CallEvent } from './covered-call.ts';
+import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 
 /** What the send step knows: the upstream answered, a typed error, or it cannot know. */
@@ -132,8 +133,10 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     async allowThenSend(input: AllowThenSendInput): Promise<SentOnAllow> {
       const { spec, approvalId, executionId } = input.step;
       return withHeartbeats(async () => {
-        const loading = loadStoredCall(deps, spec);
-        loading.catch(() => undefined); // judged below, once the decision is in
+        // The stored request is read beside the decision; an approver's edit is written with the
+        // decision, so an edited one is read after it.
+        const readStored = () => loadStoredCall(deps, spec).then((value) => ({ value }), (error: unknown) => ({ error }));
+        const early = spec.edit ? null : readStored();
         const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
         deliverDecisionAnswer(input.answerKey, input.answer);
         const announcing = deps.announceDecision(input.decision).then(
@@ -149,15 +152,35 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
           if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
           const refusal = recheckRefusal(chain);
           if (refusal) return { kind: 'stopped', result: await recordFinal(input.step, { kind: 'error', error: refusal }, 'cancelled') };
-          const planned = await plan(spec, loading);
           const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
-          if ('kind' in planned) {
-            // Nothing can be sent: the execution starts and fails, as on resume.
+          const loaded = await (early ?? readStored());
+          if ('error' in loaded) {
+            if (!(loaded.error instanceof AppError)) throw loaded.error;
+            // Nothing can be sent (the instance is gone, the action disabled): it starts and fails, as on resume.
             if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
-            return { kind: 'sent', sent: planned };
+            return { kind: 'sent', sent: { kind: 'error', error: appErrorBody(loaded.error) } };
           }
-          const marks = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started()) : null;
-          return { kind: 'sent', sent: await sendOnce(input.step, planned, marks ?? (await calls.markExecutionSend(pool, executionId))) };
+          // The start, its send mark and the template secret's envelope in one statement; the
+          // request is planned after it (a dependency briefly away is waited for in this attempt,
+          // so the mark does not turn a request that never left into outcome_unknown).
+          const secret = status === 'pending' ? templateSecretOf(spec.orgId, loaded.value.instance, loaded.value.request, spec.action) : null;
+          const claimed = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started(), secret ? { secret: secret.read } : undefined) : null;
+          const marks = claimed?.attempts ?? (await calls.markExecutionSend(pool, executionId));
+          let executor = secret && claimed ? withPrefetchedSecret(deps.executor, spec.orgId, secret.name, claimed.secret) : deps.executor;
+          const { request, instance, action } = loaded.value;
+          const planned = await untilLanded(
+            () => planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false }),
+            30_000,
+            (err) => {
+              executor = deps.executor; // a retry reads the secret afresh
+              return !(err instanceof AppError);
+            },
+          ).catch((err: unknown) => {
+            if (err instanceof AppError) return { kind: 'error' as const, error: appErrorBody(err) };
+            throw err;
+          });
+          if ('kind' in planned) return { kind: 'sent', sent: planned };
+          return { kind: 'sent', sent: await sendOnce(input.step, planned, marks) };
         })();
         return { ...sent, announced: await announcing };
       });

@@ -302,21 +302,23 @@ export async function startExecution(db: Db, id: string, triggeredBy: string, en
     ${auditInsert(entry)}`);
 }
 
+const startedMarked = z.object({ attempts: z.number(), secret: z.unknown() });
+
 /**
  * `startExecution` and `markExecutionSend` in one statement, for a send that follows its start at
  * once (send-on-allow-v1): written only while the execution is still `pending`. Returns the send
- * attempts so far, this one included; null when the execution had already left `pending`.
+ * attempts so far, this one included, and what `alsoRead.secret` read (a template secret's
+ * envelope, issue 28); null when the execution had already left `pending`.
  */
-export async function startExecutionMarked(db: Db, id: string, triggeredBy: string, entry: AuditEntry): Promise<number | null> {
+export async function startExecutionMarked(db: Db, id: string, triggeredBy: string, entry: AuditEntry, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
   const started = sql.fragment`EXISTS (SELECT 1 FROM started)`;
-  return db.maybeOneFirst(sql.type(sendAttempts)`
+  return db.maybeOne(sql.type(startedMarked)`
     WITH started AS (
       UPDATE executions SET ${executionSets({ status: 'executing', triggeredBy, started: true })}, send_marked_at = now(), send_attempts = send_attempts + 1
       WHERE id = ${id} AND status = 'pending' RETURNING send_attempts),
     audit AS (${auditInsert(entry, started)})
-    SELECT send_attempts FROM started`);
+    SELECT send_attempts AS attempts, ${alsoRead?.secret ?? sql.fragment`NULL::json`} AS secret FROM started`);
 }
-
 interface ExecutionUpdate {
   status: string;
   triggeredBy?: string | null;
