@@ -6,7 +6,10 @@
 //   update's acceptance and before the covered path's send mark (issue 24);
 // - `v4-`: decision-after-accept-v1 (issue 24), before a deduplicated call followed the approval it
 //   joined to its end (shared-outcome-v1, issue 26);
-// - `v5-`: the current code (recorded with `RECORD_HISTORIES=v5 npx vitest run test/integration/calls.test.ts`).
+// - `v5-`: shared-outcome-v1 (issue 26), before an auto-call allow was sent in the activity that
+//   records it (recorded with `RECORD_HISTORIES=v5 npx vitest run test/integration/calls.test.ts`).
+// - `v9-`: the current code, send-on-allow-v1 (issue 28): the same shapes as v5 plus an edited
+//   allow (recorded with `RECORD_HISTORIES=v9` and calls.test.ts, then approval-edits.test.ts).
 // - `v8-edited-`: edited-request-v1 (issue 31), an approver's edit allowed once and with
 //   allow_remember (recorded with `RECORD_HISTORIES=v8 npx vitest run test/integration/approval-edits.test.ts`).
 // Each set: a covered call, approvals executed on allow, on resume and with allow_remember, an
@@ -58,6 +61,16 @@ describe('recorded call histories', () => {
       'v7-notices-slack-allowed.json',
       'v8-edited-allowed-once.json',
       'v8-edited-remember.json',
+      'v9-allowed-auto.json',
+      'v9-allowed-manual.json',
+      'v9-allowed-remember.json',
+      'v9-covered.json',
+      'v9-denied.json',
+      'v9-edited-allowed-once.json',
+      'v9-edited-remember.json',
+      'v9-execution-expired.json',
+      'v9-joined.json',
+      'v9-pending.json',
     ]);
     const histories = (async function* () {
       // The SDK's own JSON reader trips over a second protobufjs copy under vitest: decode here.
