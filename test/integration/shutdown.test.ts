@@ -34,16 +34,19 @@ describe('gateway serve on SIGTERM', () => {
 
   it('stops within seconds even while a local activity (the re-check before a send) keeps failing', async () => {
     const api = apiClient(base);
-    const raised = await api(t.auto, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'held' } });
+    // An agent without auto-call: its allow is only recorded, and its resume runs the re-check as
+    // a local activity (an auto-call allow is re-checked inside its regular activity, issue 28).
+    const raised = await api(t.manual, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'held' } });
     expect(raised.status).toBe(202);
+    expect((await api(t.ownerToken, 'POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
     // A fault in PostgreSQL itself: every update of an execution fails, so the re-check's local
     // activity (which marks the execution `executing`) retries, for minutes with backoff, inside
-    // the workflow task that holds it. (The decision itself is a regular activity since issue 24.)
+    // the workflow task that holds it.
     await withPool(databaseUrl, async (p) => {
       await p.query(sql.unsafe`CREATE FUNCTION refuse_execution_updates() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`);
       await p.query(sql.unsafe`CREATE TRIGGER refuse_execution_updates BEFORE UPDATE ON executions FOR EACH ROW EXECUTE FUNCTION refuse_execution_updates()`);
     });
-    const resolving = api(t.ownerToken, 'POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' }).catch((err: unknown) => err);
+    const resolving = api(t.manual, 'POST', '/v1/actions/call', { approval_id: raised.body.approval_id }).catch((err: unknown) => err);
     // The re-check is being retried: the SDK logs each failed attempt of the local activity.
     const retrying = /"isLocal":true[^\n]*"activityType":"prepareExecution"|"activityType":"prepareExecution"[^\n]*"isLocal":true/;
     const deadline = Date.now() + 30_000;
