@@ -146,7 +146,7 @@ export function createServices(deps: ServiceDeps) {
   });
   const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined });
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.

@@ -1,7 +1,7 @@
 // Approvals: listing and reading them as the viewer may, and deciding them (the decision itself
 // runs in the call's workflow, through its `resolve` update). Starting and resuming calls stays
 // in server/calls/.
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
@@ -91,6 +91,8 @@ export interface ApprovalServiceDeps {
    * decision is committed, while its auto-call goes on to the send (send-on-allow-v1).
    */
   answersInProcess?: boolean;
+  /** How long an allow's in-process answer is waited for before the update's result is asked for. */
+  answerPatienceMs?: number;
 }
 
 /**
@@ -129,22 +131,27 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   const guarded = viaTemporal(temporal, deps.temporalHealth);
 
   /**
-   * Sends the decision. With a worker in this process, an allow may be sent in the activity that
-   * records it (send-on-allow-v1): the approver is answered from here once the decision is
-   * committed (decision-answers.ts), or by the update should the activity run elsewhere.
+   * Sends the decision. With a worker in this process, an auto-call allow is sent in the activity
+   * that records it (send-on-allow-v1): the approver is answered from here once the decision is
+   * committed (decision-answers.ts). The update is sent to be accepted only (a refusal still
+   * comes back at once); its result — which comes after the send — is asked for only when no
+   * answer came here in time (the activity ran in another process), so no poll is left behind.
    */
-  async function decide(callId: string, args: ResolveInput): Promise<ApprovalRecord> {
+  async function decide(callId: string, args: ResolveInput, autoCall: boolean): Promise<ApprovalRecord> {
     const handle = temporal.workflow.getHandle(callWorkflowId(callId));
-    if (!deps.answersInProcess || (args.decision !== 'allow' && args.decision !== 'allow_remember')) return handle.executeUpdate(resolveUpdate, { args: [args] });
+    const sentWithDecision = deps.answersInProcess && autoCall && (args.decision === 'allow' || args.decision === 'allow_remember');
+    if (!sentWithDecision) return handle.executeUpdate(resolveUpdate, { args: [args] });
     const answerKey = randomUUID();
     const expected = expectDecisionAnswer(answerKey);
-    const updated = handle.executeUpdate(resolveUpdate, { args: [{ ...args, answerKey }] });
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([expected.answer, updated]);
+      const accepted = await handle.startUpdate(resolveUpdate, { args: [{ ...args, answerKey }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.answerPatienceMs ?? 2_000)));
+      const first = await Promise.race([expected.answer, patience]);
+      return first === 'late' ? await Promise.race([expected.answer, accepted.result()]) : first;
     } finally {
+      clearTimeout(timer);
       expected.cancel();
-      // Answered in-process: the update completes once the send is recorded; nobody waits for it.
-      updated.catch(() => undefined);
     }
   }
 
@@ -216,7 +223,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         // `resolverIsAdmin`: the API vouches for authority beyond the chain, an admin's or
         // (issue 29) that of the user's approver the approval was routed to.
         const args = { ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) };
-        const record = await guarded('the decision', () => decide(row.call_id, args));
+        const record = await guarded('the decision', () => decide(row.call_id, args, row.auto_call_on_approve));
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: row.call?.disclosed ?? [] };
       } catch (err) {

@@ -478,4 +478,23 @@ describe('an eagerly started call whose in-process answer is slow to come', () =
     }
     for (const id of ids) expect(up.requests.filter((r) => r.url === `/items/${id}`), id).toHaveLength(1);
   });
+
+  it('answers an allow from the update once the send is recorded when no in-process answer is awaited, and sends once', async () => {
+    const admin = gw.as(gw.adminToken);
+    const agent = await admin('POST', '/v1/identities/agents', { name: 'impatient-approved' });
+    const call = gw.as(agent.body.key.token);
+    up.handle((req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: true, url: req.url }));
+    });
+    const raised = await call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'impatient-allow' } });
+    expect(raised.status).toBe(202);
+    const allowed = await admin('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' });
+    expect(allowed.status).toBe(200);
+    // The update's result comes after the send (send-on-allow-v1): the record says so already.
+    expect(allowed.body).toMatchObject({ status: 'allowed', execution: { status: 'pending' } });
+    const done = await until(() => admin('GET', `/v1/approvals/${raised.body.approval_id}`), (r) => r.body.execution?.status === 'executed');
+    expect(done.body.execution.http_status_code).toBe(201);
+    expect(up.requests.filter((r) => r.body.includes('impatient-allow'))).toHaveLength(1);
+  });
 });
