@@ -98,7 +98,11 @@ describe('the statements of an approval transition', () => {
     const a = await raise('local-steps');
     expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
     await until(() => human('GET', `/v1/approvals/${a.id}`), (r) => r.body.execution?.status === 'executed');
-    const history = await gw.temporal.workflow.getHandle(callWorkflowId(a.call_id)).fetchHistory();
+    // The row is final once the record step commits; its marker is in the history once the
+    // workflow task that ran it completes: the workflow's end says so.
+    const handle = gw.temporal.workflow.getHandle(callWorkflowId(a.call_id));
+    await handle.result();
+    const history = await handle.fetchHistory();
     const events = history.events ?? [];
     const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
     // The decision is a regular activity (issue 24): its statement runs only once the update's
