@@ -75,16 +75,13 @@ export function createCoveredCall(deps: CoveredCallDeps) {
 
   /**
    * The request, planned with its credential (nothing sent): as the API prepared it in this
-   * process (with the secret's envelope the check read), else from the call row. The prefetch
-   * serves the first attempt only: a retry after a PostgreSQL blip reads everything afresh.
+   * process, else from the call row. `executor` serves the envelope the check read, once: a retry
+   * after a PostgreSQL blip reads the secret afresh.
    */
-  async function plan(spec: CallSpec, prefetched: { value: CoveredPrefetch | null; envelope: unknown }) {
-    const pre = prefetched.value;
-    prefetched.value = null;
+  async function plan(spec: CallSpec, pre: CoveredPrefetch | null, executor: ExecutorDeps) {
     const { request, redacted, instance, action } = pre
       ? { ...pre.handedOff, request: pre.handedOff.stored, action: actionOf(pre.handedOff.instance, pre.handedOff.stored, spec.action) }
       : await loadStoredCall(deps, spec);
-    const executor = pre?.secret ? withPrefetchedSecret(deps.executor, spec.orgId, pre.secret.name, prefetched.envelope) : deps.executor;
     const planned = await planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: spec.verbose });
     return { planned, redacted };
   }
@@ -108,12 +105,12 @@ export function createCoveredCall(deps: CoveredCallDeps) {
   return async function executeCovered(spec: CallSpec, claim: SendClaim, prefetch: CoveredPrefetch | null = null, envelope: unknown = null): Promise<CoveredResult> {
     let planned;
     let redacted: unknown;
-    const prefetched = { value: prefetch, envelope };
+    const executor = prefetch?.secret ? withPrefetchedSecret(deps.executor, spec.orgId, prefetch.secret.name, envelope) : deps.executor;
     try {
       // Nothing has left yet: a dependency that is briefly away (PostgreSQL restarting under the
       // vault or the registry) is waited for here rather than turned into a final failure.
       // A typed error (a missing credential, a disabled action) is final at once.
-      ({ planned, redacted } = await untilLanded(() => plan(spec, prefetched), 30_000, (err) => !(err instanceof AppError)));
+      ({ planned, redacted } = await untilLanded(() => plan(spec, prefetch, executor), 30_000, (err) => !(err instanceof AppError)));
     } catch (err) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
       return failed(spec, err instanceof AppError ? appErrorBody(err) : notSent(deps, spec, err));

@@ -9,8 +9,8 @@ import type { DatabasePool } from 'slonik';
 import { appendAudit } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
-import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
-import { loadStoredCall } from '../server/calls/stored-call.ts';
+import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
+import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
@@ -77,6 +77,14 @@ export interface ExecutionStepDeps {
   approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
 }
 
+type TypedError = Extract<SendOutcome, { kind: 'error' }>;
+
+/** A typed failure (AppError) as the call's error; anything else is rethrown. */
+function typedError(err: unknown): TypedError {
+  if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
+  throw err;
+}
+
 /** An edited request's outcome and audit rows say so, with the diff (edited-request-v1). */
 const editedMark = (spec: CallSpec): EditedMark => (spec.edit ? { modified_by_approver: true, diff: spec.edit.diff } : {});
 
@@ -114,7 +122,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
      */
     async sendExecution(input: StepInput): Promise<SendOutcome> {
       return withHeartbeats(async () => {
-        const planned = await plan(input.spec, loadStoredCall(deps, input.spec));
+        const planned = await plan(input.spec, await loadStoredCall(deps, input.spec).catch(typedError));
         if ('kind' in planned) return planned;
         return sendOnce(input, planned, await calls.markExecutionSend(pool, input.executionId));
       });
@@ -135,7 +143,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       return withHeartbeats(async () => {
         // The stored request is read beside the decision; an approver's edit is written with the
         // decision, so an edited one is read after it.
-        const readStored = () => loadStoredCall(deps, spec).then((value) => ({ value }), (error: unknown) => ({ error }));
+        const readStored = () => loadStoredCall(deps, spec).catch(typedError);
         const early = spec.edit ? null : readStored();
         const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
         deliverDecisionAnswer(input.answerKey, input.answer);
@@ -154,31 +162,20 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
           if (refusal) return { kind: 'stopped', result: await recordFinal(input.step, { kind: 'error', error: refusal }, 'cancelled') };
           const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
           const loaded = await (early ?? readStored());
-          if ('error' in loaded) {
-            if (!(loaded.error instanceof AppError)) throw loaded.error;
+          if ('kind' in loaded) {
             // Nothing can be sent (the instance is gone, the action disabled): it starts and fails, as on resume.
             if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
-            return { kind: 'sent', sent: { kind: 'error', error: appErrorBody(loaded.error) } };
+            return { kind: 'sent', sent: loaded };
           }
           // The start, its send mark and the template secret's envelope in one statement; the
           // request is planned after it (a dependency briefly away is waited for in this attempt,
           // so the mark does not turn a request that never left into outcome_unknown).
-          const secret = status === 'pending' ? templateSecretOf(spec.orgId, loaded.value.instance, loaded.value.request, spec.action) : null;
+          const secret = status === 'pending' ? templateSecretOf(spec.orgId, loaded.instance, loaded.request, spec.action) : null;
           const claimed = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started(), secret ? { secret: secret.read } : undefined) : null;
           const marks = claimed?.attempts ?? (await calls.markExecutionSend(pool, executionId));
-          let executor = secret && claimed ? withPrefetchedSecret(deps.executor, spec.orgId, secret.name, claimed.secret) : deps.executor;
-          const { request, instance, action } = loaded.value;
-          const planned = await untilLanded(
-            () => planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false }),
-            30_000,
-            (err) => {
-              executor = deps.executor; // a retry reads the secret afresh
-              return !(err instanceof AppError);
-            },
-          ).catch((err: unknown) => {
-            if (err instanceof AppError) return { kind: 'error' as const, error: appErrorBody(err) };
-            throw err;
-          });
+          // The prefetched envelope is served once: a retry of the plan reads the secret afresh.
+          const executor = secret && claimed ? withPrefetchedSecret(deps.executor, spec.orgId, secret.name, claimed.secret) : deps.executor;
+          const planned = await untilLanded(() => plan(spec, loaded, executor), 30_000, (err) => !(err instanceof AppError));
           if ('kind' in planned) return { kind: 'sent', sent: planned };
           return { kind: 'sent', sent: await sendOnce(input.step, planned, marks) };
         })();
@@ -218,18 +215,14 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   }
 
   /**
-   * The request planned with its credential (nothing sent), from the call row and the instance
-   * read side by side; the instance's failure (e.g. deleted meanwhile) or a disabled action is the
-   * call's typed error, nothing sent.
+   * The request planned with its credential (nothing sent), from the stored call (its row and
+   * instance, read side by side). A typed failure — the instance deleted meanwhile, a disabled
+   * action, a missing credential — is the call's error, nothing sent; anything else is thrown.
    */
-  async function plan(spec: CallSpec, loading: ReturnType<typeof loadStoredCall>): Promise<Awaited<ReturnType<typeof planUpstream>> | Extract<SendOutcome, { kind: 'error' }>> {
-    try {
-      const { request, instance, action } = await loading;
-      return await planUpstream(deps.executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false });
-    } catch (err) {
-      if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
-      throw err;
-    }
+  async function plan(spec: CallSpec, stored: StoredCall | TypedError, executor = deps.executor): Promise<PlannedUpstream | TypedError> {
+    if ('kind' in stored) return stored;
+    const { request, instance, action } = stored;
+    return planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false }).catch(typedError);
   }
 
   /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. */

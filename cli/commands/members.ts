@@ -16,9 +16,13 @@ function roleOf(text: string): Role {
   return text as Role;
 }
 
+/** The org's people, read once per command, to find people by email or id in. */
+async function people(c: Caller) {
+  return (await ok(c.api.GET('/v1/org/members'))).members;
+}
+
 /** A person by email or id (the whole id, or its start when only one person's id starts so). */
-async function personId(c: Caller, ref: string): Promise<string> {
-  const { members } = await ok(c.api.GET('/v1/org/members'));
+function personId(members: Awaited<ReturnType<typeof people>>, ref: string): string {
   const found = members.filter((m) => m.email.toLowerCase() === ref.toLowerCase() || m.id === ref || (ref.length >= 4 && m.id.startsWith(ref)));
   if (found.length === 1) return found[0]!.id;
   throw usageError(found.length === 0 ? `no person "${ref}" in this org (gateway members lists them)` : `"${ref}" matches ${found.length} people: give the email`);
@@ -52,7 +56,7 @@ export function membersCommand(): Command {
     .action(async (ref: string, role: string, _o: unknown, cmd: Command) => {
       const r = roleOf(role);
       const c = await caller(cmd);
-      const m = await ok(c.api.PATCH('/v1/org/members/{id}', { params: { path: { id: await personId(c, ref) } }, body: { role: r } }));
+      const m = await ok(c.api.PATCH('/v1/org/members/{id}', { params: { path: { id: personId(await people(c), ref) } }, body: { role: r } }));
       say(`${m.email} is now ${m.role}.`);
     });
   members
@@ -62,8 +66,9 @@ export function membersCommand(): Command {
     .argument('<approver>', 'email or id, or none')
     .action(async (ref: string, approver: string, _o: unknown, cmd: Command) => {
       const c = await caller(cmd);
-      const approverId = approver === 'none' ? null : await personId(c, approver);
-      const m = await ok(c.api.PATCH('/v1/org/members/{id}', { params: { path: { id: await personId(c, ref) } }, body: { approver_id: approverId } }));
+      const list = await people(c);
+      const approverId = approver === 'none' ? null : personId(list, approver);
+      const m = await ok(c.api.PATCH('/v1/org/members/{id}', { params: { path: { id: personId(list, ref) } }, body: { approver_id: approverId } }));
       say(approverId ? `${m.email} now bubbles to ${approver}.` : `${m.email} now bubbles to the org's admins.`);
     });
   members
@@ -72,7 +77,7 @@ export function membersCommand(): Command {
     .argument('<person>', 'email or id')
     .action(async (ref: string, _o: unknown, cmd: Command) => {
       const c = await caller(cmd);
-      const m = await ok(c.api.POST('/v1/org/members/{id}/deactivate', { params: { path: { id: await personId(c, ref) } } }));
+      const m = await ok(c.api.POST('/v1/org/members/{id}/deactivate', { params: { path: { id: personId(await people(c), ref) } } }));
       say(`${m.email} is deactivated.`);
     });
   return members;
@@ -99,7 +104,7 @@ export function inviteCommand(): Command {
       const body = {
         email,
         role,
-        ...(o.approver ? { approver_id: await personId(c, o.approver) } : {}),
+        ...(o.approver ? { approver_id: personId(await people(c), o.approver) } : {}),
         ...(days !== undefined ? { expires_in_days: days } : {}),
       };
       const r = await ok(c.api.POST('/v1/org/invitations', { body }));

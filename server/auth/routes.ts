@@ -20,13 +20,19 @@ const Session = z.strictObject({
 });
 
 /**
- * The session cookie. `Secure` whenever the dashboard is served over https: judged by PUBLIC_URL
- * (a TLS-terminating proxy may not say X-Forwarded-Proto), or by the request itself.
+ * An HttpOnly, SameSite=Lax cookie of the gateway. `Secure` whenever the dashboard is served over
+ * https: judged by PUBLIC_URL (a TLS-terminating proxy may not say X-Forwarded-Proto), or by the
+ * request itself. Lax: sent on a top-level navigation back (an identity provider's redirect), not
+ * on cross-site subrequests.
  */
-export function sessionCookie(req: Request, value: string, maxAge: number, publicUrl: string): string {
+export function gatewayCookie(req: Request, publicUrl: string, c: { name: string; value: string; path: string; maxAge: number }): string {
   const secure = req.secure || publicUrl.startsWith('https://') ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
+  return `${c.name}=${encodeURIComponent(c.value)}; Path=${c.path}; HttpOnly; SameSite=Lax; Max-Age=${c.maxAge}${secure}`;
 }
+
+/** The session cookie (`gatewayCookie` on the whole site). */
+export const sessionCookie = (req: Request, value: string, maxAge: number, publicUrl: string): string =>
+  gatewayCookie(req, publicUrl, { name: SESSION_COOKIE, value, path: '/', maxAge });
 
 /** Sign-in is open; sign-out needs the session (mounted after authentication). */
 export function loginRoutes(auth: AuthService, publicUrl: string): Router {

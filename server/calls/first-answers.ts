@@ -5,27 +5,22 @@
 // answered elsewhere (its task retried on another worker) is never delivered here: the waiting
 // side falls back to the `outcome` update. Entries live only while someone waits.
 import type { CallOutcome } from '../../workflows/definitions.ts';
+import { inProcessAnswers } from '../temporal/in-process-answers.ts';
 
 /** `answer`: the call's first answer; `defer`: the call goes on to an approval (the update answers). */
 export type FirstAnswer = { kind: 'answer'; outcome: CallOutcome } | { kind: 'defer' };
 
-const waiting = new Map<string, (a: FirstAnswer) => void>();
+const answers = inProcessAnswers<FirstAnswer>();
 const counts = { delivered: 0, deferred: 0 };
 
 /** Starts waiting for the call's first answer; `cancel` stops (the promise then never settles). */
-export function expectFirstAnswer(callId: string): { answer: Promise<FirstAnswer>; cancel(): void } {
-  const answer = new Promise<FirstAnswer>((resolve) => waiting.set(callId, resolve));
-  return { answer, cancel: () => void waiting.delete(callId) };
-}
+export const expectFirstAnswer = (callId: string) => answers.expect(callId);
 
 /** The activity's side: the first answer (null: an approval decides), if this process waits for it. */
 export function deliverFirstAnswer(callId: string, outcome: CallOutcome | null): void {
-  const resolve = waiting.get(callId);
-  if (!resolve) return;
-  waiting.delete(callId);
+  if (!answers.deliver(callId, outcome ? { kind: 'answer', outcome } : { kind: 'defer' })) return;
   if (outcome) counts.delivered++;
   else counts.deferred++;
-  resolve(outcome ? { kind: 'answer', outcome } : { kind: 'defer' });
 }
 
 /** How many answers were taken in this process (tests and diagnostics). */

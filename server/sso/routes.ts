@@ -4,21 +4,13 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
-import { sessionCookie } from '../auth/routes.ts';
+import { gatewayCookie, sessionCookie } from '../auth/routes.ts';
 import { SESSION_TTL_SECONDS } from '../auth/service.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
 import { errorPage, PAGE_HEADERS } from '../oauth/html.ts';
+import { readCookie } from '../auth/middleware.ts';
 import { SSO_BROWSER_COOKIE, SSO_LOGIN_TTL_SECONDS, SsoRefusal, type SsoService } from './service.ts';
-
-/** One cookie's value from a Cookie header. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 export const SsoConfig = z
   .strictObject({
@@ -66,9 +58,7 @@ export function ssoPublicRoutes(sso: SsoService, publicUrl: string): Router {
     errors: ['not_found', 'invitation_unusable', 'unavailable'],
   }, async (req, res, { body }) => {
     const { authorization_url, browser } = await sso.start(body);
-    const secure = req.secure || publicUrl.startsWith('https://') ? '; Secure' : '';
-    // Lax: sent on the provider's top-level redirect back, not on cross-site subrequests.
-    res.setHeader('Set-Cookie', `${SSO_BROWSER_COOKIE}=${browser}; Path=/v1/auth/sso; HttpOnly; SameSite=Lax; Max-Age=${SSO_LOGIN_TTL_SECONDS}${secure}`);
+    res.setHeader('Set-Cookie', gatewayCookie(req, publicUrl, { name: SSO_BROWSER_COOKIE, value: browser, path: '/v1/auth/sso', maxAge: SSO_LOGIN_TTL_SECONDS }));
     res.json({ authorization_url });
   });
   r.route({
@@ -89,7 +79,7 @@ export function ssoPublicRoutes(sso: SsoService, publicUrl: string): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     const query = new URLSearchParams(req.url.split('?')[1] ?? '');
     try {
-      const done = await sso.callback(query, cookieValue(req.headers.cookie, SSO_BROWSER_COOKIE));
+      const done = await sso.callback(query, readCookie(req, SSO_BROWSER_COOKIE));
       res.setHeader('Set-Cookie', sessionCookie(req, done.token, SESSION_TTL_SECONDS, publicUrl));
       res.redirect(303, `${publicUrl}${done.landing}`);
     } catch (err) {

@@ -126,12 +126,14 @@ export function createTeamService(deps: {
     }
   }
 
-  function lookupError(i: store.InvitationRow | null): AppError | null {
-    if (!i) return notFound('invitation');
+  /** The open invitation a link's token names, or the refusal that says why it cannot be used. */
+  async function openByToken(token: string): Promise<store.InvitationRow & { org_name: string }> {
+    const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
+    if (!i) throw notFound('invitation');
     const state = invitationState(i);
-    if (state === 'open') return null;
+    if (state === 'open') return i;
     const why = { accepted: 'has already been used', revoked: 'was revoked by an admin', expired: 'has expired' }[state];
-    return new AppError('invitation_unusable', `this invitation ${why}: ask an admin for a new one`, { reason: state });
+    throw new AppError('invitation_unusable', `this invitation ${why}: ask an admin for a new one`, { reason: state });
   }
 
   return {
@@ -239,28 +241,23 @@ export function createTeamService(deps: {
       assertAdmin(p, 'revoke invitations');
       const i = await store.getInvitation(pool, p.orgId, id);
       if (!i) throw notFound('invitation');
-      if (!(await store.revokeInvitation(pool, id))) {
-        throw new AppError('invitation_unusable', `the invitation is already ${invitationState(i)}`, { reason: invitationState(i) });
-      }
+      const revokedAt = await store.revokeInvitation(pool, id);
+      if (!revokedAt) throw new AppError('invitation_unusable', `the invitation is already ${invitationState(i)}`, { reason: invitationState(i) });
       await audit(p.orgId, 'invitation.revoked', null, p.identityId, { invitation_id: i.id, email: i.email });
-      return publicInvitation((await store.getInvitation(pool, p.orgId, id))!);
+      return publicInvitation({ ...i, revoked_at: revokedAt });
     },
 
     /** What the accept page shows before the person chooses a password (no session needed). */
     async lookup(token: string) {
-      const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
-      const refusal = lookupError(i);
-      if (refusal) throw refusal;
-      const passwordJoin = deps.passwordSigninAllowed ? await deps.passwordSigninAllowed(i!.org_id) : true;
-      return { email: i!.email, role: i!.role, org_id: i!.org_id, org_name: i!.org_name, expires_at: i!.expires_at.toISOString(), password_join: passwordJoin };
+      const i = await openByToken(token);
+      const passwordJoin = deps.passwordSigninAllowed ? await deps.passwordSigninAllowed(i.org_id) : true;
+      return { email: i.email, role: i.role, org_id: i.org_id, org_name: i.org_name, expires_at: i.expires_at.toISOString(), password_join: passwordJoin };
     },
 
     /** An open invitation by id (an SSO sign-in started from an invitation link), or the refusal. */
     async openInvitation(token: string) {
-      const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
-      const refusal = lookupError(i);
-      if (refusal) throw refusal;
-      return { id: i!.id, orgId: i!.org_id, email: i!.email };
+      const i = await openByToken(token);
+      return { id: i.id, orgId: i.org_id, email: i.email };
     },
 
     /**
@@ -305,33 +302,31 @@ export function createTeamService(deps: {
     async acceptWithPassword(token: string, input: { name: string; password: string }) {
       const problem = newPasswordProblem(input.password);
       if (problem) throw invalidRequest(problem, { field: 'password' });
-      const i = token.startsWith(INVITATION_PREFIX) ? await store.invitationByToken(pool, hashToken(token)) : null;
-      const refusal = lookupError(i);
-      if (refusal) throw refusal;
-      if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(i!.org_id))) {
+      const i = await openByToken(token);
+      if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(i.org_id))) {
         throw forbidden('this organisation signs in with single sign-on only: join with its "Join with …" button');
       }
       const passwordHash = await hashPassword(input.password);
       const session = newToken(SESSION_PREFIX);
       const joined = await pool.transaction(async (tx) => {
-        if (await store.userByEmail(tx, i!.email)) throw conflict(`${i!.email} already has an account`);
+        if (await store.userByEmail(tx, i.email)) throw conflict(`${i.email} already has an account`);
         const userId = await store.createInvitedUser(tx, {
-          orgId: i!.org_id,
+          orgId: i.org_id,
           name: input.name,
-          email: i!.email,
-          role: i!.role,
-          approverId: i!.approver_id,
+          email: i.email,
+          role: i.role,
+          approverId: i.approver_id,
           passwordHash,
-          createdBy: i!.created_by,
+          createdBy: i.created_by,
         });
-        if (!(await store.claimInvitation(tx, i!.id, userId))) {
+        if (!(await store.claimInvitation(tx, i.id, userId))) {
           throw new AppError('invitation_unusable', 'this invitation has just been used or is no longer valid', { reason: 'accepted' });
         }
         const s = await createSession(tx, userId, hashToken(session), SESSION_TTL_SECONDS);
-        await appendAudit(tx, { orgId: i!.org_id, event: 'member.joined', userId, actorId: userId, identityChain: [userId], details: { via: 'password', invitation_id: i!.id, role: i!.role } });
+        await appendAudit(tx, { orgId: i.org_id, event: 'member.joined', userId, actorId: userId, identityChain: [userId], details: { via: 'password', invitation_id: i.id, role: i.role } });
         return { userId, expiresAt: s.expires_at };
       });
-      return { token: session, expiresAt: joined.expiresAt, member: publicMember((await store.getMember(pool, i!.org_id, joined.userId))!), landing: LANDING_PATH };
+      return { token: session, expiresAt: joined.expiresAt, member: publicMember((await store.getMember(pool, i.org_id, joined.userId))!), landing: LANDING_PATH };
     },
   };
 }

@@ -125,10 +125,10 @@ export const openInvitationFor = (db: Db, orgId: string, email: string) =>
     SELECT ${INVITATION_COLUMNS} FROM invitations
     WHERE org_id = ${orgId} AND lower(email) = lower(${email}) AND accepted_at IS NULL AND revoked_at IS NULL`);
 
-export async function revokeInvitation(db: Db, id: string): Promise<boolean> {
-  const r = await db.query(sql.unsafe`UPDATE invitations SET revoked_at = now() WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL`);
-  return r.rowCount > 0;
-}
+/** Revokes an invitation still open; its revocation time, or null when it was not (already used or revoked). */
+export const revokeInvitation = (db: Db, id: string) =>
+  db.maybeOneFirst(sql.type(z.object({ revoked_at: z.date() }))`
+    UPDATE invitations SET revoked_at = now() WHERE id = ${id} AND accepted_at IS NULL AND revoked_at IS NULL RETURNING revoked_at`);
 
 /** Takes the invitation (single use): true only for the one request that finds it open and unexpired. */
 export async function claimInvitation(db: Db, id: string, userId: string): Promise<boolean> {
