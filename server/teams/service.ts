@@ -119,7 +119,9 @@ export function createTeamService(deps: {
   }
 
   /** The last active admin stays: refuses a change that would leave none. Inside the caller's transaction, under the org lock. */
-  async function guardLastAdmin(tx: Parameters<Parameters<DatabasePool['transaction']>[0]>[0], m: store.MemberRow): Promise<void> {
+  async function guardLastAdmin(tx: Parameters<Parameters<DatabasePool['transaction']>[0]>[0], member: store.MemberRow): Promise<void> {
+    // Read again under the org's people lock: the role the page saw may have changed since.
+    const m = (await store.getMember(tx, member.org_id, member.id)) ?? member;
     if (m.role !== 'admin' || m.status !== 'active') return;
     if ((await store.activeAdminCount(tx, m.org_id)) <= 1) {
       throw new AppError('last_admin', `${m.name} is the org's last admin: make someone else an admin first`, { member_id: m.id });
