@@ -297,6 +297,11 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
 export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
 
+/** The one local activity of the design-floor workflow: hands the answer to the caller in-process. */
+export interface BenchmarkActivities {
+  benchmarkAnswer(id: string): Promise<void>;
+}
+
 /**
  * The call workflow's search attributes, all Keyword: the API sets them at start, the workflow
  * upserts the status. The embedded Temporal is started with them; another is checked for them.
