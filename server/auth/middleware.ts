@@ -2,7 +2,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError, unauthenticated } from '../errors.ts';
 import type { Principal } from './principal.ts';
-import type { AcceptedKinds, AuthService } from './service.ts';
+import type { AcceptedKinds, AuthRideAlong, AuthService } from './service.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -51,7 +51,13 @@ export function assertDashboardOrigin(req: Request, publicUrl: string): void {
   }
 }
 
-export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: { publicUrl?: string } = {}): RequestHandler {
+export interface AuthenticateOptions {
+  publicUrl?: string;
+  /** What the request will read next, read with an agent key's authentication (see AuthRideAlong). */
+  alongside?: (req: Request) => AuthRideAlong | undefined;
+}
+
+export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: AuthenticateOptions = {}): RequestHandler {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     let token: string | undefined;
@@ -68,7 +74,7 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: { p
     if (!token) throw unauthenticated();
     // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.
     const kinds = header !== undefined ? accept : { session: true, agentKey: false, oauth: false };
-    req.principal = await auth.authenticate(token, kinds);
+    req.principal = await auth.authenticate(token, kinds, header !== undefined ? opts.alongside?.(req) : undefined);
     req.credential = { token, accept: kinds };
     next();
   };

@@ -1,7 +1,7 @@
 // Sign-in, sessions and bearer resolution. One place turns a presented token into a Principal.
 import type { DatabasePool } from 'slonik';
 import { AppError, unauthenticated } from '../errors.ts';
-import type { IdentityReader, IdentityRow } from '../identities/readers.ts';
+import type { IdentityReader, IdentityRow, KeyRideAlong } from '../identities/readers.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
 import { attachRequestChain } from './request-chain.ts';
@@ -25,6 +25,16 @@ export interface AuthDeps {
 }
 
 export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
+
+/**
+ * A read the request will need next, made in the same statement as an agent key's authentication
+ * (the call path's instance lookup, server/registry/service.ts): `keep` gets what it read with the
+ * principal it is for. Other credentials authenticate as usual, and the reader reads on its own.
+ */
+export interface AuthRideAlong {
+  sql: KeyRideAlong;
+  keep(p: Principal, value: unknown): void;
+}
 
 export function createAuthService(deps: AuthDeps) {
   const { pool, identities } = deps;
@@ -68,7 +78,7 @@ export function createAuthService(deps: AuthDeps) {
     },
 
     /** Resolves a bearer token of an accepted kind; anything else is `unauthenticated`. */
-    async authenticate(token: string, accept: AcceptedKinds): Promise<Principal> {
+    async authenticate(token: string, accept: AcceptedKinds, alongside?: AuthRideAlong): Promise<Principal> {
       switch (tokenKind(token)) {
         case 'session': {
           if (!accept.session) throw unauthenticated('a dashboard session token is not accepted here');
@@ -80,7 +90,7 @@ export function createAuthService(deps: AuthDeps) {
         case 'agent_key': {
           if (!accept.agentKey) throw unauthenticated('an agent key is not accepted here');
           // The chain and org settings come along: a call reuses them (request-chain.ts).
-          const found = await identities.findAgentKeyWithChain(hashToken(token));
+          const found = await identities.findAgentKeyWithChain(hashToken(token), alongside?.sql);
           if (!found) throw unauthenticated('the agent key is invalid or revoked');
           if (!found.lastUsedAt || Date.now() - found.lastUsedAt.getTime() > KEY_TOUCH_INTERVAL_MS) {
             await identities.touchAgentKey(found.keyId);
@@ -96,6 +106,7 @@ export function createAuthService(deps: AuthDeps) {
             credentialId: found.keyId,
           };
           attachRequestChain(p, { chain: found.chain, org: found.org });
+          alongside?.keep(p, found.alongside);
           return p;
         }
         case 'jwt': {

@@ -1,5 +1,7 @@
 // REST: action calls (service action, raw HTTP, resume by approval_id). Approvals: server/approvals/routes.ts.
 import type { Request, Response, Router } from 'express';
+import type { AuthRideAlong } from '../auth/service.ts';
+import { instanceLookupAlong } from '../registry/request-lookup.ts';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import { principalOf } from '../auth/middleware.ts';
@@ -13,14 +15,17 @@ const uuid = z.uuid({ error: 'must be a UUID' });
 const params = z.record(z.string(), z.unknown());
 
 const resumeBody = z.strictObject({ approval_id: uuid });
+/** The bodies' bound on `service`: a longer name is refused by validation (and reads nothing). */
+const SERVICE_NAME_BOUND = 100;
+
 const actionBody = z.strictObject({
-  service: z.string().min(1).max(100),
+  service: z.string().min(1).max(SERVICE_NAME_BOUND),
   action: z.string().min(1).max(200),
   params: params.optional(),
   verbose: z.boolean().optional(),
 });
 const httpBody = z.strictObject({
-  service: z.string().min(1).max(100),
+  service: z.string().min(1).max(SERVICE_NAME_BOUND),
   method: z.string().min(3).max(10),
   path: z.string().min(1).max(8192),
   body: z.unknown().optional(),
@@ -75,6 +80,23 @@ const callAnswers = {
 function sendOutcome(res: Response, outcome: CallOutcome): void {
   const answer = answerOf(outcome);
   res.status(answer.status === 'pending_approval' ? 202 : 200).json(answer);
+}
+
+/**
+ * The service a call request names (POST /v1/actions/call or /actions/http, not a resume), read
+ * before validation so its instance lookup rides along the key's authentication (one statement less
+ * per call). Only a hint: validation still judges the body, and an unused lookup costs nothing more.
+ */
+export function serviceNamedByCall(req: Request): string | undefined {
+  if (req.method !== 'POST' || (req.path !== '/actions/call' && req.path !== '/actions/http')) return undefined;
+  const service = (req.body as { service?: unknown } | undefined)?.service;
+  return typeof service === 'string' && service.length <= SERVICE_NAME_BOUND ? service : undefined;
+}
+
+/** What rides along a call request's authentication: the lookup of the service it names. */
+export function callLookupAlong(req: Request): AuthRideAlong | undefined {
+  const service = serviceNamedByCall(req);
+  return service === undefined ? undefined : instanceLookupAlong(service);
 }
 
 export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<ConnectionRef>): Router {

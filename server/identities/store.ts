@@ -1,7 +1,7 @@
 // SQL for identities, agent keys and permission rules. No authorization here: the service decides
 // who may do what; this module only reads and writes rows. Other features read identities through
 // readers.ts, handed to them by the composition root.
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
 // An agent key's read carries its org's approval settings (one statement): their row type is orgs'.
@@ -243,12 +243,18 @@ export interface AgentKeyWithChain {
 }
 
 /**
- * The principal behind an agent key plus what a call needs next, in the same round trip: the
- * whole chain and the org's approval settings. A key only authenticates while it is live and it,
- * its (non-user) identity and every ancestor are active.
+ * A read that rides along an agent key's authentication: a SQL expression of one JSON value, given
+ * the key's org and user as SQL expressions; it comes back as `alongside` (one statement, not two).
  */
-export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer): Promise<AgentKeyWithChain | null> {
-  const rows = await db.any(sql.type(agentKeyChainRow)`
+export type KeyRideAlong = (org: FragmentSqlToken, user: FragmentSqlToken) => FragmentSqlToken;
+
+/**
+ * The principal behind an agent key plus what a call needs next, in the same round trip: the
+ * whole chain and the org's approval settings, and what `alongside` reads. A key only
+ * authenticates while it is live and it, its (non-user) identity and every ancestor are active.
+ */
+export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside?: KeyRideAlong): Promise<(AgentKeyWithChain & { alongside: unknown }) | null> {
+  const rows = await db.any(sql.type(agentKeyChainRow.extend({ alongside: z.unknown() }))`
     WITH RECURSIVE key AS (
       SELECT id AS key_id, identity_id, last_used_at FROM agent_keys WHERE token_hash = ${sql.binary(tokenHash)} AND revoked_at IS NULL
     ), chain AS (
@@ -256,7 +262,8 @@ export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer): Promise<
       UNION ALL
       SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
     )
-    SELECT c.*, key.key_id, key.last_used_at, o.approval_ttl_seconds, o.approval_auto_bubble_seconds, o.max_pending_per_agent
+    SELECT c.*, key.key_id, key.last_used_at, o.approval_ttl_seconds, o.approval_auto_bubble_seconds, o.max_pending_per_agent,
+      ${alongside ? sql.fragment`(SELECT ${alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`} AS alongside
     FROM (SELECT ${IDENTITY_COLUMNS}, depth FROM chain) c CROSS JOIN key JOIN orgs o ON o.id = c.org_id
     ORDER BY c.depth`);
   const first = rows[0];
@@ -264,8 +271,9 @@ export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer): Promise<
   return {
     keyId: first.key_id,
     lastUsedAt: first.last_used_at,
-    chain: rows.map(({ depth: _d, key_id: _k, last_used_at: _l, approval_ttl_seconds: _t, approval_auto_bubble_seconds: _b, max_pending_per_agent: _m, ...r }) => r),
+    chain: rows.map(({ depth: _d, key_id: _k, last_used_at: _l, approval_ttl_seconds: _t, approval_auto_bubble_seconds: _b, max_pending_per_agent: _m, alongside: _a, ...r }) => r),
     org: { approval_ttl_seconds: first.approval_ttl_seconds, approval_auto_bubble_seconds: first.approval_auto_bubble_seconds, max_pending_per_agent: first.max_pending_per_agent },
+    alongside: first.alongside,
   };
 }
 

@@ -1,5 +1,5 @@
 // SQL for custom templates and service instances.
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken as SqlFragment } from 'slonik';
 import { z } from 'zod';
 
 type Db = CommonQueryMethods;
@@ -107,24 +107,31 @@ export const instanceLookupRow = z.object({
 export type InstanceLookup = z.infer<typeof instanceLookupRow>;
 
 /**
- * Everything needed to resolve ONE instance name for a user's tree, in one round trip: explicit
+ * Everything needed to resolve ONE instance name for a user's tree, as one JSON value: explicit
  * instances of that name, the custom templates it may bind to (ids and versions only: documents
- * are compiled once and cached), the org's live secret names and the user's connections.
+ * are compiled once and cached), the org's live secret names and the user's connections. `org` and
+ * `user` are SQL expressions: values here, or columns of the statement it rides along with (an
+ * agent key's authentication, server/auth/service.ts).
  */
-export const instanceLookup = (db: Db, orgId: string, userId: string, name: string) =>
-  db.one(sql.type(instanceLookupRow)`
-    WITH named AS (
-      SELECT id, name, template_key, secret_name, connection_id, owner_id FROM service_instances
-      WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) AND name = ${name})
-    SELECT
-      COALESCE((SELECT json_agg(named) FROM named), '[]') AS instances,
-      COALESCE((
-        SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'owner_id', t.owner_id,
-                                          'updated_ms', floor(extract(epoch FROM t.updated_at) * 1000)))
-        FROM service_templates t
-        WHERE t.org_id = ${orgId} AND (t.owner_id IS NULL OR t.owner_id = ${userId})
-          AND (t.key = ${name} OR t.key IN (SELECT template_key FROM named))), '[]') AS templates,
-      COALESCE((SELECT json_agg(name) FROM secrets WHERE org_id = ${orgId} AND deleted_at IS NULL AND current_version > 0), '[]') AS secret_names,
-      COALESCE((
-        SELECT json_agg(json_build_object('id', id, 'provider', provider, 'status', status) ORDER BY created_at)
-        FROM connections WHERE org_id = ${orgId} AND owner_id = ${userId} AND status <> 'revoked'), '[]') AS connections`);
+export const instanceLookupValue = (org: SqlFragment, user: SqlFragment, name: string) => sql.fragment`
+  (WITH named AS (
+     SELECT id, name, template_key, secret_name, connection_id, owner_id FROM service_instances
+     WHERE org_id = ${org} AND (owner_id IS NULL OR owner_id = ${user}) AND name = ${name})
+   SELECT json_build_object(
+     'instances', COALESCE((SELECT json_agg(named) FROM named), '[]'),
+     'templates', COALESCE((
+       SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'owner_id', t.owner_id,
+                                         'updated_ms', floor(extract(epoch FROM t.updated_at) * 1000)))
+       FROM service_templates t
+       WHERE t.org_id = ${org} AND (t.owner_id IS NULL OR t.owner_id = ${user})
+         AND (t.key = ${name} OR t.key IN (SELECT template_key FROM named))), '[]'),
+     'secret_names', COALESCE((SELECT json_agg(name) FROM secrets WHERE org_id = ${org} AND deleted_at IS NULL AND current_version > 0), '[]'),
+     'connections', COALESCE((
+       SELECT json_agg(json_build_object('id', id, 'provider', provider, 'status', status) ORDER BY created_at)
+       FROM connections WHERE org_id = ${org} AND owner_id = ${user} AND status <> 'revoked'), '[]')))`;
+
+export async function instanceLookup(db: Db, orgId: string, userId: string, name: string): Promise<InstanceLookup> {
+  const row = await db.one(sql.type(z.object({ lookup: instanceLookupRow }))`
+    SELECT ${instanceLookupValue(sql.fragment`${orgId}::uuid`, sql.fragment`${userId}::uuid`, name)} AS lookup`);
+  return row.lookup;
+}

@@ -1,0 +1,27 @@
+// The call path's instance lookup, read in the same statement as the agent key that authenticated
+// the request (server/auth/service.ts, AuthRideAlong) and kept for that request only: the call
+// resolves its service without a statement of its own. Keyed by the Principal object the
+// middleware created, as the request's chain is (server/auth/request-chain.ts): it lives as long as
+// the request, and a principal built for anyone else (a spread copy, a stored call's viewer) never
+// finds it. A snapshot of the same moment as the chain the call is checked with.
+import type { AuthRideAlong } from '../auth/service.ts';
+import type { Viewer } from './service.ts';
+import { instanceLookupRow, instanceLookupValue, type InstanceLookup } from './store.ts';
+
+const kept = new WeakMap<object, { name: string; lookup: InstanceLookup }>();
+
+/** The lookup of `name`, to ride along the request's authentication. */
+export function instanceLookupAlong(name: string): AuthRideAlong {
+  return {
+    sql: (org, user) => instanceLookupValue(org, user, name),
+    keep: (p, value) => {
+      kept.set(p, { name, lookup: instanceLookupRow.parse(value) });
+    },
+  };
+}
+
+/** What was read of `name` with `p`'s authentication, if anything. */
+export function keptInstanceLookup(p: Viewer, name: string): InstanceLookup | undefined {
+  const hit = kept.get(p);
+  return hit?.name === name ? hit.lookup : undefined;
+}
