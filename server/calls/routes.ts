@@ -15,17 +15,14 @@ const uuid = z.uuid({ error: 'must be a UUID' });
 const params = z.record(z.string(), z.unknown());
 
 const resumeBody = z.strictObject({ approval_id: uuid });
-/** The bodies' bound on `service`: a longer name is refused by validation (and reads nothing). */
-const SERVICE_NAME_BOUND = 100;
-
 const actionBody = z.strictObject({
-  service: z.string().min(1).max(SERVICE_NAME_BOUND),
+  service: z.string().min(1).max(100),
   action: z.string().min(1).max(200),
   params: params.optional(),
   verbose: z.boolean().optional(),
 });
 const httpBody = z.strictObject({
-  service: z.string().min(1).max(SERVICE_NAME_BOUND),
+  service: z.string().min(1).max(100),
   method: z.string().min(3).max(10),
   path: z.string().min(1).max(8192),
   body: z.unknown().optional(),
@@ -83,20 +80,13 @@ function sendOutcome(res: Response, outcome: CallOutcome): void {
 }
 
 /**
- * The service a call request names (POST /v1/actions/call or /actions/http, not a resume), read
- * before validation so its instance lookup rides along the key's authentication (one statement less
- * per call). Only a hint: validation still judges the body, and an unused lookup costs nothing more.
+ * What rides along a call request's authentication (POST /v1/actions/call or /actions/http): the
+ * lookup of the service it names, read before validation. Only a hint: validation still judges the
+ * body, and an unused lookup costs nothing more.
  */
-export function serviceNamedByCall(req: Request): string | undefined {
-  if (req.method !== 'POST' || (req.path !== '/actions/call' && req.path !== '/actions/http')) return undefined;
-  const service = (req.body as { service?: unknown } | undefined)?.service;
-  return typeof service === 'string' && service.length <= SERVICE_NAME_BOUND ? service : undefined;
-}
-
-/** What rides along a call request's authentication: the lookup of the service it names. */
 export function callLookupAlong(req: Request): AuthRideAlong | undefined {
-  const service = serviceNamedByCall(req);
-  return service === undefined ? undefined : instanceLookupAlong(service);
+  if (req.method !== 'POST' || (req.path !== '/actions/call' && req.path !== '/actions/http')) return undefined;
+  return instanceLookupAlong((req.body as { service?: unknown } | undefined)?.service);
 }
 
 export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType<typeof principalOf>, ref: string) => Promise<ConnectionRef>): Router {

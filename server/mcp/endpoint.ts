@@ -20,7 +20,7 @@ import { guardJsonRpc } from './jsonrpc-guard.ts';
 import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
 import { createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { createStreamGuard } from '../auth/stream-guard.ts';
-import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type ToolContext } from './tools.ts';
+import { invokeTool, registerGatewayTools, SELF_APPROVE_OFF, TOOL_NAMES, toolCallLookupAlong, toolError, type ToolContext } from './tools.ts';
 import { speaksStatelessRevision } from './revision-2026.ts';
 import { MCP_SCOPE } from '../oauth/bindings.ts';
 import { createStatelessHandler } from './stateless.ts';
@@ -119,7 +119,8 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
     try {
       if (!m) throw unauthenticated('a bearer token is required: an OAuth access token or an agent key');
-      const p = await services.auth.authenticate(m[1]!, { session: false, agentKey: true, oauth: true });
+      // A call's instance lookup is read with its agent key (one statement less per call).
+      const p = await services.auth.authenticate(m[1]!, { session: false, agentKey: true, oauth: true }, toolCallLookupAlong(req.body));
       if (p.type !== 'agent') throw unauthenticated('an agent credential is required');
       req.principal = p;
       (req as AuthedRequest).auth = {
@@ -137,7 +138,8 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
     next();
   };
 
-  router.post(MCP_PATH, authenticate, express.json({ limit: MCP_BODY_LIMIT }), async (req, res) => {
+  // Parsed before authenticating, as /v1 is: the call a message makes reads its service with the key.
+  router.post(MCP_PATH, express.json({ limit: MCP_BODY_LIMIT }), authenticate, async (req, res) => {
     // Hostile nesting is refused before the SDK's schemas walk it (they recurse).
     if (findJsonProblem(req.body)?.problem === 'too_deep') {
       res.status(400).json({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the message is nested more than ${MAX_JSON_DEPTH} levels deep` }, id: null });

@@ -8,6 +8,8 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
+import type { AuthRideAlong } from '../auth/service.ts';
+import { instanceLookupAlong } from '../registry/request-lookup.ts';
 import type { Config } from '../config.ts';
 import { AppError, appErrorBody, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -34,6 +36,18 @@ export const TOOL_NAMES = {
   approveSelf: 'gateway_approve_self',
   auth: 'gateway_auth',
 } as const;
+
+/**
+ * What rides along the authentication of a `tools/call` message for gateway_call or gateway_read:
+ * the lookup of the service it names, read before anything validates it. Only a hint: the tool's
+ * schema still judges the arguments.
+ */
+export function toolCallLookupAlong(body: unknown): AuthRideAlong | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown; arguments?: { service?: unknown } } };
+  if (method !== 'tools/call' || (params?.name !== TOOL_NAMES.call && params?.name !== TOOL_NAMES.read)) return undefined;
+  return instanceLookupAlong(params.arguments?.service);
+}
 
 // --- shared schema pieces ------------------------------------------------------------------------
 

@@ -10,8 +10,16 @@ import { instanceLookupRow, instanceLookupValue, type InstanceLookup } from './s
 
 const kept = new WeakMap<object, { name: string; lookup: InstanceLookup }>();
 
-/** The lookup of `name`, to ride along the request's authentication. */
-export function instanceLookupAlong(name: string): AuthRideAlong {
+/**
+ * What an instance name or a template key can look like. Anything else rides along nothing: the
+ * call then validates and resolves it on its own, as it always did (a NUL byte, say, is refused as
+ * invalid_request before any statement could choke on it).
+ */
+const LOOKUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+/** The lookup of the service a request names, to ride along its authentication; undefined: none. */
+export function instanceLookupAlong(name: unknown): AuthRideAlong | undefined {
+  if (typeof name !== 'string' || !LOOKUP_NAME.test(name)) return undefined;
   return {
     sql: (org, user) => instanceLookupValue(org, user, name),
     keep: (p, value) => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, principalOf } from '../../server/auth/middleware.ts';
 import { createAuthService } from '../../server/auth/service.ts';
 import { callLookupAlong } from '../../server/calls/routes.ts';
+import { toolCallLookupAlong } from '../../server/mcp/tools.ts';
 import { createIdentityReader } from '../../server/identities/readers.ts';
 import { hashToken } from '../../server/auth/tokens.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
@@ -19,6 +20,13 @@ import type { Principal } from '../../server/auth/principal.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+
+/** The ride-along for a name it accepts. */
+function along(name: string) {
+  const r = instanceLookupAlong(name);
+  if (!r) throw new Error(`no ride-along for ${JSON.stringify(name)}`);
+  return r;
+}
 
 describe('the instance lookup read with the agent key', () => {
   let gw: TestGateway;
@@ -61,10 +69,10 @@ describe('the instance lookup read with the agent key', () => {
 
   it('reads what the standalone lookup reads, for every way a name resolves', async () => {
     for (const name of ['widgets', 'widgets-named', 'github', 'no-such-service']) {
-      const found = await findAgentKeyWithChain(pool, hashToken(agent.key), instanceLookupAlong(name).sql);
+      const found = await findAgentKeyWithChain(pool, hashToken(agent.key), along(name).sql);
       expect(found, name).not.toBeNull();
       const p = { type: 'agent', orgId, userId: member.id, identityId: agent.id } as Principal;
-      instanceLookupAlong(name).keep(p, found!.alongside);
+      along(name).keep(p, found!.alongside);
       expect(keptInstanceLookup(p, name), name).toEqual(await instanceLookup(pool, orgId, member.id, name));
     }
     // The user's template and the org's both come back for `widgets` (the resolver picks the user's).
@@ -74,9 +82,9 @@ describe('the instance lookup read with the agent key', () => {
   });
 
   it('is kept for that principal and that name only', async () => {
-    const found = await findAgentKeyWithChain(pool, hashToken(agent.key), instanceLookupAlong('widgets').sql);
+    const found = await findAgentKeyWithChain(pool, hashToken(agent.key), along('widgets').sql);
     const p = { type: 'agent', orgId, userId: member.id, identityId: agent.id } as Principal;
-    instanceLookupAlong('widgets').keep(p, found!.alongside);
+    along('widgets').keep(p, found!.alongside);
     expect(keptInstanceLookup(p, 'widgets')).toBeDefined();
     expect(keptInstanceLookup(p, 'widgets-named')).toBeUndefined();
     expect(keptInstanceLookup({ ...p }, 'widgets')).toBeUndefined();
@@ -114,7 +122,7 @@ describe('the instance lookup read with the agent key', () => {
     expect(keys.status, keys.text).toBe(200);
     const revoked = await as('POST', `/v1/identities/${made.body.identity.id}/keys/${keys.body.keys[0].id}/revoke`);
     expect(revoked.status, revoked.text).toBeLessThan(300);
-    expect(await findAgentKeyWithChain(pool, hashToken(made.body.key.token), instanceLookupAlong('widgets').sql)).toBeNull();
+    expect(await findAgentKeyWithChain(pool, hashToken(made.body.key.token), along('widgets').sql)).toBeNull();
     const r = await gw.request('POST', '/v1/actions/call', { body: { service: 'widgets', action: 'get_item', params: { id: 'w6' } }, headers: { authorization: `Bearer ${made.body.key.token}` } });
     expect(r.status).toBe(401);
   });
@@ -149,5 +157,22 @@ describe('the instance lookup read with the agent key', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+
+  it('rides along only names an instance or template can have, and only for calls over MCP', () => {
+    for (const bad of ['a\u0000b', 'w'.repeat(101), '', ' widgets', 'wid gets', 42, null, undefined, { name: 'widgets' }]) {
+      expect(instanceLookupAlong(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+    for (const good of ['widgets', 'widgets-named', 'openweathermap', 'my_service.v2', 'w'.repeat(100)]) expect(instanceLookupAlong(good), good).toBeDefined();
+    const message = (name: string, args: unknown) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+    expect(toolCallLookupAlong(message('gateway_call', { service: 'widgets', action: 'get_item' }))).toBeDefined();
+    expect(toolCallLookupAlong(message('gateway_read', { service: 'widgets', action: 'get_item' }))).toBeDefined();
+    expect(toolCallLookupAlong(message('gateway_search', { query: 'widgets' }))).toBeUndefined();
+    expect(toolCallLookupAlong(message('gateway_auth', { action: 'whoami', service: 'widgets' }))).toBeUndefined();
+    expect(toolCallLookupAlong(message('gateway_call', { service: 'a\u0000b', action: 'x' }))).toBeUndefined();
+    expect(toolCallLookupAlong({ jsonrpc: '2.0', id: 1, method: 'tools/list' })).toBeUndefined();
+    expect(toolCallLookupAlong([message('gateway_call', { service: 'widgets' })])).toBeUndefined();
+    expect(toolCallLookupAlong('not json')).toBeUndefined();
+    expect(toolCallLookupAlong(undefined)).toBeUndefined();
   });
 });
