@@ -11,6 +11,7 @@ import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
+import { readAhead } from './read-ahead.ts';
 import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
@@ -144,7 +145,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         // The stored request is read beside the decision; an approver's edit is written with the
         // decision, so an edited one is read after it.
         const readStored = () => loadStoredCall(deps, spec).catch(typedError);
-        const early = spec.edit ? null : readStored();
+        const early = spec.edit ? null : readAhead(readStored());
         const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
         deliverDecisionAnswer(input.answerKey, input.answer);
         const announcing = deps.announceDecision(input.decision).then(

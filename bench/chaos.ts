@@ -208,7 +208,11 @@ async function main() {
           await sleep(100);
           const now = await childPid(eDir, kind).catch(() => pid);
           if (now !== pid && isAlive(now) && (await ready(embedded.base))) break;
-          if (performance.now() - killedAt > 120_000) throw new Error(`${kind} child not restarted within 120 s`);
+          if (performance.now() - killedAt > 120_000) {
+            const readiness = await fetch(`${embedded.base}/readyz`, { signal: AbortSignal.timeout(3_000) }).then(async (r) => `${r.status} ${await r.text()}`, (err: Error) => err.message);
+            const gateway = eProc ? `gateway exit code ${eProc.child.exitCode}; its last output:\n${eProc.output().slice(-3000)}` : 'no gateway process';
+            throw new Error(`${kind} child not restarted within 120 s (pid ${pid} → ${now}, alive ${isAlive(now)}; /readyz: ${readiness}); ${gateway}`);
+          }
         }
         break;
       }

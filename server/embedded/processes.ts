@@ -75,7 +75,60 @@ export async function terminate(pid: number, signal: NodeJS.Signals = 'SIGTERM',
   await waitForExit(pid, 5_000);
 }
 
+/**
+ * A port nobody listens on now, chosen below the kernel's ephemeral range. A port the kernel hands
+ * out (bind to 0, an outgoing connection's source port) can be handed out again to anyone between
+ * this check and our listen — Temporal's dev server binds its internal services that way, and CI
+ * once lost a gateway start to it. A port below that range is only ever taken by an explicit
+ * choice, so the window is closed to everything but another caller of this function.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const [low, high] = candidateRange(await ephemeralRange());
+  for (let attempt = 0; attempt < 64 && high > low; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (await listensFreeEverywhere(port, host)) return port;
+  }
+  return kernelPort(host);
+}
+
+const FLOOR = 10_000; // above the well-known and registered ports services commonly default to
+
+function candidateRange([ephemeralLow, ephemeralHigh]: [number, number]): [number, number] {
+  if (ephemeralLow - FLOOR >= 2_000) return [FLOOR, ephemeralLow];
+  return [Math.max(ephemeralHigh + 1, FLOOR), 65_536]; // a kernel configured to use the low ports
+}
+
+async function ephemeralRange(): Promise<[number, number]> {
+  try {
+    const [low, high] = (await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')).trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // not Linux: the IANA dynamic range
+  }
+  return [49_152, 65_535];
+}
+
+// The caller may listen on the loopback or on every interface (the gateway's default is `::`):
+// the port must be free on all of them. A host without IPv6 has nothing on `::` to collide with.
+async function listensFreeEverywhere(port: number, host: string): Promise<boolean> {
+  for (const address of new Set([host, '0.0.0.0', '::'])) {
+    const error = await listenError(port, address);
+    if (error === 'EADDRINUSE' || error === 'EACCES') return false;
+    if (error && address === host) return false;
+  }
+  return true;
+}
+
+function listenError(port: number, host: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(null)));
+  });
+}
+
+function kernelPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

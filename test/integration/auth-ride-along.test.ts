@@ -159,6 +159,23 @@ describe('the instance lookup read with the agent key', () => {
     }
   });
 
+  it('/mcp parses before authenticating: a JSON message without a token still gets the 401 challenge; a body that does not parse gets 400 and nothing else', async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+    const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'gateway_call', arguments: { service: 'widgets', action: 'get_item' } } });
+    const challenged = await post(message);
+    expect(challenged.status).toBe(401);
+    expect(challenged.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata=/);
+    const garbled = await post('{"jsonrpc": "2.0", ');
+    expect(garbled.status).toBe(400);
+    expect(garbled.headers.get('www-authenticate')).toBeNull();
+    expect(JSON.stringify(await garbled.json())).not.toContain('ride-along-secret');
+    // A bad token with a call in the body is refused as before, naming the token.
+    const wrong = await post(message, { authorization: 'Bearer gw_not_a_real_key' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/invalid_token/);
+  });
+
   it('rides along only names an instance or template can have, and only for calls over MCP', () => {
     for (const bad of ['a\u0000b', 'w'.repeat(101), '', ' widgets', 'wid gets', 42, null, undefined, { name: 'widgets' }]) {
       expect(instanceLookupAlong(bad), JSON.stringify(bad)).toBeUndefined();
