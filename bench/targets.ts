@@ -41,7 +41,7 @@ export interface BenchTarget {
 
 const ADMIN = { email: 'bench@example.test', password: 'benchmark password' };
 
-function profileFlags(): string[] {
+export function profileFlags(): string[] {
   const dir = process.env.BENCH_PROFILE_DIR;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }

@@ -1,0 +1,104 @@
+// The least a gateway process can do for one covered call of issue 28's shape, started by
+// bench/least-call.ts: plain node:http, pg's own Pool, no framework, validation, vault, logging or
+// search attributes. Per call: one statement authenticates the key and inserts the call's row,
+// the workflow starts eagerly on the worker's own connection, its one local activity writes the
+// send mark (one statement), sends the upstream request, writes the final state with its audit
+// row (one statement) and hands the answer to the HTTP handler in-process. Three statements —
+// fewer than any implementation that keeps the durable mark can make — and the same Temporal
+// shape as the gateway's covered call. Not a gateway: a measuring stick for what one costs.
+import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import pg from 'pg';
+import { Client } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { workflowBundle } from '../../server/temporal/worker.ts';
+import type { BenchmarkActivities } from '../../workflows/definitions.ts';
+
+function required(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is required`);
+  return v;
+}
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const taskQueue = required('LEAST_TASK_QUEUE');
+const upstream = new URL(required('LEAST_UPSTREAM_URL'));
+const pool = new pg.Pool({ connectionString: required('LEAST_DATABASE_URL'), max: 10 });
+const connection = await NativeConnection.connect({ address: required('LEAST_TEMPORAL_ADDRESS') });
+const client = new Client({ connection });
+
+/** The callers waiting for their call's in-process answer, by call id. */
+const waiting = new Map<string, (answer: string) => void>();
+
+function upstreamGet(path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: upstream.hostname, port: upstream.port, path, method: 'GET', headers: { authorization: 'Bearer upstream-token' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const activities: BenchmarkActivities = {
+  async benchmarkAnswer(id) {
+    const marked = await pool.query('UPDATE least_calls SET marked = true WHERE id = $1 AND NOT marked RETURNING path', [id]);
+    const path = (marked.rows[0] as { path: string } | undefined)?.path;
+    if (!path) return; // marked already: a re-run sends nothing
+    const sent = await upstreamGet(path);
+    const answer = JSON.stringify({ status: 'called', upstream_status: sent.status, result: JSON.parse(sent.body) as unknown });
+    await pool.query(
+      `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
+       INSERT INTO least_audit (call_id, event) SELECT id, 'call.called' FROM done`,
+      [id, answer],
+    );
+    waiting.get(id)?.(answer);
+  },
+};
+
+const worker = await Worker.create({ connection, taskQueue, workflowBundle: await workflowBundle(), activities });
+
+async function covered(token: string, body: { service: string; action: string; params: { id: string } }): Promise<{ status: number; body: string }> {
+  const id = randomUUID();
+  const hash = createHash('sha256').update(token).digest('hex');
+  const inserted = await pool.query(
+    `INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id`,
+    [id, hash, `/items/${encodeURIComponent(body.params.id)}`],
+  );
+  if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
+  const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
+  try {
+    await client.workflow.start('benchmarkLocalAnswerWorkflow', { workflowId: `least-${id}`, taskQueue, args: [id], requestEagerStart: true });
+    return { status: 200, body: await answered };
+  } finally {
+    waiting.delete(id);
+  }
+}
+
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    covered(token, JSON.parse(Buffer.concat(chunks).toString('utf8')) as Parameters<typeof covered>[1]).then(
+      (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body),
+      (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
+    );
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const running = worker.run();
+process.stdout.write(`ready ${(server.address() as { port: number }).port}\n`);
+
+process.once('SIGTERM', () => {
+  server.close();
+  worker.shutdown();
+  void running.then(async () => {
+    await connection.close();
+    await pool.end();
+    process.exit(0);
+  });
+});
