@@ -6,7 +6,11 @@
 // is bench:call's: Update-with-Start of a no-op workflow, on that process's worker, from this
 // process's own client. Latency (blocks of 25 of each, alternated), throughput at concurrency 16,
 // CPU ms per call of the "gateway" process, Temporal and PostgreSQL: if even this misses a goal,
-// no implementation of the design meets it on this machine and SDK.
+// no implementation of the design meets it on this machine and SDK. A second such process runs
+// the gateway's own `callWorkflow` (with its search attributes and memo) around the same three
+// statements: what our workflow costs over the least one, in the same run; a third the least
+// workflow with what operators read of a call (search attributes and memo at start, the status
+// upserted, a result): what those cost.
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 npm run bench:least [-- --json]
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:least   # also writes V8 CPU profiles of that process
 import { spawn } from 'node:child_process';
@@ -53,7 +57,7 @@ const upstream = http.createServer((req, res) => {
 await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
 const temporal = await startTemporalDevServer({ cliPath: await resolveTemporalCli(), namespace: 'default', logger });
 const postgres = await startEmbeddedPostgres({ dataDir, logger });
-let child: ReturnType<typeof spawn> | undefined;
+const children: ReturnType<typeof spawn>[] = [];
 try {
   const db = new pg.Client({ connectionString: postgres.url });
   await db.connect();
@@ -65,44 +69,58 @@ try {
   await db.query('INSERT INTO least_keys (hash) VALUES ($1)', [createHash('sha256').update(KEY).digest('hex')]);
   await db.end();
 
-  child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.join(import.meta.dirname, 'support', 'least-call-gateway.ts')], {
-    env: {
-      ...process.env,
-      MALLOC_ARENA_MAX: '2',
-      LEAST_TASK_QUEUE: TASK_QUEUE,
-      LEAST_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as { port: number }).port}`,
-      LEAST_DATABASE_URL: postgres.url,
-      LEAST_TEMPORAL_ADDRESS: temporal.address,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<number | null>((r) => child!.once('exit', r));
-  const port = await Promise.race([
-    new Promise<number>((resolve) => {
-      createInterface({ input: child!.stdout! }).on('line', (line) => {
-        const m = /^ready (\d+)$/.exec(line);
-        if (m) resolve(Number(m[1]));
-      });
-    }),
-    exited.then((code) => Promise.reject(new Error(`the least-call gateway exited with ${code} before it was ready`))),
-  ]);
-  const pids = { gateway: child.pid!, temporal: temporal.pid!, postgres: postgres.pid };
+  /** One least-call process on its own task queue (`call`: with the gateway's own workflow). */
+  const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call') => {
+    const child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.join(import.meta.dirname, 'support', 'least-call-gateway.ts')], {
+      env: {
+        ...process.env,
+        MALLOC_ARENA_MAX: '2',
+        LEAST_TASK_QUEUE: `${TASK_QUEUE}-${name}`,
+        LEAST_WORKFLOW: workflow,
+        LEAST_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as { port: number }).port}`,
+        LEAST_DATABASE_URL: postgres.url,
+        LEAST_TEMPORAL_ADDRESS: temporal.address,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const port = await Promise.race([
+      new Promise<number>((resolve) => {
+        createInterface({ input: child.stdout! }).on('line', (line) => {
+          const m = /^ready (\d+)$/.exec(line);
+          if (m) resolve(Number(m[1]));
+        });
+      }),
+      exited.then((code) => Promise.reject(new Error(`the least-call gateway (${name}) exited with ${code} before it was ready`))),
+    ]);
+    const call = async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/actions/call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body });
+      const answer = (await res.json()) as { status?: string };
+      if (res.status !== 200 || answer.status !== 'called') throw new Error(`least call (${name}) answered ${res.status} ${JSON.stringify(answer)}`);
+    };
+    const stop = async () => {
+      child.kill('SIGTERM');
+      await exited;
+    };
+    return { pid: child.pid!, call, stop, taskQueue: `${TASK_QUEUE}-${name}` };
+  };
+  const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
+  const plain = await startLeast('plain', 'least');
+  const withOperator = await startLeast('operator-shape', 'operator');
+  const withOurs = await startLeast('our-workflow', 'call');
+  const pg0 = { temporal: temporal.pid!, postgres: postgres.pid };
 
   const floorClient = new Client({ connection: await Connection.connect({ address: temporal.address }) });
+  // The floor runs on the plain process's worker: its CPU is that process's.
   const floor = () =>
     floorClient.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {
-      startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', { workflowId: `floor-${randomUUID()}`, taskQueue: TASK_QUEUE, workflowIdConflictPolicy: 'FAIL' }),
+      startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', { workflowId: `floor-${randomUUID()}`, taskQueue: plain.taskQueue, workflowIdConflictPolicy: 'FAIL' }),
     });
-  const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
-  const least = async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/v1/actions/call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body });
-    const answer = (await res.json()) as { status?: string };
-    if (res.status !== 200 || answer.status !== 'called') throw new Error(`least call answered ${res.status} ${JSON.stringify(answer)}`);
-  };
 
-  /** Per second at CONCURRENCY, and CPU ms per call of each process. */
-  const load = async (total: number, fn: () => Promise<unknown>) => {
-    const cpu0 = { gateway: processCpuMs(pids.gateway), temporal: processCpuMs(pids.temporal), postgres: treeCpuMs(pids.postgres) };
+  /** Per second at CONCURRENCY, and CPU ms per call of the process serving it, Temporal and PostgreSQL. */
+  const load = async (total: number, gatewayPid: number, fn: () => Promise<unknown>) => {
+    const cpu0 = { gateway: processCpuMs(gatewayPid), temporal: processCpuMs(pg0.temporal), postgres: treeCpuMs(pg0.postgres) };
     let next = 0;
     const started = performance.now();
     await Promise.all(
@@ -115,33 +133,47 @@ try {
     );
     const seconds = (performance.now() - started) / 1000;
     const per = (now: number, before: number) => round((now - before) / total);
-    const cpu = { gateway: per(processCpuMs(pids.gateway), cpu0.gateway), temporal: per(processCpuMs(pids.temporal), cpu0.temporal), postgres: per(treeCpuMs(pids.postgres), cpu0.postgres) };
+    const cpu = { gateway: per(processCpuMs(gatewayPid), cpu0.gateway), temporal: per(processCpuMs(pg0.temporal), cpu0.temporal), postgres: per(treeCpuMs(pg0.postgres), cpu0.postgres) };
     return { per_second: round(total / seconds, 1), cpu_ms_per_call: { ...cpu, total: round(cpu.gateway + cpu.temporal + cpu.postgres) } };
   };
 
-  for (let i = 0; i < 100; i++) await Promise.all([floor(), least()]);
+  for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call()]);
   const f: number[] = [];
   const l: number[] = [];
+  const o: number[] = [];
+  const w: number[] = [];
   for (let i = 0; i < SEQUENTIAL; i += BLOCK) {
     for (let j = 0; j < BLOCK; j++) f.push(await timed(floor));
-    for (let j = 0; j < BLOCK; j++) l.push(await timed(least));
+    for (let j = 0; j < BLOCK; j++) l.push(await timed(plain.call));
+    for (let j = 0; j < BLOCK; j++) o.push(await timed(withOperator.call));
+    for (let j = 0; j < BLOCK; j++) w.push(await timed(withOurs.call));
   }
-  const floorLoad = await load(CONCURRENT, floor);
-  const leastLoad = await load(CONCURRENT, least);
+  const floorLoad = await load(CONCURRENT, plain.pid, floor);
+  const leastLoad = await load(CONCURRENT, plain.pid, plain.call);
+  const operatorLoad = await load(CONCURRENT, withOperator.pid, withOperator.call);
+  const oursLoad = await load(CONCURRENT, withOurs.pid, withOurs.call);
   await floorClient.connection.close();
   const fl = latency(f);
-  const ll = latency(l);
   const ratio = (a: number, b: number) => round(a / b);
+  const shape = (sequential: number[], loaded: typeof floorLoad) => {
+    const lat = latency(sequential);
+    return {
+      sequential: lat,
+      ...loaded,
+      vs_floor: {
+        p50: ratio(lat.p50, fl.p50),
+        p95: ratio(lat.p95, fl.p95),
+        throughput: ratio(loaded.per_second, floorLoad.per_second),
+        gateway_cpu: ratio(loaded.cpu_ms_per_call.gateway, floorLoad.cpu_ms_per_call.gateway),
+        total_cpu: ratio(loaded.cpu_ms_per_call.total, floorLoad.cpu_ms_per_call.total),
+      },
+    };
+  };
   const report = {
     floor: { sequential: fl, ...floorLoad },
-    least_call: { sequential: ll, ...leastLoad },
-    least_call_vs_floor: {
-      p50: ratio(ll.p50, fl.p50),
-      p95: ratio(ll.p95, fl.p95),
-      throughput: ratio(leastLoad.per_second, floorLoad.per_second),
-      gateway_cpu: ratio(leastLoad.cpu_ms_per_call.gateway, floorLoad.cpu_ms_per_call.gateway),
-      total_cpu: ratio(leastLoad.cpu_ms_per_call.total, floorLoad.cpu_ms_per_call.total),
-    },
+    least_call: shape(l, leastLoad),
+    least_call_operator_shape: shape(o, operatorLoad),
+    least_call_our_workflow: shape(w, oursLoad),
     goals_vs_floor: FLOOR_GOALS,
     cores: os.cpus().length,
     loadavg: os.loadavg().map((x) => round(x)),
@@ -149,25 +181,30 @@ try {
   if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else {
     const line = (label: string, x: typeof report.floor) =>
-      `${label.padEnd(34)}p50 ${x.sequential.p50.toFixed(2).padStart(7)} ms   p95 ${x.sequential.p95.toFixed(2).padStart(7)} ms   ${x.per_second.toFixed(1).padStart(6)}/s @${CONCURRENCY}   CPU ms: gateway ${x.cpu_ms_per_call.gateway.toFixed(2)}, temporal ${x.cpu_ms_per_call.temporal.toFixed(2)}, postgres ${x.cpu_ms_per_call.postgres.toFixed(2)}, total ${x.cpu_ms_per_call.total.toFixed(2)}`;
-    const r = report.least_call_vs_floor;
+      `${label.padEnd(40)}p50 ${x.sequential.p50.toFixed(2).padStart(7)} ms   p95 ${x.sequential.p95.toFixed(2).padStart(7)} ms   ${x.per_second.toFixed(1).padStart(6)}/s @${CONCURRENCY}   CPU ms: gateway ${x.cpu_ms_per_call.gateway.toFixed(2)}, temporal ${x.cpu_ms_per_call.temporal.toFixed(2)}, postgres ${x.cpu_ms_per_call.postgres.toFixed(2)}, total ${x.cpu_ms_per_call.total.toFixed(2)}`;
     const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+    const ratios = (label: string, r: typeof report.least_call.vs_floor) =>
+      `${label}: p50 ${r.p50}× (goal ≤ ${FLOOR_GOALS.covered_p50.max}×: ${verdict(r.p50 <= FLOOR_GOALS.covered_p50.max)}), p95 ${r.p95}× (≤ ${FLOOR_GOALS.covered_p95.max}×: ${verdict(r.p95 <= FLOOR_GOALS.covered_p95.max)}), ` +
+      `throughput ${r.throughput}× (≥ ${FLOOR_GOALS.throughput.min}×: ${verdict(r.throughput >= FLOOR_GOALS.throughput.min)}), gateway CPU ${r.gateway_cpu}× (≤ ${FLOOR_GOALS.gateway_cpu.max}×: ${verdict(r.gateway_cpu <= FLOOR_GOALS.gateway_cpu.max)}), all CPU ${r.total_cpu}×`;
     process.stdout.write(
       [
         `the least possible gateway for a covered call of issue 28's shape, against the floor (${report.cores} cores)`,
         line('floor: no-op Update-with-Start', report.floor),
         line('least call (3 statements, eager)', report.least_call),
-        `least call as ratios to the floor:`,
-        `  p50 ${r.p50}× (goal ≤ ${FLOOR_GOALS.covered_p50.max}×: ${verdict(r.p50 <= FLOOR_GOALS.covered_p50.max)}), p95 ${r.p95}× (goal ≤ ${FLOOR_GOALS.covered_p95.max}×: ${verdict(r.p95 <= FLOOR_GOALS.covered_p95.max)})`,
-        `  throughput ${r.throughput}× (goal ≥ ${FLOOR_GOALS.throughput.min}×: ${verdict(r.throughput >= FLOOR_GOALS.throughput.min)}), gateway CPU ${r.gateway_cpu}× (goal ≤ ${FLOOR_GOALS.gateway_cpu.max}×: ${verdict(r.gateway_cpu <= FLOOR_GOALS.gateway_cpu.max)}), all processes' CPU ${r.total_cpu}×`,
+        line('least call, operator shape', report.least_call_operator_shape),
+        line('least call with our callWorkflow', report.least_call_our_workflow),
+        ratios('least call, as ratios to the floor', report.least_call.vs_floor),
+        ratios('operator shape', report.least_call_operator_shape.vs_floor),
+        ratios('with our callWorkflow', report.least_call_our_workflow.vs_floor),
         `load average ${report.loadavg.join(' ')}`,
       ].join('\n') + '\n',
     );
   }
-  child.kill('SIGTERM');
-  await exited;
+  await plain.stop();
+  await withOperator.stop();
+  await withOurs.stop();
 } finally {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await temporal.stop();
   await postgres.stop();
   upstream.close();

@@ -2,8 +2,8 @@
 // nothing, on the same server, task queue and worker as real calls. And, for `npm run bench:eager`,
 // the least a covered call of issue 28's shape can do: started eagerly, one local activity that
 // hands the answer to the caller in-process, then complete.
-import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import { benchmarkFloorUpdate, type BenchmarkActivities } from './definitions.ts';
+import { condition, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { benchmarkFloorUpdate, CALL_SEARCH_ATTRIBUTES, type BenchmarkActivities } from './definitions.ts';
 
 export async function benchmarkFloorWorkflow(): Promise<void> {
   let answered = false;
@@ -19,4 +19,14 @@ const { benchmarkAnswer } = proxyLocalActivities<BenchmarkActivities>({ startToC
 /** The covered call's shape with nothing of the call in it (run only by bench/eager-start.ts's own worker). */
 export async function benchmarkLocalAnswerWorkflow(id: string): Promise<void> {
   await benchmarkAnswer(id);
+}
+
+/**
+ * The same, plus what operators read of a call (bench/least-call.ts): the status search attribute
+ * upserted once the answer is in (the starter sets the others and the memo), and a result.
+ */
+export async function benchmarkOperatorShapeWorkflow(id: string): Promise<{ status: string }> {
+  await benchmarkAnswer(id);
+  upsertSearchAttributes([{ key: CALL_SEARCH_ATTRIBUTES.status, value: 'called' }]);
+  return { status: 'called' };
 }

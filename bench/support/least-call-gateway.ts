@@ -6,13 +6,18 @@
 // row (one statement) and hands the answer to the HTTP handler in-process. Three statements —
 // fewer than any implementation that keeps the durable mark can make — and the same Temporal
 // shape as the gateway's covered call. Not a gateway: a measuring stick for what one costs.
+// LEAST_WORKFLOW=call runs the gateway's own `callWorkflow` instead of the one-activity
+// benchmark workflow (started with the gateway's search attributes and memo, its local
+// activity answered by the same three statements): what our workflow costs over the least one.
+// LEAST_WORKFLOW=operator: the one-activity workflow with what operators read of a call (the
+// search attributes and memo at start, the status upserted, a result) and nothing else.
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../server/temporal/worker.ts';
-import type { BenchmarkActivities } from '../../workflows/definitions.ts';
+import { CALL_SEARCH_ATTRIBUTES as SA, type BenchmarkActivities, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
 
 function required(name: string): string {
   const v = process.env[name];
@@ -43,23 +48,88 @@ function upstreamGet(path: string): Promise<{ status: number; body: string }> {
   });
 }
 
-const activities: BenchmarkActivities = {
-  async benchmarkAnswer(id) {
-    const marked = await pool.query('UPDATE least_calls SET marked = true WHERE id = $1 AND NOT marked RETURNING path', [id]);
-    const path = (marked.rows[0] as { path: string } | undefined)?.path;
-    if (!path) return; // marked already: a re-run sends nothing
-    const sent = await upstreamGet(path);
-    const answer = JSON.stringify({ status: 'called', upstream_status: sent.status, result: JSON.parse(sent.body) as unknown });
-    await pool.query(
-      `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
-       INSERT INTO least_audit (call_id, event) SELECT id, 'call.called' FROM done`,
-      [id, answer],
-    );
-    waiting.get(id)?.(answer);
+const workflow = process.env.LEAST_WORKFLOW ?? 'least';
+
+/** The least covered call's work for call `id`: mark, send, final state + audit; null when marked already. */
+async function markSendRecord(id: string): Promise<{ status: number; result: unknown; answer: string } | null> {
+  const marked = await pool.query('UPDATE least_calls SET marked = true WHERE id = $1 AND NOT marked RETURNING path', [id]);
+  const path = (marked.rows[0] as { path: string } | undefined)?.path;
+  if (!path) return null; // marked already: a re-run sends nothing
+  const sent = await upstreamGet(path);
+  const result = JSON.parse(sent.body) as unknown;
+  const answer = JSON.stringify({ status: 'called', upstream_status: sent.status, result });
+  await pool.query(
+    `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
+     INSERT INTO least_audit (call_id, event) SELECT id, 'call.called' FROM done`,
+    [id, answer],
+  );
+  return { status: sent.status, result, answer };
+}
+
+const activities = {
+  async benchmarkAnswer(id: string) {
+    const done = await markSendRecord(id);
+    if (done) waiting.get(id)?.(done.answer);
   },
-};
+  // The one activity the gateway's workflow runs for a covered call.
+  async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
+    const done = await markSendRecord(input.spec.callId);
+    if (!done) throw new Error('marked already');
+    waiting.get(input.spec.callId)?.(done.answer);
+    const result = { status_code: done.status, duration_ms: 1, body: done.result };
+    return { check: { outcome: 'covered' }, executed: { outcome: { status: 'called', result, action_description: input.spec.description }, httpStatusCode: done.status, executionStatus: null } };
+  },
+} satisfies BenchmarkActivities & Record<string, unknown>;
 
 const worker = await Worker.create({ connection, taskQueue, workflowBundle: await workflowBundle(), activities });
+
+const ORG = '0d587130-dbf6-43ec-be5a-e5c580009653';
+const AGENT = 'e6369d74-41e1-4edd-8136-3f10c94bccfa';
+const USER = 'd87a1d34-212a-4e8e-8530-fd0c87a76635';
+
+/** A covered call's spec as the gateway builds it (the shape of test/fixtures/histories/v9-covered.json). */
+function callSpec(callId: string): CallSpec {
+  return {
+    callId,
+    orgId: ORG,
+    requesterId: AGENT,
+    userId: USER,
+    chain: [
+      { id: AGENT, kind: 'agent', parentId: USER, inheritPermissions: false },
+      { id: USER, kind: 'user', parentId: null, inheritPermissions: false },
+    ],
+    service: 'widgets',
+    template: 'widgets',
+    action: 'get_item',
+    runtime: 'http',
+    risk: 'read',
+    approvalRisk: 'low',
+    permissionKeys: ['widgets:get_item:*'],
+    description: 'Read item a1',
+    autoCallOnApprove: true,
+    maxPendingPerAgent: 10,
+    clocks: { approvalTtlMs: 900_000, executionWindowMs: 3_000, autoBubbleMs: null },
+    approvalUrlBase: 'http://localhost:1',
+    requestId: randomUUID(),
+    verbose: false,
+    callDigest: 'fMns5V83KHoCoruEss49fLArJeHf1ylNreMS-VMWnA0',
+  } as CallSpec;
+}
+
+function callOptions(callId: string) {
+  return {
+    workflowIdConflictPolicy: 'FAIL' as const,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    typedSearchAttributes: [
+      { key: SA.org, value: ORG },
+      { key: SA.agent, value: AGENT },
+      { key: SA.service, value: 'widgets' },
+      { key: SA.action, value: 'get_item' },
+      { key: SA.status, value: 'checking' },
+    ],
+    memo: { description: `Read item ${callId.slice(0, 2)}` },
+  };
+}
 
 async function covered(token: string, body: { service: string; action: string; params: { id: string } }): Promise<{ status: number; body: string }> {
   const id = randomUUID();
@@ -71,7 +141,9 @@ async function covered(token: string, body: { service: string; action: string; p
   if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
   const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
   try {
-    await client.workflow.start('benchmarkLocalAnswerWorkflow', { workflowId: `least-${id}`, taskQueue, args: [id], requestEagerStart: true });
+    if (workflow === 'call') await client.workflow.start('callWorkflow', { workflowId: `call-${id}`, taskQueue, args: [callSpec(id)], requestEagerStart: true, ...callOptions(id) });
+    else if (workflow === 'operator') await client.workflow.start('benchmarkOperatorShapeWorkflow', { workflowId: `op-${id}`, taskQueue, args: [id], requestEagerStart: true, ...callOptions(id) });
+    else await client.workflow.start('benchmarkLocalAnswerWorkflow', { workflowId: `least-${id}`, taskQueue, args: [id], requestEagerStart: true });
     return { status: 200, body: await answered };
   } finally {
     waiting.delete(id);
