@@ -10,8 +10,10 @@
 // the gateway's own `callWorkflow` (with its search attributes and memo) around the same three
 // statements: what our workflow costs over the least one, in the same run; a third the least
 // workflow with what operators read of a call (search attributes and memo at start, the status
-// upserted, a result): what those cost.
-//   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 npm run bench:least [-- --json]
+// upserted, a result): what those cost. The first two also run the allowed path: a call parked as
+// pending by a local activity, allowed by an update, sent by one regular activity scheduled in the
+// task that accepts it (the gateway's send-on-allow), timed from the allow to the upstream.
+//   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 BENCH_RESUMES=60 npm run bench:least [-- --json]
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:least   # also writes V8 CPU profiles of that process
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -37,6 +39,7 @@ const { values: flags } = parseArgs({ options: { json: { type: 'boolean', defaul
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const RESUMES = Number(process.env.BENCH_RESUMES ?? 60);
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
 const KEY = 'gw_least_call_bench_key';
@@ -50,7 +53,10 @@ const timed = async (fn: () => Promise<unknown>) => {
 const logger = createLogger('warn');
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-least-'));
 await chmod(dataDir, 0o755);
+/** When a request for a path reached the upstream (the allowed calls' unique paths). */
+const arrivals = new Map<string, (at: number) => void>();
 const upstream = http.createServer((req, res) => {
+  arrivals.get(req.url ?? '')?.(performance.now());
   req.resume();
   req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"item":{"id":"a1","name":"bench"}}'));
 });
@@ -99,11 +105,28 @@ try {
       const answer = (await res.json()) as { status?: string };
       if (res.status !== 200 || answer.status !== 'called') throw new Error(`least call (${name}) answered ${res.status} ${JSON.stringify(answer)}`);
     };
+    const post = async (p: string, payload?: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(payload ?? {}) });
+      if (res.status !== 200) throw new Error(`least call (${name}) ${p} answered ${res.status} ${await res.text()}`);
+      return (await res.json()) as { status?: string; approval_id?: string };
+    };
+    /** An uncovered call parked as pending, then allowed: ms from sending the allow to the upstream receiving the request. */
+    const allowedToUpstream = async () => {
+      const item = randomUUID();
+      const raised = await post('/pending', { service: 'widgets', action: 'delete_item', params: { id: item } });
+      if (raised.status !== 'pending_approval' || !raised.approval_id) throw new Error(`least call (${name}) did not go pending: ${JSON.stringify(raised)}`);
+      const arrived = new Promise<number>((resolve) => arrivals.set(`/items/${item}`, resolve));
+      const t0 = performance.now();
+      await post(`/decide/${raised.approval_id}`);
+      const at = await arrived;
+      arrivals.delete(`/items/${item}`);
+      return at - t0;
+    };
     const stop = async () => {
       child.kill('SIGTERM');
       await exited;
     };
-    return { pid: child.pid!, call, stop, taskQueue: `${TASK_QUEUE}-${name}` };
+    return { pid: child.pid!, call, allowedToUpstream, stop, taskQueue: `${TASK_QUEUE}-${name}` };
   };
   const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
   const plain = await startLeast('plain', 'least');
@@ -148,6 +171,14 @@ try {
     for (let j = 0; j < BLOCK; j++) o.push(await timed(withOperator.call));
     for (let j = 0; j < BLOCK; j++) w.push(await timed(withOurs.call));
   }
+  // The allowed path (the least process and the operator-shaped one; our callWorkflow's approval
+  // needs the gateway's own activities), alternated in blocks like the rest.
+  const allowedPlain: number[] = [];
+  const allowedOperator: number[] = [];
+  for (let i = 0; i < RESUMES; i += BLOCK) {
+    for (let j = 0; j < BLOCK && i + j < RESUMES; j++) allowedPlain.push(await plain.allowedToUpstream());
+    for (let j = 0; j < BLOCK && i + j < RESUMES; j++) allowedOperator.push(await withOperator.allowedToUpstream());
+  }
   const floorLoad = await load(CONCURRENT, plain.pid, floor);
   const leastLoad = await load(CONCURRENT, plain.pid, plain.call);
   const operatorLoad = await load(CONCURRENT, withOperator.pid, withOperator.call);
@@ -155,12 +186,15 @@ try {
   await floorClient.connection.close();
   const fl = latency(f);
   const ratio = (a: number, b: number) => round(a / b);
-  const shape = (sequential: number[], loaded: typeof floorLoad) => {
+  const shape = (sequential: number[], loaded: typeof floorLoad, allowed?: number[]) => {
     const lat = latency(sequential);
+    const allowedLat = allowed ? latency(allowed) : null;
     return {
       sequential: lat,
       ...loaded,
+      allowed_to_upstream: allowedLat,
       vs_floor: {
+        allowed_to_upstream_p50: allowedLat ? ratio(allowedLat.p50, fl.p50) : null,
         p50: ratio(lat.p50, fl.p50),
         p95: ratio(lat.p95, fl.p95),
         throughput: ratio(loaded.per_second, floorLoad.per_second),
@@ -171,8 +205,8 @@ try {
   };
   const report = {
     floor: { sequential: fl, ...floorLoad },
-    least_call: shape(l, leastLoad),
-    least_call_operator_shape: shape(o, operatorLoad),
+    least_call: shape(l, leastLoad, allowedPlain),
+    least_call_operator_shape: shape(o, operatorLoad, allowedOperator),
     least_call_our_workflow: shape(w, oursLoad),
     goals_vs_floor: FLOOR_GOALS,
     cores: os.cpus().length,
@@ -180,12 +214,15 @@ try {
   };
   if (flags.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   else {
+    const allowedLine = (label: string, x: { allowed_to_upstream: ReturnType<typeof latency> | null }) =>
+      x.allowed_to_upstream ? `${label.padEnd(40)}allowed → upstream p50 ${x.allowed_to_upstream.p50.toFixed(2)} ms, p95 ${x.allowed_to_upstream.p95.toFixed(2)} ms (${x.allowed_to_upstream.n} approvals)` : '';
     const line = (label: string, x: typeof report.floor) =>
       `${label.padEnd(40)}p50 ${x.sequential.p50.toFixed(2).padStart(7)} ms   p95 ${x.sequential.p95.toFixed(2).padStart(7)} ms   ${x.per_second.toFixed(1).padStart(6)}/s @${CONCURRENCY}   CPU ms: gateway ${x.cpu_ms_per_call.gateway.toFixed(2)}, temporal ${x.cpu_ms_per_call.temporal.toFixed(2)}, postgres ${x.cpu_ms_per_call.postgres.toFixed(2)}, total ${x.cpu_ms_per_call.total.toFixed(2)}`;
     const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
     const ratios = (label: string, r: typeof report.least_call.vs_floor) =>
       `${label}: p50 ${r.p50}× (goal ≤ ${FLOOR_GOALS.covered_p50.max}×: ${verdict(r.p50 <= FLOOR_GOALS.covered_p50.max)}), p95 ${r.p95}× (≤ ${FLOOR_GOALS.covered_p95.max}×: ${verdict(r.p95 <= FLOOR_GOALS.covered_p95.max)}), ` +
-      `throughput ${r.throughput}× (≥ ${FLOOR_GOALS.throughput.min}×: ${verdict(r.throughput >= FLOOR_GOALS.throughput.min)}), gateway CPU ${r.gateway_cpu}× (≤ ${FLOOR_GOALS.gateway_cpu.max}×: ${verdict(r.gateway_cpu <= FLOOR_GOALS.gateway_cpu.max)}), all CPU ${r.total_cpu}×`;
+      `throughput ${r.throughput}× (≥ ${FLOOR_GOALS.throughput.min}×: ${verdict(r.throughput >= FLOOR_GOALS.throughput.min)}), gateway CPU ${r.gateway_cpu}× (≤ ${FLOOR_GOALS.gateway_cpu.max}×: ${verdict(r.gateway_cpu <= FLOOR_GOALS.gateway_cpu.max)}), all CPU ${r.total_cpu}×` +
+      (r.allowed_to_upstream_p50 === null ? '' : `, allowed → upstream p50 ${r.allowed_to_upstream_p50}× (≤ ${FLOOR_GOALS.allowed_to_upstream_p50.max}×: ${verdict(r.allowed_to_upstream_p50 <= FLOOR_GOALS.allowed_to_upstream_p50.max)})`);
     process.stdout.write(
       [
         `the least possible gateway for a covered call of issue 28's shape, against the floor (${report.cores} cores)`,
@@ -193,11 +230,13 @@ try {
         line('least call (3 statements, eager)', report.least_call),
         line('least call, operator shape', report.least_call_operator_shape),
         line('least call with our callWorkflow', report.least_call_our_workflow),
+        allowedLine('least call', report.least_call),
+        allowedLine('least call, operator shape', report.least_call_operator_shape),
         ratios('least call, as ratios to the floor', report.least_call.vs_floor),
         ratios('operator shape', report.least_call_operator_shape.vs_floor),
         ratios('with our callWorkflow', report.least_call_our_workflow.vs_floor),
         `load average ${report.loadavg.join(' ')}`,
-      ].join('\n') + '\n',
+      ].filter(Boolean).join('\n') + '\n',
     );
   }
   await plain.stop();

@@ -297,9 +297,17 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
 export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
 
-/** The one local activity of the design-floor workflow: hands the answer to the caller in-process. */
+/** The decision of bench/least-call.ts's least approval workflow. */
+export const benchmarkDecideUpdate = defineUpdate<string>('benchmarkDecide');
+
+/** The benchmark workflows' activities (bench/eager-start.ts, bench/support/least-call-gateway.ts). */
 export interface BenchmarkActivities {
+  /** The design floor's one local activity: hands the answer to the caller in-process. */
   benchmarkAnswer(id: string): Promise<void>;
+  /** The least approval: the call parked as pending, the caller told in-process. */
+  benchmarkRaise?(id: string): Promise<void>;
+  /** The least allowed call: the decision with the send mark, the send, the final state. */
+  benchmarkSendAllowed?(id: string): Promise<void>;
 }
 
 /**

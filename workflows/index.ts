@@ -2,5 +2,5 @@
 export { diagnosticPingWorkflow } from './diagnostic-ping.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { callWorkflow } from './call.ts';
-export { benchmarkFloorWorkflow, benchmarkLocalAnswerWorkflow, benchmarkOperatorShapeWorkflow } from './benchmark-floor.ts';
+export { benchmarkFloorWorkflow, benchmarkLeastApprovalWorkflow, benchmarkLocalAnswerWorkflow, benchmarkOperatorShapeWorkflow } from './benchmark-floor.ts';
 export { approvalNoticesWorkflow } from './approval-notices.ts';

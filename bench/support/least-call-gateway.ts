@@ -17,7 +17,7 @@ import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { workflowBundle } from '../../server/temporal/worker.ts';
-import { CALL_SEARCH_ATTRIBUTES as SA, type BenchmarkActivities, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
+import { benchmarkDecideUpdate, CALL_SEARCH_ATTRIBUTES as SA, type BenchmarkActivities, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
 
 function required(name: string): string {
   const v = process.env[name];
@@ -79,7 +79,24 @@ const activities = {
     const result = { status_code: done.status, duration_ms: 1, body: done.result };
     return { check: { outcome: 'covered' }, executed: { outcome: { status: 'called', result, action_description: input.spec.description }, httpStatusCode: done.status, executionStatus: null } };
   },
-} satisfies BenchmarkActivities & Record<string, unknown>;
+  // The least approval: parked as pending (one statement), the caller told in-process.
+  async benchmarkRaise(id: string) {
+    await pool.query(`UPDATE least_calls SET status = 'pending_approval' WHERE id = $1`, [id]);
+    waiting.get(id)?.(JSON.stringify({ status: 'pending_approval', approval_id: id }));
+  },
+  // Allowed: the decision with the send mark (one statement), the send, the final state + audit.
+  async benchmarkSendAllowed(id: string) {
+    const marked = await pool.query(`UPDATE least_calls SET status = 'allowed', marked = true WHERE id = $1 AND NOT marked RETURNING path`, [id]);
+    const path = (marked.rows[0] as { path: string } | undefined)?.path;
+    if (!path) return;
+    const sent = await upstreamGet(path);
+    await pool.query(
+      `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
+       INSERT INTO least_audit (call_id, event) SELECT id, 'approval.executed' FROM done`,
+      [id, sent.body],
+    );
+  },
+} satisfies Required<BenchmarkActivities> & Record<string, unknown>;
 
 const worker = await Worker.create({ connection, taskQueue, workflowBundle: await workflowBundle(), activities });
 
@@ -150,12 +167,40 @@ async function covered(token: string, body: { service: string; action: string; p
   }
 }
 
+/** An uncovered call: its row, its workflow started eagerly, answered once it is parked as pending. */
+async function pending(token: string, body: { params: { id: string } }): Promise<{ status: number; body: string }> {
+  const id = randomUUID();
+  const hash = createHash('sha256').update(token).digest('hex');
+  const inserted = await pool.query(
+    `INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id`,
+    [id, hash, `/items/${encodeURIComponent(body.params.id)}`],
+  );
+  if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
+  const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
+  try {
+    const operatorShape = workflow === 'operator';
+    await client.workflow.start('benchmarkLeastApprovalWorkflow', { workflowId: `approval-${id}`, taskQueue, args: [id, operatorShape], requestEagerStart: true, ...(operatorShape ? callOptions(id) : {}) });
+    return { status: 200, body: await answered };
+  } finally {
+    waiting.delete(id);
+  }
+}
+
+/** The approver's allow: the update, answered once the workflow accepted it. */
+async function decide(id: string): Promise<{ status: number; body: string }> {
+  const decision = await client.workflow.getHandle(`approval-${id}`).executeUpdate(benchmarkDecideUpdate);
+  return { status: 200, body: JSON.stringify({ decision }) };
+}
+
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    covered(token, JSON.parse(Buffer.concat(chunks).toString('utf8')) as Parameters<typeof covered>[1]).then(
+    const url = req.url ?? '';
+    const body = () => JSON.parse(Buffer.concat(chunks).toString('utf8')) as Parameters<typeof covered>[1];
+    const handled = url.startsWith('/decide/') ? decide(url.slice('/decide/'.length)) : url === '/pending' ? pending(token, body()) : covered(token, body());
+    handled.then(
       (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body),
       (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
     );
