@@ -20,12 +20,11 @@ import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.t
 import { workflowBundle } from '../server/temporal/worker.ts';
 import { benchmarkFloorUpdate, type BenchmarkActivities } from '../workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
+import { benchSizes } from './support/options.ts';
 import { processCpuMs } from './support/proc.ts';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } }, strict: true });
-const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
-const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const { SEQUENTIAL, CONCURRENT, CONCURRENCY } = benchSizes('bench:eager', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16 });
 const TASK_QUEUE = 'bench-eager';
 const BLOCK = 25;
 

@@ -32,14 +32,12 @@ import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.t
 import { createLogger } from '../server/logger.ts';
 import { benchmarkFloorUpdate } from '../workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
+import { benchSizes } from './support/options.ts';
 import { profileFlags } from './targets.ts';
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } }, strict: true });
-const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
-const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const RESUMES = Number(process.env.BENCH_RESUMES ?? 60);
+const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16, RESUMES: 60 });
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
 const KEY = 'gw_least_call_bench_key';

@@ -28,12 +28,26 @@ export const CALL_BENCH_USAGE = `npm run bench:call -- [--help] [--json] [--soak
 Sizes: BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=2000 BENCH_CONCURRENCY=16 BENCH_FLOOR_CONCURRENT=1000
        BENCH_RESUMES=50 BENCH_SOAK_ROUNDS=3 BENCH_SOAK_SECONDS=30`;
 
-/** A whole number ≥ `min`, or a BenchUsageError naming where it came from. */
-function count(name: string, raw: string | undefined, fallback: number, min = 1): number {
+/** A whole number ≥ `min`, or a BenchUsageError naming where it came from (every bench's run sizes). */
+export function count(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new BenchUsageError(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);
   return n;
+}
+
+/**
+ * A bench script's run sizes from BENCH_* variables (`{ SEQUENTIAL: 300 }` reads BENCH_SEQUENTIAL):
+ * a bad one ends the script with one line naming it and exit code 2, as a usage error does.
+ */
+export function benchSizes<K extends string>(script: string, defaults: Record<K, number>, env: Readonly<Record<string, string | undefined>> = process.env): Record<K, number> {
+  try {
+    return Object.fromEntries(Object.entries<number>(defaults).map(([k, v]) => [k, count(`BENCH_${k}`, env[`BENCH_${k}`], v)])) as Record<K, number>;
+  } catch (err) {
+    if (!(err instanceof BenchUsageError)) throw err;
+    process.stderr.write(`${script}: ${err.message}\n`);
+    process.exit(2);
+  }
 }
 
 export function parseCallBenchOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): CallBenchOptions {

@@ -1,7 +1,7 @@
 // The call benchmark's pure parts: its options and the figures it derives from raw samples.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { byGroup, cpuPerCall, latency, ratiosToFloor, roundRobin, type MeasuredProcess } from '../../../bench/support/figures.ts';
-import { BenchUsageError, parseCallBenchOptions } from '../../../bench/support/options.ts';
+import { benchSizes, BenchUsageError, parseCallBenchOptions } from '../../../bench/support/options.ts';
 
 describe('bench:call options', () => {
   it('defaults to the embedded target and the documented run sizes', () => {
@@ -129,5 +129,26 @@ describe('bench:call ratios to the floor', () => {
     expect(r.covered_p50).toEqual({ ratio: 2, goal: '≤ 1.15×', met: false });
     expect(r.throughput).toEqual({ ratio: 0.5, goal: '≥ 0.9×', met: false });
     expect(ratiosToFloor({ ...base, floorPerSecond: 0 }).throughput.met).toBe(false);
+  });
+});
+
+describe('bench run sizes (bench:least, bench:eager)', () => {
+  it('reads BENCH_* variables over the defaults', () => {
+    expect(benchSizes('bench:least', { SEQUENTIAL: 300, RESUMES: 60 }, { BENCH_SEQUENTIAL: '40' })).toEqual({ SEQUENTIAL: 40, RESUMES: 60 });
+  });
+
+  it('ends the script with one line naming a bad size, and exit code 2', () => {
+    const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      throw new Error(`exit ${code}`);
+    }) as never);
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(() => benchSizes('bench:least', { SEQUENTIAL: 300 }, { BENCH_SEQUENTIAL: 'abc' })).toThrow('exit 2');
+      expect(stderr).toHaveBeenCalledWith('bench:least: BENCH_SEQUENTIAL must be a whole number ≥ 1 (got "abc")\n');
+      expect(() => benchSizes('bench:eager', { CONCURRENCY: 16 }, { BENCH_CONCURRENCY: '0' })).toThrow('exit 2');
+    } finally {
+      exit.mockRestore();
+      stderr.mockRestore();
+    }
   });
 });
