@@ -11,6 +11,8 @@
 // activity answered by the same three statements): what our workflow costs over the least one.
 // LEAST_WORKFLOW=operator: the one-activity workflow with what operators read of a call (the
 // search attributes and memo at start, the status upserted, a result) and nothing else.
+// Besides covered calls (any other POST), `POST /pending` parks a call as pending the least way and
+// `POST /decide/<id>` allows it (bench:least's allowed → upstream figure).
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -48,7 +50,9 @@ function upstreamGet(path: string): Promise<{ status: number; body: string }> {
   });
 }
 
+const WORKFLOWS = ['least', 'operator', 'call'] as const;
 const workflow = process.env.LEAST_WORKFLOW ?? 'least';
+if (!(WORKFLOWS as readonly string[]).includes(workflow)) throw new Error(`LEAST_WORKFLOW must be one of ${WORKFLOWS.join(', ')} (got ${JSON.stringify(workflow)})`);
 
 /** The least covered call's work for call `id`: mark, send, final state + audit; null when marked already. */
 async function markSendRecord(id: string): Promise<{ status: number; result: unknown; answer: string } | null> {
