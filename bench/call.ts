@@ -22,6 +22,7 @@ import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
 import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { byGroup, cpuPerCall, FLOOR_GOALS, latency, ratiosToFloor, round, type ByGroup, type FloorRatios, type Latency, type Sample } from './support/figures.ts';
 import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenchOptions } from './support/options.ts';
+import { runConcurrent, timed } from './support/load.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
 
@@ -44,30 +45,6 @@ async function within<T>(what: string, promise: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
-
-/** `total` calls by `concurrency` loops; or, with `seconds`, as many as fit in that time. */
-async function runConcurrent(opts: { total?: number; seconds?: number; concurrency: number }, fn: () => Promise<unknown>) {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  const deadline = opts.seconds ? started + opts.seconds * 1000 : Infinity;
-  await Promise.all(
-    Array.from({ length: opts.concurrency }, async () => {
-      while ((opts.total === undefined || next < opts.total) && performance.now() < deadline) {
-        next++;
-        latencies.push(await timed(fn));
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  return { latencies, seconds, perSecond: round(latencies.length / seconds, 1) };
 }
 
 /** CPU ms of every measured process (PostgreSQL: its whole tree). */

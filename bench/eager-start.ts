@@ -20,6 +20,7 @@ import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.t
 import { workflowBundle } from '../server/temporal/worker.ts';
 import { benchmarkFloorUpdate, type BenchmarkActivities } from '../workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
+import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
 import { processCpuMs } from './support/proc.ts';
 
@@ -28,30 +29,14 @@ const { SEQUENTIAL, CONCURRENT, CONCURRENCY } = benchSizes('bench:eager', { SEQU
 const TASK_QUEUE = 'bench-eager';
 const BLOCK = 25;
 
-async function timed(fn: () => Promise<unknown>) {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-}
-
 /** Workflows per second at CONCURRENCY, and CPU ms per workflow of this process and of Temporal. */
 async function load(total: number, temporalPid: number, fn: () => Promise<unknown>) {
   const cpu0 = process.cpuUsage();
   const temporal0 = processCpuMs(temporalPid);
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < total) {
-        next++;
-        await fn();
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
+  const run = await runConcurrent({ total, concurrency: CONCURRENCY }, fn);
   const cpu = process.cpuUsage(cpu0);
   return {
-    per_second: round(total / seconds, 1),
+    per_second: run.perSecond,
     cpu_ms_per_workflow: { worker_process: round((cpu.user + cpu.system) / 1000 / total), temporal: round((processCpuMs(temporalPid) - temporal0) / total) },
   };
 }
@@ -93,16 +78,10 @@ try {
   const report = await worker.runUntil(async () => {
     for (let i = 0; i < 50; i++) await Promise.all([floor(), design()]);
     eager = 0;
-    // Interleaved in blocks, so a busy machine weighs on both shapes alike; not call by call: a
-    // design call answers before its workflow completes, and its next call meets that completion
-    // still running, as a covered call meets its predecessor's (call by call, it would meet a
-    // floor call's, which has completed before it answered).
-    const f: number[] = [];
-    const d: number[] = [];
-    for (let i = 0; i < SEQUENTIAL; i += BLOCK) {
-      for (let j = 0; j < BLOCK; j++) f.push(await timed(floor));
-      for (let j = 0; j < BLOCK; j++) d.push(await timed(design));
-    }
+    // In blocks, not call by call: a design call answers before its workflow completes, and its
+    // next call meets that completion still running, as a covered call meets its predecessor's
+    // (call by call, it would meet a floor call's, which has completed before it answered).
+    const [f, d] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [() => timed(floor), () => timed(design)])) as [number[], number[]];
     const floorLoad = await load(CONCURRENT, temporalPid, floor);
     const designLoad = await load(CONCURRENT, temporalPid, design);
     const fl = latency(f);

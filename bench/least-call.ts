@@ -32,6 +32,7 @@ import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.t
 import { createLogger } from '../server/logger.ts';
 import { benchmarkFloorUpdate } from '../workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
+import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
 import { profileFlags } from './targets.ts';
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
@@ -41,12 +42,6 @@ const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
 const KEY = 'gw_least_call_bench_key';
-
-const timed = async (fn: () => Promise<unknown>) => {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-};
 
 const logger = createLogger('warn');
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-least-'));
@@ -130,7 +125,7 @@ try {
   const plain = await startLeast('plain', 'least');
   const withOperator = await startLeast('operator-shape', 'operator');
   const withOurs = await startLeast('our-workflow', 'call');
-  const pg0 = { temporal: temporal.pid!, postgres: postgres.pid };
+  const pids = { temporal: temporal.pid!, postgres: postgres.pid };
 
   const floorClient = new Client({ connection: await Connection.connect({ address: temporal.address }) });
   // The floor runs on the plain process's worker: its CPU is that process's.
@@ -141,42 +136,20 @@ try {
 
   /** Per second at CONCURRENCY, and CPU ms per call of the process serving it, Temporal and PostgreSQL. */
   const load = async (total: number, gatewayPid: number, fn: () => Promise<unknown>) => {
-    const cpu0 = { gateway: processCpuMs(gatewayPid), temporal: processCpuMs(pg0.temporal), postgres: treeCpuMs(pg0.postgres) };
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < total) {
-          next++;
-          await fn();
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    const per = (now: number, before: number) => round((now - before) / total);
-    const cpu = { gateway: per(processCpuMs(gatewayPid), cpu0.gateway), temporal: per(processCpuMs(pg0.temporal), cpu0.temporal), postgres: per(treeCpuMs(pg0.postgres), cpu0.postgres) };
-    return { per_second: round(total / seconds, 1), cpu_ms_per_call: { ...cpu, total: round(cpu.gateway + cpu.temporal + cpu.postgres) } };
+    const cpuNow = () => ({ gateway: processCpuMs(gatewayPid), temporal: processCpuMs(pids.temporal), postgres: treeCpuMs(pids.postgres) });
+    const before = cpuNow();
+    const run = await runConcurrent({ total, concurrency: CONCURRENCY }, fn);
+    const after = cpuNow();
+    const per = (k: keyof typeof before) => round((after[k] - before[k]) / total);
+    const cpu = { gateway: per('gateway'), temporal: per('temporal'), postgres: per('postgres') };
+    return { per_second: run.perSecond, cpu_ms_per_call: { ...cpu, total: round(cpu.gateway + cpu.temporal + cpu.postgres) } };
   };
 
   for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call()]);
-  const f: number[] = [];
-  const l: number[] = [];
-  const o: number[] = [];
-  const w: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i += BLOCK) {
-    for (let j = 0; j < BLOCK; j++) f.push(await timed(floor));
-    for (let j = 0; j < BLOCK; j++) l.push(await timed(plain.call));
-    for (let j = 0; j < BLOCK; j++) o.push(await timed(withOperator.call));
-    for (let j = 0; j < BLOCK; j++) w.push(await timed(withOurs.call));
-  }
+  const [f, l, o, w] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call].map((fn) => () => timed(fn)))) as [number[], number[], number[], number[]];
   // The allowed path (the least process and the operator-shaped one; our callWorkflow's approval
   // needs the gateway's own activities), alternated in blocks like the rest.
-  const allowedPlain: number[] = [];
-  const allowedOperator: number[] = [];
-  for (let i = 0; i < RESUMES; i += BLOCK) {
-    for (let j = 0; j < BLOCK && i + j < RESUMES; j++) allowedPlain.push(await plain.allowedToUpstream());
-    for (let j = 0; j < BLOCK && i + j < RESUMES; j++) allowedOperator.push(await withOperator.allowedToUpstream());
-  }
+  const [allowedPlain, allowedOperator] = (await alternatedInBlocks(RESUMES, BLOCK, [plain.allowedToUpstream, withOperator.allowedToUpstream])) as [number[], number[]];
   const floorLoad = await load(CONCURRENT, plain.pid, floor);
   const leastLoad = await load(CONCURRENT, plain.pid, plain.call);
   const operatorLoad = await load(CONCURRENT, withOperator.pid, withOperator.call);

@@ -34,6 +34,9 @@ const pool = new pg.Pool({ connectionString: required('LEAST_DATABASE_URL'), max
 const connection = await NativeConnection.connect({ address: required('LEAST_TEMPORAL_ADDRESS') });
 const client = new Client({ connection });
 
+/** What a call request carries (the benchmark only ever sends well-formed ones). */
+type CallBody = { service: string; action: string; params: { id: string } };
+
 /** The callers waiting for their call's in-process answer, by call id. */
 const waiting = new Map<string, (answer: string) => void>();
 
@@ -54,30 +57,34 @@ const WORKFLOWS = ['least', 'operator', 'call'] as const;
 const workflow = process.env.LEAST_WORKFLOW ?? 'least';
 if (!(WORKFLOWS as readonly string[]).includes(workflow)) throw new Error(`LEAST_WORKFLOW must be one of ${WORKFLOWS.join(', ')} (got ${JSON.stringify(workflow)})`);
 
-/** The least covered call's work for call `id`: mark, send, final state + audit; null when marked already. */
-async function markSendRecord(id: string): Promise<{ status: number; result: unknown; answer: string } | null> {
-  const marked = await pool.query('UPDATE least_calls SET marked = true WHERE id = $1 AND NOT marked RETURNING path', [id]);
+/**
+ * The least send: one statement writes the send mark (with `status`, an allow's decision), then
+ * the request, then one statement writes the final state with its audit row `event`. Null when
+ * the call was marked already: a re-run sends nothing.
+ */
+async function markSendRecord(id: string, event: string, status?: string): Promise<{ status: number; result: unknown; answer: string } | null> {
+  const marked = await pool.query('UPDATE least_calls SET marked = true, status = COALESCE($2, status) WHERE id = $1 AND NOT marked RETURNING path', [id, status ?? null]);
   const path = (marked.rows[0] as { path: string } | undefined)?.path;
-  if (!path) return null; // marked already: a re-run sends nothing
+  if (!path) return null;
   const sent = await upstreamGet(path);
   const result = JSON.parse(sent.body) as unknown;
   const answer = JSON.stringify({ status: 'called', upstream_status: sent.status, result });
   await pool.query(
     `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
-     INSERT INTO least_audit (call_id, event) SELECT id, 'call.called' FROM done`,
-    [id, answer],
+     INSERT INTO least_audit (call_id, event) SELECT id, $3 FROM done`,
+    [id, answer, event],
   );
   return { status: sent.status, result, answer };
 }
 
 const activities = {
   async benchmarkAnswer(id: string) {
-    const done = await markSendRecord(id);
+    const done = await markSendRecord(id, 'call.called');
     if (done) waiting.get(id)?.(done.answer);
   },
   // The one activity the gateway's workflow runs for a covered call.
   async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
-    const done = await markSendRecord(input.spec.callId);
+    const done = await markSendRecord(input.spec.callId, 'call.called');
     if (!done) throw new Error('marked already');
     waiting.get(input.spec.callId)?.(done.answer);
     const result = { status_code: done.status, duration_ms: 1, body: done.result };
@@ -90,15 +97,7 @@ const activities = {
   },
   // Allowed: the decision with the send mark (one statement), the send, the final state + audit.
   async benchmarkSendAllowed(id: string) {
-    const marked = await pool.query(`UPDATE least_calls SET status = 'allowed', marked = true WHERE id = $1 AND NOT marked RETURNING path`, [id]);
-    const path = (marked.rows[0] as { path: string } | undefined)?.path;
-    if (!path) return;
-    const sent = await upstreamGet(path);
-    await pool.query(
-      `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
-       INSERT INTO least_audit (call_id, event) SELECT id, 'approval.executed' FROM done`,
-      [id, sent.body],
-    );
+    await markSendRecord(id, 'approval.executed', 'allowed');
   },
 } satisfies Required<BenchmarkActivities> & Record<string, unknown>;
 
@@ -152,46 +151,47 @@ function callOptions(callId: string) {
   };
 }
 
-async function covered(token: string, body: { service: string; action: string; params: { id: string } }): Promise<{ status: number; body: string }> {
+type Answer = { status: number; body: string };
+
+/**
+ * One statement authenticates the key and inserts the call's row; then `start` starts its
+ * workflow eagerly, and the answer comes in-process from the workflow's local activity.
+ */
+async function insertStartAndWait(token: string, item: string, start: (id: string) => Promise<unknown>): Promise<Answer> {
   const id = randomUUID();
   const hash = createHash('sha256').update(token).digest('hex');
   const inserted = await pool.query(
     `INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id`,
-    [id, hash, `/items/${encodeURIComponent(body.params.id)}`],
+    [id, hash, `/items/${encodeURIComponent(item)}`],
   );
   if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
   const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
   try {
-    if (workflow === 'call') await client.workflow.start('callWorkflow', { workflowId: `call-${id}`, taskQueue, args: [callSpec(id)], requestEagerStart: true, ...callOptions(id) });
-    else if (workflow === 'operator') await client.workflow.start('benchmarkOperatorShapeWorkflow', { workflowId: `op-${id}`, taskQueue, args: [id], requestEagerStart: true, ...callOptions(id) });
-    else await client.workflow.start('benchmarkLocalAnswerWorkflow', { workflowId: `least-${id}`, taskQueue, args: [id], requestEagerStart: true });
+    await start(id);
     return { status: 200, body: await answered };
   } finally {
     waiting.delete(id);
   }
 }
 
-/** An uncovered call: its row, its workflow started eagerly, answered once it is parked as pending. */
-async function pending(token: string, body: { params: { id: string } }): Promise<{ status: number; body: string }> {
-  const id = randomUUID();
-  const hash = createHash('sha256').update(token).digest('hex');
-  const inserted = await pool.query(
-    `INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id`,
-    [id, hash, `/items/${encodeURIComponent(body.params.id)}`],
-  );
-  if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
-  const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
-  try {
+/** A covered call, answered with its outcome. */
+const covered = (token: string, body: CallBody): Promise<Answer> =>
+  insertStartAndWait(token, body.params.id, (id) => {
+    const eager = { taskQueue, requestEagerStart: true };
+    if (workflow === 'call') return client.workflow.start('callWorkflow', { ...eager, workflowId: `call-${id}`, args: [callSpec(id)], ...callOptions(id) });
+    if (workflow === 'operator') return client.workflow.start('benchmarkOperatorShapeWorkflow', { ...eager, workflowId: `op-${id}`, args: [id], ...callOptions(id) });
+    return client.workflow.start('benchmarkLocalAnswerWorkflow', { ...eager, workflowId: `least-${id}`, args: [id] });
+  });
+
+/** An uncovered call, answered once it is parked as pending. */
+const pending = (token: string, body: CallBody): Promise<Answer> =>
+  insertStartAndWait(token, body.params.id, (id) => {
     const operatorShape = workflow === 'operator';
-    await client.workflow.start('benchmarkLeastApprovalWorkflow', { workflowId: `approval-${id}`, taskQueue, args: [id, operatorShape], requestEagerStart: true, ...(operatorShape ? callOptions(id) : {}) });
-    return { status: 200, body: await answered };
-  } finally {
-    waiting.delete(id);
-  }
-}
+    return client.workflow.start('benchmarkLeastApprovalWorkflow', { workflowId: `approval-${id}`, taskQueue, args: [id, operatorShape], requestEagerStart: true, ...(operatorShape ? callOptions(id) : {}) });
+  });
 
 /** The approver's allow: the update, answered once the workflow accepted it. */
-async function decide(id: string): Promise<{ status: number; body: string }> {
+async function decide(id: string): Promise<Answer> {
   const decision = await client.workflow.getHandle(`approval-${id}`).executeUpdate(benchmarkDecideUpdate);
   return { status: 200, body: JSON.stringify({ decision }) };
 }
@@ -202,7 +202,7 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
     const url = req.url ?? '';
-    const body = () => JSON.parse(Buffer.concat(chunks).toString('utf8')) as Parameters<typeof covered>[1];
+    const body = () => JSON.parse(Buffer.concat(chunks).toString('utf8')) as CallBody;
     const handled = url.startsWith('/decide/') ? decide(url.slice('/decide/'.length)) : url === '/pending' ? pending(token, body()) : covered(token, body());
     handled.then(
       (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body),
