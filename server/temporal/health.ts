@@ -31,13 +31,39 @@ export function viaTemporal(temporal: Client, health: TemporalHealth | undefined
     health ? health.guard((signal) => temporal.connection.withAbortSignal(signal, op), what) : op();
 }
 
-export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000): TemporalHealth {
+/**
+ * Answers can arrive out of order: a probe asked while Temporal was down may time out after a later
+ * check (a /readyz) already heard Temporal answer. `answered(q)` is true when question `q`'s answer
+ * is the newest word (no question asked after `q` has been answered yet), so a stale failure never
+ * marks a live Temporal down, nor a stale success a dead one up.
+ */
+export function newestAnswerWins(): { ask(): number; answered(question: number): boolean } {
+  let asked = 0;
+  let newest = 0;
+  return {
+    ask: () => ++asked,
+    answered(question) {
+      if (question < newest) return false;
+      newest = question;
+      return true;
+    },
+  };
+}
+
+/**
+ * `intervalMs` apart, each probe waits `answerWithinMs` for an answer: the bound /readyz uses too, so
+ * a Temporal that answers slowly on a busy machine is not called down (which would release calls
+ * in flight with 503), while a stopped one is noticed within about three seconds.
+ */
+export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000, answerWithinMs = 2_000): TemporalHealth {
   let healthy = true;
   let waiters = new Set<() => void>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
-  const record = (ok: boolean) => {
+  const questions = newestAnswerWins();
+  const record = (question: number, ok: boolean) => {
+    if (!questions.answered(question)) return;
     if (ok !== healthy) {
       healthy = ok;
       if (ok) logger.info('Temporal answers again');
@@ -50,16 +76,17 @@ export function watchTemporal(client: Client, logger: Logger, intervalMs = 1_000
     }
   };
   const check = async (timeoutMs: number) => {
+    const question = questions.ask();
     try {
       await client.connection.withDeadline(Date.now() + timeoutMs, () => client.connection.workflowService.getSystemInfo({}));
     } catch (err) {
-      record(false);
+      record(question, false);
       throw err;
     }
-    record(true);
+    record(question, true);
   };
   const probe = async () => {
-    await check(intervalMs).catch(() => undefined);
+    await check(answerWithinMs).catch(() => undefined);
     if (!stopped) timer = setTimeout(() => void probe(), intervalMs).unref();
   };
   timer = setTimeout(() => void probe(), intervalMs).unref();
