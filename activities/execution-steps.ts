@@ -12,7 +12,7 @@ import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { readAhead } from './read-ahead.ts';
-import { checkLiveChain, recheckRefusal } from '../server/identities/chain-check.ts';
+import { checkLiveChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
@@ -133,54 +133,39 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
      * An allow of an auto-call approval and its execution in one regular activity (send-on-allow-v1,
      * issue 28 item 3), without a workflow task between them. The decision, the chain's re-check
      * and the stored request are read or written side by side (the re-check reads the chain as it
-     * is at the decision); the approver's answer goes to the API waiting in this process once the
-     * decision is committed; then the credential, and the execution's start with its send mark in
-     * one statement, and the request. The decision's events go out meanwhile. A retry is safe at
+     * is at the decision); then the execution's start with its send mark in one statement, the
+     * credential, and the request. The approver's answer (to the API waiting in this process) and
+     * the decision's events follow the request out, so their work never delays it. A retry is safe at
      * every point: the decision is written once, the execution's state says where it stands, and
      * the mark stops a second send of a request that is not idempotent.
      */
     async allowThenSend(input: AllowThenSendInput): Promise<SentOnAllow> {
-      const { spec, approvalId, executionId } = input.step;
+      const { spec, approvalId } = input.step;
       return withHeartbeats(async () => {
         // The stored request is read beside the decision; an approver's edit is written with the
         // decision, so an edited one is read after it.
         const readStored = () => loadStoredCall(deps, spec).catch(typedError);
         const early = spec.edit ? null : readAhead(readStored());
         const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
-        deliverDecisionAnswer(input.answerKey, input.answer);
-        const announcing = deps.announceDecision(input.decision).then(
-          () => true,
-          (err: unknown) => (logger.warn({ err, approval_id: approvalId }, 'the decision’s events did not go out with the send: the workflow sends them'), false),
-        );
-        const sent = await (async (): Promise<AllowSend> => {
-          // Fresh (this attempt wrote the decision): the execution is `pending`; a retry reads it.
-          const exec = written ? null : await calls.getExecution(pool, executionId);
-          if (!written && !exec) throw new Error(`execution ${executionId} not found`);
-          const status = exec?.status ?? 'pending';
-          // A retry after the re-check refused it: the recorded verdict stands.
-          if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
-          const refusal = recheckRefusal(chain);
-          if (refusal) return { kind: 'stopped', result: await recordFinal(input.step, { kind: 'error', error: refusal }, 'cancelled') };
-          const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
-          const loaded = await (early ?? readStored());
-          if ('kind' in loaded) {
-            // Nothing can be sent (the instance is gone, the action disabled): it starts and fails, as on resume.
-            if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
-            return { kind: 'sent', sent: loaded };
-          }
-          // The start, its send mark and the template secret's envelope in one statement; the
-          // request is planned after it (a dependency briefly away is waited for in this attempt,
-          // so the mark does not turn a request that never left into outcome_unknown).
-          const secret = status === 'pending' ? templateSecretOf(spec.orgId, loaded.instance, loaded.request, spec.action) : null;
-          const claimed = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started(), secret ? { secret: secret.read } : undefined) : null;
-          const marks = claimed?.attempts ?? (await calls.markExecutionSend(pool, executionId));
-          // The prefetched envelope is served once: a retry of the plan reads the secret afresh.
-          const executor = secret && claimed ? withPrefetchedSecret(deps.executor, spec.orgId, secret.name, claimed.secret) : deps.executor;
-          const planned = await untilLanded(() => plan(spec, loaded, executor), 30_000, (err) => !(err instanceof AppError));
-          if ('kind' in planned) return { kind: 'sent', sent: planned };
-          return { kind: 'sent', sent: await sendOnce(input.step, planned, marks) };
-        })();
-        return { ...sent, announced: await announcing };
+        // The decision is committed: the approver's answer and the decision's events are due. They
+        // wait until the request has left (or the call stopped, or must wait for a dependency), so
+        // their work does not hold it up; an attempt that fails gives them on its way out.
+        let announcing: Promise<boolean> | undefined;
+        const announce = (): Promise<boolean> => {
+          if (announcing) return announcing;
+          deliverDecisionAnswer(input.answerKey, input.answer);
+          announcing = deps.announceDecision(input.decision).then(
+            () => true,
+            (err: unknown) => (logger.warn({ err, approval_id: approvalId }, 'the decision’s events did not go out with the send: the workflow sends them'), false),
+          );
+          return announcing;
+        };
+        try {
+          const sent = await sendAllowed(input.step, written, chain, early ?? readStored(), announce);
+          return { ...sent, announced: await announce() };
+        } finally {
+          void announce();
+        }
       });
     },
 
@@ -216,6 +201,51 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   }
 
   /**
+   * An allowed call after its decision was committed (send-on-allow-v1): the re-check's verdict,
+   * then the start with its send mark and the template secret's envelope in one statement, the
+   * plan and the request. `left` runs once the request has left, or before the call stops or waits.
+   */
+  async function sendAllowed(step: StepInput, written: boolean, chain: LiveCheck, stored: Promise<StoredCall | TypedError>, left: () => void): Promise<AllowSend> {
+    const { spec, approvalId, executionId } = step;
+    // Fresh (this attempt wrote the decision): the execution is `pending`; a retry reads it.
+    const exec = written ? null : await calls.getExecution(pool, executionId);
+    if (!written && !exec) throw new Error(`execution ${executionId} not found`);
+    const status = exec?.status ?? 'pending';
+    // A retry after the re-check refused it: the recorded verdict stands.
+    if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
+    const refusal = recheckRefusal(chain);
+    if (refusal) {
+      left();
+      return { kind: 'stopped', result: await recordFinal(step, { kind: 'error', error: refusal }, 'cancelled') };
+    }
+    const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
+    const loaded = await stored;
+    if ('kind' in loaded) {
+      // Nothing can be sent (the instance is gone, the action disabled): it starts and fails, as on resume.
+      left();
+      if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
+      return { kind: 'sent', sent: loaded };
+    }
+    // The request is planned after its mark: a dependency briefly away is waited for in this
+    // attempt, so the mark does not turn a request that never left into outcome_unknown.
+    const secret = status === 'pending' ? templateSecretOf(spec.orgId, loaded.instance, loaded.request, spec.action) : null;
+    const claimed = status === 'pending' ? await calls.startExecutionMarked(pool, executionId, 'auto', started(), secret ? { secret: secret.read } : undefined) : null;
+    const marks = claimed?.attempts ?? (await calls.markExecutionSend(pool, executionId));
+    // The prefetched envelope is served once: a retry of the plan reads the secret afresh.
+    const executor = secret && claimed ? withPrefetchedSecret(deps.executor, spec.orgId, secret.name, claimed.secret) : deps.executor;
+    const waitingPlan = (err: unknown): never => {
+      left(); // the plan must wait for a dependency: the approver does not wait with it
+      throw err;
+    };
+    const planned = await untilLanded(() => plan(spec, loaded, executor).catch(waitingPlan), 30_000, (err) => !(err instanceof AppError));
+    if ('kind' in planned) {
+      left();
+      return { kind: 'sent', sent: planned };
+    }
+    return { kind: 'sent', sent: await sendOnce(step, planned, marks, left) };
+  }
+
+  /**
    * The request planned with its credential (nothing sent), from the stored call (its row and
    * instance, read side by side). A typed failure — the instance deleted meanwhile, a disabled
    * action, a missing credential — is the call's error, nothing sent; anything else is thrown.
@@ -226,15 +256,15 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     return planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false }).catch(typedError);
   }
 
-  /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. */
-  async function sendOnce(input: StepInput, planned: Awaited<ReturnType<typeof planUpstream>>, marks: number): Promise<SendOutcome> {
+  /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. `left`: see PlannedUpstream.send. */
+  async function sendOnce(input: StepInput, planned: Awaited<ReturnType<typeof planUpstream>>, marks: number, left?: () => void): Promise<SendOutcome> {
     const { spec, executionId } = input;
     if (marks > 1 && !planned.idempotent) {
       logger.warn({ execution_id: executionId, call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
       return { kind: 'outcome_unknown' };
     }
     try {
-      const out = await planned.send(executionId);
+      const out = await planned.send(executionId, left);
       return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');

@@ -1,7 +1,8 @@
 // The approver's answer to an allow whose approved call is sent in the same activity as the
-// decision (issue 28, item 3: `send-on-allow-v1`). The activity records the decision, hands the
-// approver's answer here once it is committed, and goes on to re-check and send; the API answers
-// the approver from here instead of waiting for the send to end and the update to complete. Only
+// decision (issue 28, item 3: `send-on-allow-v1`). The activity records the decision, re-checks,
+// and hands the approver's answer here as soon as the request has left (or the call stopped, or
+// must wait for a dependency); the API answers the approver from here instead of waiting for the
+// upstream's response and the update to complete. Only
 // a process that runs a worker offers a key; should the activity run in another process, the
 // update's own result answers (after the send).
 import type { ApprovalRecord } from '../../workflows/definitions.ts';

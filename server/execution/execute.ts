@@ -228,7 +228,8 @@ export async function assertInjectable(deps: ExecutorDeps, orgId: string, userId
 export interface PlannedUpstream {
   method: string;
   idempotent: boolean;
-  send(idempotencyKey: string | null): Promise<ExecuteOutput>;
+  /** `onRequestSent`: once the request has left (or could not), before its answer is awaited. */
+  send(idempotencyKey: string | null, onRequestSent?: () => void): Promise<ExecuteOutput>;
 }
 
 export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
@@ -242,7 +243,12 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     const handler = deps.runtimes?.[service.runtime];
     if (!handler) throw new AppError('unavailable', `the ${service.runtime} runtime is not available in this process`);
     // A tool call or a platform action has no idempotency contract: never repeated.
-    return { method: service.runtime.toUpperCase(), idempotent: false, send: () => handler(deps, input) };
+    // Another runtime's request leaves somewhere inside its handler: said to have left as it starts.
+    const send = (_key: string | null, onRequestSent?: () => void) => {
+      onRequestSent?.();
+      return handler(deps, input);
+    };
+    return { method: service.runtime.toUpperCase(), idempotent: false, send };
   }
   let method: string;
   let url: URL;
@@ -288,7 +294,7 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
   }
   const keyHeader = service.idempotencyKeyHeader?.toLowerCase();
 
-  const send = async (idempotencyKey: string | null): Promise<ExecuteOutput> => {
+  const send = async (idempotencyKey: string | null, onRequestSent?: () => void): Promise<ExecuteOutput> => {
     const sentHeaders = keyHeader && idempotencyKey ? { ...headers, [keyHeader]: idempotencyKey } : headers;
     const started = performance.now();
     const res = await sendOutbound(
@@ -301,6 +307,7 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
         trustedHosts: new Set(templateTrusted(instance.origin) ? service.hosts : []),
         credentialQuery: Object.keys(injection.query),
         credentialHeaders,
+        ...(onRequestSent ? { onRequestSent } : {}),
       },
     );
     const durationMs = Math.round(performance.now() - started);

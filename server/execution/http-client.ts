@@ -27,6 +27,8 @@ export interface OutboundOptions {
   credentialQuery?: readonly string[];
   /** Every header the gateway injected a credential into (any name): dropped like the standard ones. */
   credentialHeaders?: readonly string[];
+  /** Called once the first request has been handed to the connection in full (or could not be). */
+  onRequestSent?: () => void;
 }
 
 export interface OutboundResponse {
@@ -120,6 +122,11 @@ function sendOnce(req: OutboundRequest, opts: OutboundOptions, checked: boolean,
       },
     );
     r.on('error', reject);
+    if (opts.onRequestSent) {
+      const sent = opts.onRequestSent;
+      r.once('finish', sent);
+      r.once('error', sent);
+    }
     if (req.body !== undefined) r.write(req.body);
     r.end();
   });
@@ -129,13 +136,15 @@ export async function sendOutbound(first: OutboundRequest, opts: OutboundOptions
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
   const origin = first.url.origin;
+  // Only the first request's departure is announced: a redirect's is not news.
+  const { onRequestSent: _first, ...laterHops } = opts;
   let req = first;
   try {
     for (let hop = 0; ; hop++) {
       const checked = !opts.trustedHosts.has(req.url.hostname.toLowerCase());
       let res: OutboundResponse;
       try {
-        res = await sendOnce(req, opts, checked, controller.signal);
+        res = await sendOnce(req, hop === 0 ? opts : laterHops, checked, controller.signal);
       } catch (err) {
         throw toAppError(err, req.url, opts.timeoutMs, controller.signal.aborted);
       }

@@ -12,7 +12,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { openSse } from '../support/sse.ts';
-import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { holdRequests, startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 
 describe('the statements of an approval transition', () => {
@@ -151,5 +151,24 @@ describe('the statements of an approval transition', () => {
     } finally {
       s.close();
     }
+  });
+
+  // Last in this file: it leaves the upstream's handler holding this test's requests.
+  it('answers the approver of an auto-call allow once the request has left, not before, and without waiting for the upstream’s answer', async () => {
+    const tag = 'answer-after-departure';
+    const release = holdRequests(up, (r) => r.body.includes(tag));
+    const a = await raise(tag);
+    try {
+      const resolved = await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' });
+      expect(resolved.status).toBe(200);
+      expect(resolved.body).toMatchObject({ id: a.id, status: 'allowed' });
+      // The approver's answer follows the request out (its work never delays the request); the
+      // upstream still holds its own answer, so the execution is still running.
+      expect(up.requests.filter((r) => r.body.includes(tag))).toHaveLength(1);
+      expect((await human('GET', `/v1/approvals/${a.id}`)).body.execution?.status).toBe('executing');
+    } finally {
+      release();
+    }
+    await until(() => human('GET', `/v1/approvals/${a.id}`), (r) => r.body.execution?.status === 'executed');
   });
 });
