@@ -1,5 +1,6 @@
 // The one place the process reads its environment. Every variable is validated by zod; a bad
 // value stops start-up with a single line that names the variable (see ConfigError).
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowlist } from '../core/execution/address-policy.ts';
@@ -48,6 +49,14 @@ const envSchema = z.object({
   // Several gateways on one Temporal server (tests, the chaos benchmark) each need their own queue.
   TEMPORAL_TASK_QUEUE: z.string().trim().min(1).default('gateway-actions'),
   TEMPORAL_CLI_PATH: optionalString,
+  // A workflow bundle built beforehand from this same code, run instead of bundling at start (a
+  // test harness that starts many gateways from one checkout builds it once). Unset: bundled.
+  TEMPORAL_WORKFLOW_BUNDLE: optionalString.pipe(
+    z
+      .string()
+      .refine((p) => statSync(p, { throwIfNoEntry: false })?.isFile() === true, 'must be the path of a workflow bundle file')
+      .optional(),
+  ),
   // Register missing search attributes in the namespace at start (operator API); false: only check.
   TEMPORAL_REGISTER_SEARCH_ATTRIBUTES: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
   // 32 bytes, base64 or hex. Generated into DATA_DIR when absent outside production.
@@ -124,6 +133,8 @@ export interface Config {
     namespace: string;
     taskQueue: string;
     cliPath: string | undefined;
+    /** A prebuilt workflow bundle (TEMPORAL_WORKFLOW_BUNDLE); undefined: bundled at start. */
+    workflowBundlePath: string | undefined;
     /** gRPC port of the embedded dev server. */
     port: number;
     uiPort: number;
@@ -200,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
+      workflowBundlePath: e.TEMPORAL_WORKFLOW_BUNDLE && path.resolve(e.TEMPORAL_WORKFLOW_BUNDLE),
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       registerSearchAttributes: e.TEMPORAL_REGISTER_SEARCH_ATTRIBUTES,

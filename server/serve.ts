@@ -134,7 +134,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
         deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,
         taskQueue,
-        ...(workflowBundle ? { bundle: workflowBundle } : {}),
+        ...(workflowBundle ? { bundle: workflowBundle } : config.temporal.workflowBundlePath ? { bundle: { codePath: config.temporal.workflowBundlePath } } : {}),
       });
       workerDone = worker.run();
       onStop('Temporal worker', worker.shutdown);

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { runCli, waitForReady, type CliProcess } from './processes.ts';
 import { seedUser } from './seed.ts';
 import { upstreamServiceDoc } from './upstream.ts';
@@ -35,6 +36,13 @@ export function apiClient(base: string): Api {
   };
 }
 
+/** The workflow bundle global setup built for this run, where the project provides one. */
+function bundleOfThisRun(): { TEMPORAL_WORKFLOW_BUNDLE?: string } {
+  // Undefined in a project whose global setup builds none (the cluster's).
+  const bundlePath = inject('workflowBundlePath') as string | undefined;
+  return bundlePath ? { TEMPORAL_WORKFLOW_BUNDLE: bundlePath } : {};
+}
+
 export function gatewayEnv(port: number, extra: Record<string, string>): Record<string, string> {
   return {
     PORT: String(port),
@@ -47,6 +55,8 @@ export function gatewayEnv(port: number, extra: Record<string, string>): Record<
     LOG_LEVEL: 'warn',
     // Its own queue: other gateways on a shared Temporal server must not take its tasks.
     TEMPORAL_TASK_QUEUE: `process-${randomBytes(6).toString('hex')}`,
+    // The run's workflow bundle (global setup), not one more bundled per start.
+    ...bundleOfThisRun(),
     ...extra,
   };
 }

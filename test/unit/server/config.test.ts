@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../server/config.ts';
 
@@ -33,6 +35,8 @@ describe('configuration', () => {
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL', /absolute http/],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /postgres:\/\//],
     [{ TEMPORAL_ADDRESS: 'http://x:1' }, 'TEMPORAL_ADDRESS', /host:port/],
+    [{ TEMPORAL_WORKFLOW_BUNDLE: '/nonexistent/workflow-bundle.js' }, 'TEMPORAL_WORKFLOW_BUNDLE', /path of a workflow bundle file/],
+    [{ TEMPORAL_WORKFLOW_BUNDLE: '/tmp' }, 'TEMPORAL_WORKFLOW_BUNDLE', /path of a workflow bundle file/],
     [{ GATEWAY_MASTER_KEY: 'short' }, 'GATEWAY_MASTER_KEY', /32 bytes/],
     [{ GATEWAY_ADMIN_EMAIL: 'nope' }, 'GATEWAY_ADMIN_EMAIL', /email/],
     [{ GATEWAY_ADMIN_PASSWORD: 'short' }, 'GATEWAY_ADMIN_PASSWORD', /at least 12/],
@@ -45,6 +49,13 @@ describe('configuration', () => {
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(message);
     expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('runs a prebuilt workflow bundle when TEMPORAL_WORKFLOW_BUNDLE names one, else bundles at start', () => {
+    expect(loadConfig({}).temporal.workflowBundlePath).toBeUndefined();
+    expect(loadConfig({ TEMPORAL_WORKFLOW_BUNDLE: '' }).temporal.workflowBundlePath).toBeUndefined();
+    const file = fileURLToPath(import.meta.url); // any existing file: its content is the worker's concern
+    expect(loadConfig({ TEMPORAL_WORKFLOW_BUNDLE: path.relative(process.cwd(), file) }).temporal.workflowBundlePath).toBe(file);
   });
 
   it('requires a master key in production', () => {
