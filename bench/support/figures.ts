@@ -96,13 +96,15 @@ export function ratiosToFloor(r: {
   gatewayCpuPerCall: number;
   gatewayCpuPerFloorWorkflow: number;
   allowedToUpstreamP50: number;
+  /** The floor measured beside the allows (one call before each); else the first floor. */
+  floorBesideAllowsP50?: number;
 }): FloorRatios {
   const figures: Record<keyof typeof FLOOR_GOALS, number> = {
     covered_p50: r.covered.p50 / r.floor.p50,
     covered_p95: r.covered.p95 / r.floor.p95,
     throughput: r.callsPerSecond / r.floorPerSecond,
     gateway_cpu: r.gatewayCpuPerCall / r.gatewayCpuPerFloorWorkflow,
-    allowed_to_upstream_p50: r.allowedToUpstreamP50 / r.floor.p50,
+    allowed_to_upstream_p50: r.allowedToUpstreamP50 / (r.floorBesideAllowsP50 ?? r.floor.p50),
   };
   const out = {} as FloorRatios;
   for (const [k, goal] of Object.entries(FLOOR_GOALS) as Array<[keyof typeof FLOOR_GOALS, { max?: number; min?: number }]>) {
