@@ -18,7 +18,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import pg from 'pg';
-import { benchmarkFloorUpdate, TASK_QUEUE } from '../workflows/definitions.ts';
+import { benchmarkFloorUpdate, callWorkflowId, TASK_QUEUE } from '../workflows/definitions.ts';
 import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { byGroup, cpuPerCall, FLOOR_GOALS, latency, ratiosToFloor, round, type ByGroup, type FloorRatios, type Latency, type Sample } from './support/figures.ts';
 import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenchOptions } from './support/options.ts';
@@ -203,7 +203,8 @@ async function main(opts: CallBenchOptions) {
     // approve); measured from sending the decision to the upstream receiving the request. On the
     // cluster the call and its decision go through different API replicas (round-robin). One
     // floor call goes before each allow: by now Temporal holds the thousands of workflows the
-    // load left, so the allow is compared with the floor as it is at that moment, not at the start.
+    // load left, so the allow is compared with the floor as it is at that moment, not at the start;
+    // each allowed call's workflow has closed before the next floor call.
     log('resume path…');
     const resumeToUpstream: number[] = [];
     const resolveAnswer: number[] = [];
@@ -221,6 +222,9 @@ async function main(opts: CallBenchOptions) {
       await within(`allowed call ${id} reaching the upstream`, arrived);
       arrivalWaiters.delete(arrivalKey);
       resumeToUpstream.push(arrivals.get(arrivalKey)! - t0);
+      // The allowed call's tail (its final record, events, the workflow's last task) ends before
+      // the next floor call, which would otherwise be measured beside it.
+      await within(`allowed call ${id} closing`, floorClient.workflow.getHandle(callWorkflowId(raised.call_id)).result());
     }
     await floorClient.connection.close();
     temporal = undefined;
