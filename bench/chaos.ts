@@ -447,5 +447,7 @@ function pct(sorted: number[], p: number): number {
 
 main().catch((err: unknown) => {
   console.error(err);
-  process.exitCode = 2;
+  // Exit, not just set the code: a failure during setup leaves the loopback upstream (and maybe a
+  // gateway) holding the event loop, and the script would otherwise hang until killed.
+  process.exit(2);
 });

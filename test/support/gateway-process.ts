@@ -38,6 +38,8 @@ export function apiClient(base: string): Api {
 
 /** The workflow bundle global setup built for this run, where the project provides one. */
 function bundleOfThisRun(): { TEMPORAL_WORKFLOW_BUNDLE?: string } {
+  // Outside vitest (`npm run chaos` starts gateways with these helpers) there is none to ask for.
+  if (!process.env.VITEST) return {};
   // Undefined in a project whose global setup builds none (the cluster's).
   const bundlePath = inject('workflowBundlePath') as string | undefined;
   return bundlePath ? { TEMPORAL_WORKFLOW_BUNDLE: bundlePath } : {};
