@@ -203,7 +203,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   /**
    * An allowed call after its decision was committed (send-on-allow-v1): the re-check's verdict,
    * then the start with its send mark and the template secret's envelope in one statement, the
-   * plan and the request. `left` runs once the request has left, or before the call stops or waits.
+   * plan and the request. `left` runs once the request has left, or before the plan waits for a
+   * dependency; every other way out, the caller gives the answer on return.
    */
   async function sendAllowed(step: StepInput, written: boolean, chain: LiveCheck, stored: Promise<StoredCall | TypedError>, left: () => void): Promise<AllowSend> {
     const { spec, approvalId, executionId } = step;
@@ -214,15 +215,11 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     // A retry after the re-check refused it: the recorded verdict stands.
     if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
     const refusal = recheckRefusal(chain);
-    if (refusal) {
-      left();
-      return { kind: 'stopped', result: await recordFinal(step, { kind: 'error', error: refusal }, 'cancelled') };
-    }
+    if (refusal) return { kind: 'stopped', result: await recordFinal(step, { kind: 'error', error: refusal }, 'cancelled') };
     const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
     const loaded = await stored;
     if ('kind' in loaded) {
       // Nothing can be sent (the instance is gone, the action disabled): it starts and fails, as on resume.
-      left();
       if (status === 'pending') await calls.startExecution(pool, executionId, 'auto', started());
       return { kind: 'sent', sent: loaded };
     }
@@ -238,10 +235,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       throw err;
     };
     const planned = await untilLanded(() => plan(spec, loaded, executor).catch(waitingPlan), 30_000, (err) => !(err instanceof AppError));
-    if ('kind' in planned) {
-      left();
-      return { kind: 'sent', sent: planned };
-    }
+    if ('kind' in planned) return { kind: 'sent', sent: planned };
     return { kind: 'sent', sent: await sendOnce(step, planned, marks, left) };
   }
 

@@ -49,12 +49,11 @@ export interface StartOptions {
   config: Config;
   role: Role;
   logger: Logger;
-  /** Tests share one Temporal server: each file gets its own task queue and a prebuilt bundle. */
+  /** Tests share one Temporal server: each file gets its own task queue. */
   taskQueue?: string;
-  workflowBundle?: { code: string } | { codePath: string };
 }
 
-export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workflowBundle }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {
@@ -134,7 +133,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
         deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,
         taskQueue,
-        ...(workflowBundle ? { bundle: workflowBundle } : config.temporal.workflowBundlePath ? { bundle: { codePath: config.temporal.workflowBundlePath } } : {}),
+        ...(config.temporal.workflowBundlePath ? { bundle: { codePath: config.temporal.workflowBundlePath } } : {}),
       });
       workerDone = worker.run();
       onStop('Temporal worker', worker.shutdown);

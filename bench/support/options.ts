@@ -29,7 +29,7 @@ Sizes: BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=2000 BENCH_CONCURRENCY=16 BENCH_FLO
        BENCH_RESUMES=50 BENCH_SOAK_ROUNDS=3 BENCH_SOAK_SECONDS=30`;
 
 /** A whole number ≥ `min`, or a BenchUsageError naming where it came from (every bench's run sizes). */
-export function count(name: string, raw: string | undefined, fallback: number, min = 1): number {
+function count(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new BenchUsageError(`${name} must be a whole number ≥ ${min} (got ${JSON.stringify(raw)})`);

@@ -60,6 +60,8 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     PORT: '1',
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
+    // The run's workflow bundle (global setup), as spawned gateways get it (gateway-process.ts).
+    TEMPORAL_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
     GATEWAY_ADMIN_EMAIL: ADMIN_EMAIL,
@@ -77,7 +79,6 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     role: opts.role ?? 'all',
     logger,
     taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   let contract: ContractChecker | undefined;
   const request: TestGateway['request'] = async (method, path, o = {}) => {
