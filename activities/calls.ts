@@ -7,6 +7,7 @@ import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } f
 import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
+import type { AuditEntry } from '../server/audit/entry.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
 import { publishApprovalEvent, publishBubble } from '../server/events/approval-events.ts';
@@ -132,41 +133,45 @@ export function createCallActivities(deps: CallActivityDeps) {
     return (await notices.getReminderMarks(pool, orgId)) ?? [...DEFAULT_REMINDERS];
   }
 
-  /** A decision written once (an allow's retry finds its execution): true when this call wrote it. */
-  function writeDecision(input: RecordDecisionInput): Promise<boolean> {
+  /** A decision as its statement writes it, with its audit row. */
+  function decisionWrite(input: RecordDecisionInput): [calls.DecisionWrite, AuditEntry] {
     const { spec } = input;
     const event = input.status === 'expired' ? 'approval.expired' : input.status === 'superseded' ? 'approval.superseded' : 'approval.resolved';
-    return calls.recordDecision(
-        pool,
-        {
-          approvalId: input.approvalId,
-          update: {
-            status: input.status,
-            decision: input.decision,
-            reason: input.reason,
-            resolvedBy: input.resolverId,
-            resolved: true,
-            ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
-            ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
-            ...(input.edit ? { edit: input.edit } : {}),
-          },
-          ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
-          call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
-        },
-        entryFor(spec, {
-          event,
-          actorId: input.resolverId,
-          approvalId: input.approvalId,
-          executionId: input.execution?.id ?? null,
+    return [
+      {
+        approvalId: input.approvalId,
+        update: {
+          status: input.status,
           decision: input.decision,
-          details: {
-            status: input.status,
-            ...(input.reason ? { reason: input.reason } : {}),
-            ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}),
-            ...(input.edit ? editedDetails(input.edit) : {}),
-          },
-        }),
-      );
+          reason: input.reason,
+          resolvedBy: input.resolverId,
+          resolved: true,
+          ...(input.rememberKeys !== undefined ? { rememberKeys: input.rememberKeys } : {}),
+          ...(input.rememberTtl !== undefined ? { rememberTtl: input.rememberTtl } : {}),
+          ...(input.edit ? { edit: input.edit } : {}),
+        },
+        ...(input.execution ? { execution: { id: input.execution.id, runtime: spec.runtime, expiresAt: new Date(input.execution.expiresAt) } } : {}),
+        call: { id: spec.callId, status: input.status, open: input.status === 'allowed' },
+      },
+      entryFor(spec, {
+        event,
+        actorId: input.resolverId,
+        approvalId: input.approvalId,
+        executionId: input.execution?.id ?? null,
+        decision: input.decision,
+        details: {
+          status: input.status,
+          ...(input.reason ? { reason: input.reason } : {}),
+          ...(input.rememberKeys ? { remember_keys: input.rememberKeys, ttl: input.rememberTtl } : {}),
+          ...(input.edit ? editedDetails(input.edit) : {}),
+        },
+      }),
+    ];
+  }
+
+  /** A decision written once (an allow's retry finds its execution): true when this call wrote it. */
+  function writeDecision(input: RecordDecisionInput): Promise<boolean> {
+    return calls.recordDecision(pool, ...decisionWrite(input));
   }
 
   /** A decision's events (keyed by the approval and its status: sent again, delivered once). */
@@ -174,7 +179,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     await emit(input.spec, 'approval.resolved', await approvalEventData(input.approvalId));
   }
 
-  const steps = createExecutionStepActivities({ writeDecision, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
+  const steps = createExecutionStepActivities({ decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
 
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {

@@ -12,7 +12,9 @@ import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { readAhead } from './read-ahead.ts';
-import { checkLiveChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
+import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
+import { instanceLookupAlong } from '../server/registry/request-lookup.ts';
+import type { AuditEntry } from '../server/audit/entry.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
@@ -65,8 +67,8 @@ export interface AllowThenSendInput {
 }
 
 export interface ExecutionStepDeps {
-  /** Writes a decision once; true when this call wrote it (false: an earlier attempt had). */
-  writeDecision: (d: RecordDecisionInput) => Promise<boolean>;
+  /** A decision as its statement writes it, with its audit row (written once: see calls.recordDecision). */
+  decisionWrite: (d: RecordDecisionInput) => [calls.DecisionWrite, AuditEntry];
   /** The decision's events: agent streams, the people's log, webhooks, Slack messages. */
   announceDecision: (d: { spec: CallSpec; approvalId: string }) => Promise<void>;
   pool: DatabasePool;
@@ -131,22 +133,18 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
 
     /**
      * An allow of an auto-call approval and its execution in one regular activity (send-on-allow-v1,
-     * issue 28 item 3), without a workflow task between them. The decision, the chain's re-check
-     * and the stored request are read or written side by side (the re-check reads the chain as it
-     * is at the decision); then the execution's start with its send mark in one statement, the
+     * issue 28 item 3), without a workflow task between them. The decision is written in the
+     * statement that reads the chain for the re-check (as it is at the decision) and the stored
+     * request; then the execution's start with its send mark in one statement, the
      * credential, and the request. The approver's answer (to the API waiting in this process) and
      * the decision's events follow the request out, so their work never delays it. A retry is safe at
      * every point: the decision is written once, the execution's state says where it stands, and
      * the mark stops a second send of a request that is not idempotent.
      */
     async allowThenSend(input: AllowThenSendInput): Promise<SentOnAllow> {
-      const { spec, approvalId } = input.step;
+      const { approvalId } = input.step;
       return withHeartbeats(async () => {
-        // The stored request is read beside the decision; an approver's edit is written with the
-        // decision, so an edited one is read after it.
-        const readStored = () => loadStoredCall(deps, spec).catch(typedError);
-        const early = spec.edit ? null : readAhead(readStored());
-        const [written, chain] = await Promise.all([deps.writeDecision(input.decision), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
+        const { written, chain, stored } = await decideAndRead(input.decision, input.step.spec);
         // The decision is committed: the approver's answer and the decision's events are due. They
         // wait until the request has left (or the call stopped, or must wait for a dependency), so
         // their work does not hold it up; an attempt that fails gives them on its way out.
@@ -161,7 +159,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
           return announcing;
         };
         try {
-          const sent = await sendAllowed(input.step, written, chain, early ?? readStored(), announce);
+          const sent = await sendAllowed(input.step, written, chain, stored, announce);
           return { ...sent, announced: await announce() };
         } finally {
           void announce();
@@ -198,6 +196,26 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     } finally {
       clearInterval(beat);
     }
+  }
+
+  /**
+   * An allow written, with what its send reads: one statement writes the decision and reads the
+   * requester's chain, the call's stored request and its service's instance lookup. An edited
+   * request is written by the decision itself, so it is read after it. `spec`: the call as it
+   * runs (the approver's edit applied: its keys are re-checked). The stored request is
+   * handed on as a promise its reader may never await (the re-check can refuse first).
+   */
+  async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; stored: Promise<StoredCall | TypedError> }> {
+    if (spec.edit) {
+      const [written, chain] = await Promise.all([calls.recordDecision(pool, ...deps.decisionWrite(d)), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
+      return { written, chain, stored: readAhead(loadStoredCall(deps, spec).catch(typedError)) };
+    }
+    const lookup = instanceLookupAlong(spec.service);
+    const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
+    // Kept for this viewer object only: the registry resolves the service from it without a statement.
+    const viewer = { orgId: spec.orgId, userId: spec.userId };
+    lookup?.keep(viewer, read.also);
+    return { written: read.written, chain: judgeChain(read, spec.permissionKeys), stored: readAhead(loadStoredCall(deps, spec, { row: read.call, viewer }).catch(typedError)) };
   }
 
   /**

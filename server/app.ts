@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from './http/openapi/document.ts';
 import { referencePageRoutes } from './http/openapi/reference-page.ts';
 import { OAUTH_OPERATIONS } from './oauth/openapi.ts';
 import { callLookupAlong, callRoutes } from './calls/routes.ts';
+import { approvalAlong } from './approvals/request-approval.ts';
 import { orgRoutes } from './orgs/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
@@ -96,8 +97,9 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(connectionCallbackRoutes(services.connections)));
   // Public: Slack's interactions (verified by Slack's signature) and email decision links (by theirs).
   v1.use(add(integrationRoutes(services.notices.slack, services.notices.email)));
-  // A call's instance lookup is read with its agent key (one statement less per call).
-  v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl, alongside: callLookupAlong }));
+  // What a request reads next rides along its authentication (one statement less): a call's
+  // instance lookup, the approval an /approvals/{id} request names.
+  v1.use(authenticate(services.auth, { session: true, agentKey: true, oauth: true }, { publicUrl, alongside: (req) => callLookupAlong(req) ?? approvalAlong(req) }));
   // Agents: least privilege, one table for every route (server/auth/authority.ts).
   v1.use(agentAuthority(services.chains));
   v1.use(add(logoutRoutes(services.auth, publicUrl)));

@@ -16,6 +16,7 @@ import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { whyYours } from '../../core/permissions/routing.ts';
 import type { RoutedApproval } from '../teams/routing.ts';
 import { presentApproval } from './present.ts';
+import { takeKeptApproval } from './request-approval.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
 import { updateError, workflowNotRunning } from './update-errors.ts';
@@ -29,7 +30,8 @@ const delegatedTo = (p: Principal, row: ApprovalViewRow): boolean =>
 /** One approval of the viewer's org with the viewer's authority over it (null: no such approval). */
 export async function readApproval(db: DatabasePool, p: Principal, id: string): Promise<{ row: ApprovalViewRow; authority: Authority } | null> {
   const admin = isAdmin(p);
-  const [row] = await approvalViews(db, { orgId: p.orgId, viewerId: p.identityId, admin, scope: 'visible', id, limit: 1 });
+  const alongAuth = takeKeptApproval(p, id);
+  const row = alongAuth !== undefined ? alongAuth : (await approvalViews(db, { orgId: p.orgId, viewerId: p.identityId, admin, scope: 'visible', id, limit: 1 }))[0];
   return row ? { row, authority: authorityFor({ admin, delegate: delegatedTo(p, row) }, row.relationship) } : null;
 }
 

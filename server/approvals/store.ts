@@ -2,12 +2,13 @@
 // execution, the gated call, the requester and the viewer's relationship to it. Who may see or
 // decide it is decided in SQL here exactly as core/permissions/authority.ts states it: the viewer's
 // subtree comes from the identities' parent links, an admin sees the whole org.
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 // The approval and execution rows are written by the call's statements (calls/store.ts): one schema for both.
 import { approvalRow, executionRow } from '../calls/rows.ts';
 
 type Db = CommonQueryMethods;
+type SqlFragment = FragmentSqlToken;
 
 export const approvalExecution = executionRow
   .pick({ id: true, status: true, runtime: true, triggered_by: true, http_status_code: true, result: true, error: true })
@@ -54,37 +55,46 @@ export interface ApprovalQuery {
   limit: number;
 }
 
+/** The viewer's subtree (itself at depth 0): who sees and decides what is decided from it. */
+const subtreeOf = (viewer: SqlFragment) => sql.fragment`
+  subtree AS (
+    SELECT id, 0 AS depth FROM identities WHERE id = ${viewer}
+    UNION ALL
+    SELECT i.id, s.depth + 1 FROM identities i JOIN subtree s ON i.parent_id = s.id WHERE s.depth < 64)`;
+
+const belowViewer = sql.fragment`a.requester_id IN (SELECT id FROM subtree WHERE depth > 0)`;
+
+/** An approval `a` as a viewer reads it: the row, the viewer's relationship, its execution, call, requester and people. */
+const viewColumns = (viewer: SqlFragment) => sql.fragment`
+  a.*,
+  CASE WHEN a.requester_id = ${viewer} THEN 'self' WHEN ${belowViewer} THEN 'downstream' ELSE 'not_in_your_chain' END AS relationship,
+  (SELECT jsonb_build_object('id', e.id, 'status', e.status, 'runtime', e.runtime, 'triggered_by', e.triggered_by,
+                             'http_status_code', e.http_status_code, 'result', e.result, 'error', e.error, 'expires_at', e.expires_at)
+     FROM executions e WHERE e.approval_id = a.id) AS execution,
+  (SELECT jsonb_build_object('service', c.service, 'template', c.template, 'action', c.action, 'description', c.description,
+                             'request', c.request_redacted, 'disclosed', c.disclosed)
+     FROM calls c WHERE c.id = a.call_id) AS call,
+  (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester,
+  jsonb_build_object(
+    'user', (SELECT jsonb_build_object('id', u.id, 'name', u.name, 'role', u.role, 'approver_id', u.approver_id) FROM identities u WHERE u.id = a.user_id),
+    'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from)) AS people`;
+
 export function approvalViews(db: Db, q: ApprovalQuery) {
+  const viewer = sql.fragment`${q.viewerId}::uuid`;
   const inSubtree = sql.fragment`a.requester_id IN (SELECT id FROM subtree)`;
-  const below = sql.fragment`a.requester_id IN (SELECT id FROM subtree WHERE depth > 0)`;
   // Routed past the requester's user to the viewer, as that user's approver.
-  const delegated = sql.fragment`(a.routed_to = 'approver' AND a.resolver_id = ${q.viewerId})`;
+  const delegated = sql.fragment`(a.routed_to = 'approver' AND a.resolver_id = ${viewer})`;
   const scope = {
     visible: q.admin ? sql.fragment`TRUE` : sql.fragment`(${inSubtree} OR ${delegated})`,
     mine: inSubtree,
     assigned: q.admin
-      ? sql.fragment`(a.resolver_id = ${q.viewerId} OR (a.routed_to = 'admins' AND a.status = 'bubbled'))`
-      : sql.fragment`a.resolver_id = ${q.viewerId}`,
-    actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${q.viewerId} AND ${q.admin ? sql.fragment`TRUE` : sql.fragment`(${below} OR ${delegated})`}`,
+      ? sql.fragment`(a.resolver_id = ${viewer} OR (a.routed_to = 'admins' AND a.status = 'bubbled'))`
+      : sql.fragment`a.resolver_id = ${viewer}`,
+    actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${viewer} AND ${q.admin ? sql.fragment`TRUE` : sql.fragment`(${belowViewer} OR ${delegated})`}`,
   }[q.scope];
   return db.any(sql.type(approvalViewRow)`
-    WITH RECURSIVE subtree AS (
-      SELECT id, 0 AS depth FROM identities WHERE id = ${q.viewerId}
-      UNION ALL
-      SELECT i.id, s.depth + 1 FROM identities i JOIN subtree s ON i.parent_id = s.id WHERE s.depth < 64
-    )
-    SELECT a.*,
-      CASE WHEN a.requester_id = ${q.viewerId} THEN 'self' WHEN ${below} THEN 'downstream' ELSE 'not_in_your_chain' END AS relationship,
-      (SELECT jsonb_build_object('id', e.id, 'status', e.status, 'runtime', e.runtime, 'triggered_by', e.triggered_by,
-                                 'http_status_code', e.http_status_code, 'result', e.result, 'error', e.error, 'expires_at', e.expires_at)
-         FROM executions e WHERE e.approval_id = a.id) AS execution,
-      (SELECT jsonb_build_object('service', c.service, 'template', c.template, 'action', c.action, 'description', c.description,
-                                 'request', c.request_redacted, 'disclosed', c.disclosed)
-         FROM calls c WHERE c.id = a.call_id) AS call,
-      (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester,
-      jsonb_build_object(
-        'user', (SELECT jsonb_build_object('id', u.id, 'name', u.name, 'role', u.role, 'approver_id', u.approver_id) FROM identities u WHERE u.id = a.user_id),
-        'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from)) AS people
+    WITH RECURSIVE ${subtreeOf(viewer)}
+    SELECT ${viewColumns(viewer)}
     FROM approvals a
     WHERE a.org_id = ${q.orgId}
       AND ${q.id ? sql.fragment`a.id = ${q.id}` : scope}
@@ -93,6 +103,24 @@ export function approvalViews(db: Db, q: ApprovalQuery) {
     ORDER BY a.created_at DESC, a.id DESC
     LIMIT ${q.limit}`);
 }
+
+/**
+ * One approval by id as `viewer` reads it (what `approvalViews` gives for `id`), as one JSON value
+ * (null: none in `org`). `org` and `viewer` are SQL expressions: columns of the statement it rides
+ * along with (a session's or an agent key's authentication, server/approvals/request-approval.ts).
+ * `id` must be a UUID: a malformed one would fail the statement it rides along.
+ */
+export const approvalViewValue = (org: SqlFragment, viewer: SqlFragment, id: string) => sql.fragment`
+  (WITH RECURSIVE ${subtreeOf(viewer)}
+   SELECT row_to_json(v) FROM (SELECT ${viewColumns(viewer)} FROM approvals a WHERE a.org_id = ${org} AND a.id = ${id}::uuid) v)`;
+
+/** `approvalViewRow` as JSON carries it: timestamps are strings. */
+export const approvalViewJson = approvalViewRow.extend({
+  expires_at: z.coerce.date(),
+  resolved_at: z.coerce.date().nullable(),
+  created_at: z.coerce.date(),
+  updated_at: z.coerce.date(),
+});
 
 const openApprovalRow = z.object({
   id: z.string(),

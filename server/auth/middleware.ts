@@ -53,7 +53,7 @@ export function assertDashboardOrigin(req: Request, publicUrl: string): void {
 
 export interface AuthenticateOptions {
   publicUrl?: string;
-  /** What the request will read next, read with an agent key's authentication (see AuthRideAlong). */
+  /** What the request will read next, read with its authentication (see AuthRideAlong). */
   alongside?: (req: Request) => AuthRideAlong | undefined;
 }
 
@@ -74,7 +74,7 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: Aut
     if (!token) throw unauthenticated();
     // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.
     const kinds = header !== undefined ? accept : { session: true, agentKey: false, oauth: false };
-    req.principal = await auth.authenticate(token, kinds, header !== undefined ? opts.alongside?.(req) : undefined);
+    req.principal = await auth.authenticate(token, kinds, opts.alongside?.(req));
     req.credential = { token, accept: kinds };
     next();
   };

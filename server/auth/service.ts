@@ -1,7 +1,7 @@
 // Sign-in, sessions and bearer resolution. One place turns a presented token into a Principal.
 import type { DatabasePool } from 'slonik';
 import { AppError, unauthenticated } from '../errors.ts';
-import type { IdentityReader, IdentityRow, KeyRideAlong } from '../identities/readers.ts';
+import type { IdentityReader, IdentityRow, RideAlongRead } from '../identities/readers.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
 import { attachRequestChain } from './request-chain.ts';
@@ -27,12 +27,14 @@ export interface AuthDeps {
 export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolean };
 
 /**
- * A read the request will need next, made in the same statement as an agent key's authentication
- * (the call path's instance lookup, server/registry/service.ts): `keep` gets what it read with the
- * principal it is for. Other credentials authenticate as usual, and the reader reads on its own.
+ * A read the request will need next, made in the same statement as a session's or an agent key's
+ * authentication (the call path's instance lookup, server/registry/request-lookup.ts; the approval
+ * a request names, server/approvals/request-approval.ts): `keep` gets what it read with the
+ * principal it is for. OAuth access tokens authenticate without a statement, and the reader reads
+ * on its own.
  */
 export interface AuthRideAlong {
-  sql: KeyRideAlong;
+  sql: RideAlongRead;
   keep(p: Principal, value: unknown): void;
 }
 
@@ -82,9 +84,10 @@ export function createAuthService(deps: AuthDeps) {
       switch (tokenKind(token)) {
         case 'session': {
           if (!accept.session) throw unauthenticated('a dashboard session token is not accepted here');
-          const row = await store.findSession(pool, hashToken(token));
+          const row = await store.findSession(pool, hashToken(token), alongside?.sql);
           if (!row) throw unauthenticated('the session is invalid or expired');
           const p: UserPrincipal = { type: 'user', orgId: row.org_id, userId: row.user_id, identityId: row.user_id, role: row.role, sessionId: row.session_id };
+          alongside?.keep(p, row.alongside);
           return p;
         }
         case 'agent_key': {

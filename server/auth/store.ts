@@ -2,6 +2,7 @@
 // throttle). No authorization here: the auth service decides; this module reads and writes rows.
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { RideAlongRead } from '../identities/store.ts';
 
 type Db = CommonQueryMethods;
 
@@ -19,9 +20,13 @@ export async function createSession(db: Db, userId: string, tokenHash: Buffer, t
     RETURNING id, expires_at`);
 }
 
-export const findSession = (db: Db, tokenHash: Buffer) =>
-  db.maybeOne(sql.type(sessionPrincipalRow)`
-    SELECT s.id AS session_id, u.id AS user_id, u.org_id, u.role
+const sessionWithAlongside = sessionPrincipalRow.extend({ alongside: z.unknown() });
+
+/** A live session's user; `alongside` reads what the request needs next in the same statement. */
+export const findSession = (db: Db, tokenHash: Buffer, alongside?: RideAlongRead) =>
+  db.maybeOne(sql.type(sessionWithAlongside)`
+    SELECT s.id AS session_id, u.id AS user_id, u.org_id, u.role,
+      ${alongside ? alongside(sql.fragment`u.org_id`, sql.fragment`u.id`, sql.fragment`u.id`) : sql.fragment`NULL::json`} AS alongside
     FROM sessions s JOIN identities u ON u.id = s.user_id
     WHERE s.token_hash = ${sql.binary(tokenHash)} AND s.revoked_at IS NULL AND s.expires_at > now() AND u.status = 'active'`);
 

@@ -5,7 +5,7 @@ import { bucketTokenTake, type Bucket } from './rate-limit-store.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import type { AuditEntry } from '../audit/entry.ts';
 import { auditInsert } from '../audit/store.ts';
-import { chainAndRules, chainWithRulesQuery } from '../identities/store.ts';
+import { chainAndRules, chainWithRulesQuery, type RideAlongRead } from '../identities/store.ts';
 
 type Db = CommonQueryMethods;
 
@@ -245,16 +245,20 @@ export async function updateApproval(db: Db, id: string, u: ApprovalUpdate): Pro
  * Nothing is written, and it throws, when the approval does not exist. An allow is written once:
  * a retry whose first attempt committed (its execution exists) writes nothing and succeeds.
  */
-export async function recordDecision(
-  db: Db,
-  d: {
-    approvalId: string;
-    update: ApprovalUpdate;
-    execution?: { id: string; runtime: string; expiresAt: Date };
-    call: { id: string; status: string; open: boolean };
-  },
-  entry: AuditEntry,
-): Promise<boolean> {
+/** A decision as one statement writes it: the approval, the execution it opens, the call's status. */
+export interface DecisionWrite {
+  approvalId: string;
+  update: ApprovalUpdate;
+  execution?: { id: string; runtime: string; expiresAt: Date };
+  call: { id: string; status: string; open: boolean };
+}
+
+/**
+ * A decision's writes as CTEs (`approval`, `execution`, `call`, `audit`), written once: an allow
+ * whose execution exists already (a retry) writes nothing. `written`: this statement wrote it;
+ * `recorded`: its execution existed before (the statement's snapshot does not see its own insert).
+ */
+function decisionWrites(d: DecisionWrite, entry: AuditEntry) {
   const execution = d.execution
     ? sql.fragment`execution AS (
         INSERT INTO executions (id, approval_id, status, runtime, expires_at)
@@ -264,14 +268,62 @@ export async function recordDecision(
   const found = sql.fragment`EXISTS (SELECT 1 FROM approval)`;
   const call = callStatusUpdate(d.call.id, d.call.status, d.call.open ? null : { httpStatusCode: null }, found);
   const notYet = d.execution ? sql.fragment` AND NOT EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment``;
-  const r = await db.one(sql.type(z.object({ n: z.number(), recorded: z.boolean() }))`
-    WITH approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId}${notYet} RETURNING id),
-    ${execution}
-    call AS (${call}),
-    audit AS (${auditInsert(entry, found)})
-    SELECT count(*)::int AS n, ${d.execution ? sql.fragment`EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment`false`} AS recorded FROM approval`);
-  if (r.n === 0 && !r.recorded) throw new Error(`approval ${d.approvalId} not found`);
-  return r.n > 0;
+  return {
+    ctes: sql.fragment`
+      approval AS (UPDATE approvals SET ${approvalSets(d.update)} WHERE id = ${d.approvalId}${notYet} RETURNING id),
+      ${execution}
+      call AS (${call}),
+      audit AS (${auditInsert(entry, found)})`,
+    written: found,
+    recorded: d.execution ? sql.fragment`EXISTS (SELECT 1 FROM executions WHERE id = ${d.execution.id})` : sql.fragment`false`,
+  };
+}
+
+/** True when this statement wrote the decision; false when an earlier attempt had (its execution exists). */
+function decisionWritten(d: DecisionWrite, r: { written: boolean; recorded: boolean }): boolean {
+  if (!r.written && !r.recorded) throw new Error(`approval ${d.approvalId} not found`);
+  return r.written;
+}
+
+const decisionOutcome = z.object({ written: z.boolean(), recorded: z.boolean() });
+
+export async function recordDecision(db: Db, d: DecisionWrite, entry: AuditEntry): Promise<boolean> {
+  const w = decisionWrites(d, entry);
+  return decisionWritten(d, await db.one(sql.type(decisionOutcome)`WITH ${w.ctes} SELECT ${w.written} AS written, ${w.recorded} AS recorded`));
+}
+
+const sendReadExtra = z.object({
+  written: z.boolean(),
+  recorded: z.boolean(),
+  call: z.object({ request_envelope: z.unknown(), request_redacted: z.unknown() }).nullable(),
+  also: z.unknown(),
+});
+
+/**
+ * An allow and what its send reads, in one statement (send-on-allow-v1, issue 28): the decision's
+ * writes, the requester's chain with its rules (the re-check, as the chain is at the decision), the
+ * call's stored request and what `alongside` reads for the requester's org and user (the instance
+ * lookup of its service; null: nothing). One round trip where four ran side by side; the reads see
+ * the rows as they were before the decision's writes, which touch none of what they read but the
+ * call's status.
+ */
+export async function recordDecisionForSend(db: Db, d: DecisionWrite, entry: AuditEntry, read: { requesterId: string; alongside?: RideAlongRead | undefined }) {
+  const alongside = read.alongside ? sql.fragment`(SELECT ${read.alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`, sql.fragment`me.id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`;
+  const w = decisionWrites(d, entry);
+  const rows = await db.any(
+    chainWithRulesQuery(read.requesterId, {
+      with: w.ctes,
+      also: sql.fragment`json_build_object(
+        'written', ${w.written}, 'recorded', ${w.recorded},
+        'call', (SELECT json_build_object('request_envelope', request_envelope, 'request_redacted', request_redacted) FROM calls WHERE id = ${d.call.id}),
+        'also', ${alongside})`,
+      schema: sendReadExtra,
+    }),
+  );
+  // An identity is never deleted: the requester's row is always there to carry the extra column.
+  const extra = (rows[0] as { extra?: z.infer<typeof sendReadExtra> } | undefined)?.extra;
+  if (!extra) throw new Error(`identity ${read.requesterId} not found`);
+  return { written: decisionWritten(d, extra), ...chainAndRules(rows), call: extra.call, also: extra.also };
 }
 
 function approvalSets(u: ApprovalUpdate) {

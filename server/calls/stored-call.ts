@@ -6,7 +6,7 @@ import type { CompiledAction } from '../../core/registry/types.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import * as calls from './store.ts';
 import { AppError } from '../errors.ts';
-import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
+import type { RegistryService, ResolvedInstance, Viewer } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { editedRequestAad, requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 
@@ -55,14 +55,23 @@ export function actionOf(instance: ResolvedInstance, request: StoredRequest, act
 }
 
 /**
- * Reads the call row and resolves the instance side by side (one round trip's wait), then
- * decrypts. A missing row is a plain error (retryable: it is written before the workflow starts);
- * the instance's or the action's absence is the call's typed error.
+ * What another statement already read for the load (an allow's, issue 28): the call's stored
+ * request, and the viewer its service's instance lookup was kept for (server/registry/request-lookup.ts).
  */
-export async function loadStoredCall(deps: StoredCallDeps, ref: CallRef): Promise<StoredCall> {
+export interface StoredCallRead {
+  row: { request_envelope: unknown; request_redacted: unknown } | null;
+  viewer: Viewer;
+}
+
+/**
+ * Reads the call row and resolves the instance side by side (one round trip's wait), then
+ * decrypts; `read`: what was read already. A missing row is a plain error (retryable: it is
+ * written before the workflow starts); the instance's or the action's absence is the call's typed error.
+ */
+export async function loadStoredCall(deps: StoredCallDeps, ref: CallRef, read?: StoredCallRead): Promise<StoredCall> {
   const [row, instance, approval] = await Promise.all([
-    calls.getCall(deps.pool, ref.callId),
-    deps.registry.resolveInstance({ orgId: ref.orgId, userId: ref.userId }, ref.service).then(
+    read ? read.row : calls.getCall(deps.pool, ref.callId),
+    deps.registry.resolveInstance(read?.viewer ?? { orgId: ref.orgId, userId: ref.userId }, ref.service).then(
       (resolved) => ({ resolved }),
       (error: unknown) => ({ error }),
     ),

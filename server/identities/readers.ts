@@ -5,7 +5,7 @@
 import type { DatabasePool } from 'slonik';
 import * as store from './store.ts';
 
-export type { AgentKeyWithChain, IdentityRow, KeyRideAlong } from './store.ts';
+export type { AgentKeyWithChain, IdentityRow, RideAlongRead } from './store.ts';
 export { toChainIdentity } from './store.ts';
 
 export function createIdentityReader(pool: DatabasePool) {
@@ -18,7 +18,7 @@ export function createIdentityReader(pool: DatabasePool) {
     /** Sign-in: the user with its password hash. */
     getUserByEmail: (email: string) => store.getUserByEmail(pool, email),
     /** Authentication: a live agent key with its chain and the org's approval settings (and what rides along). */
-    findAgentKeyWithChain: (tokenHash: Buffer, alongside?: store.KeyRideAlong) => store.findAgentKeyWithChain(pool, tokenHash, alongside),
+    findAgentKeyWithChain: (tokenHash: Buffer, alongside?: store.RideAlongRead) => store.findAgentKeyWithChain(pool, tokenHash, alongside),
     /** The one write authentication makes: when a key was last used. */
     touchAgentKey: (keyId: string) => store.touchAgentKey(pool, keyId),
   };

@@ -243,17 +243,19 @@ export interface AgentKeyWithChain {
 }
 
 /**
- * A read that rides along an agent key's authentication: a SQL expression of one JSON value, given
- * the key's org and user as SQL expressions; it comes back as `alongside` (one statement, not two).
+ * A read that rides along another statement (an authentication, an allow's decision): a SQL
+ * expression of one JSON value, given the org, the user and the identity (the key's agent, the
+ * session's user, the requester) as SQL expressions; it comes back as `alongside` (one statement,
+ * not two).
  */
-export type KeyRideAlong = (org: FragmentSqlToken, user: FragmentSqlToken) => FragmentSqlToken;
+export type RideAlongRead = (org: FragmentSqlToken, user: FragmentSqlToken, identity: FragmentSqlToken) => FragmentSqlToken;
 
 /**
  * The principal behind an agent key plus what a call needs next, in the same round trip: the
  * whole chain and the org's approval settings, and what `alongside` reads. A key only
  * authenticates while it is live and it, its (non-user) identity and every ancestor are active.
  */
-export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside?: KeyRideAlong): Promise<(AgentKeyWithChain & { alongside: unknown }) | null> {
+export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside?: RideAlongRead): Promise<(AgentKeyWithChain & { alongside: unknown }) | null> {
   const rows = await db.any(sql.type(agentKeyChainRow.extend({ alongside: z.unknown() }))`
     WITH RECURSIVE key AS (
       SELECT id AS key_id, identity_id, last_used_at FROM agent_keys WHERE token_hash = ${sql.binary(tokenHash)} AND revoked_at IS NULL
@@ -263,7 +265,7 @@ export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside
       SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
     )
     SELECT c.*, key.key_id, key.last_used_at, o.approval_ttl_seconds, o.approval_auto_bubble_seconds, o.max_pending_per_agent,
-      ${alongside ? sql.fragment`(SELECT ${alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`} AS alongside
+      ${alongside ? sql.fragment`(SELECT ${alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`, sql.fragment`me.id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`} AS alongside
     FROM (SELECT ${IDENTITY_COLUMNS}, depth FROM chain) c CROSS JOIN key JOIN orgs o ON o.id = c.org_id
     ORDER BY c.depth`);
   const first = rows[0];

@@ -17,12 +17,16 @@ const kept = new WeakMap<object, { name: string; lookup: InstanceLookup }>();
  */
 const LOOKUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
-/** The lookup of the service a request names, to ride along its authentication; undefined: none. */
-export function instanceLookupAlong(name: unknown): AuthRideAlong | undefined {
+/**
+ * The lookup of the service a request names, to ride along its authentication (or another
+ * statement: an allow's, activities/execution-steps.ts); undefined: none. `keep` keeps what was read
+ * for that viewer object.
+ */
+export function instanceLookupAlong(name: unknown): (AuthRideAlong & { keep: (p: Viewer, value: unknown) => void }) | undefined {
   if (typeof name !== 'string' || !LOOKUP_NAME.test(name)) return undefined;
   return {
     sql: (org, user) => instanceLookupValue(org, user, name),
-    keep: (p, value) => {
+    keep: (p: Viewer, value: unknown) => {
       kept.set(p, { name, lookup: instanceLookupRow.parse(value) });
     },
   };

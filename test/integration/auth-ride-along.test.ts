@@ -152,8 +152,8 @@ describe('the instance lookup read with the agent key', () => {
       // Not a call, or a name the body schema refuses: nothing rides along.
       expect(await kept('POST', '/services', agent.key, { service: 'widgets' })).toBe(false);
       expect(await kept('POST', '/actions/call', agent.key, { service: 'w'.repeat(101) })).toBe(false);
-      // A session (a person) authenticates as before, without it.
-      expect(await kept('POST', '/actions/call', member.token, { service: 'widgets' })).toBe(false);
+      // A session (a person calling) reads it the same way.
+      expect(await kept('POST', '/actions/call', member.token, { service: 'widgets' })).toBe(true);
     } finally {
       await new Promise((r) => server.close(r));
     }

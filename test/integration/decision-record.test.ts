@@ -94,6 +94,53 @@ describe('the statements of an approval transition', () => {
     expect((await calls.getCall(gw.pool, a.call_id))!.status).not.toBe('denied');
   });
 
+  it('writes an allow and reads what its send needs in one statement: once, and the same reads on a retry', async () => {
+    const a = await raise('one-round');
+    const callBefore = (await calls.getCall(gw.pool, a.call_id))!;
+    const auditBefore = await auditCount(a.id);
+    const executionId = randomUUID();
+    const allow = () =>
+      calls.recordDecisionForSend(
+        gw.pool,
+        {
+          approvalId: a.id,
+          update: { status: 'allowed', decision: 'allow_once', reason: null, resolvedBy: userId, resolved: true },
+          execution: { id: executionId, runtime: 'http', expiresAt: new Date(Date.now() + 60_000) },
+          call: { id: a.call_id, status: 'allowed', open: true },
+        },
+        entry(a.id, a.call_id),
+        { requesterId: callBefore.requester_id, alongside: (org, user) => sql.fragment`json_build_object('org', ${org}, 'user', ${user})` },
+      );
+    const first = await allow();
+    expect(first.written).toBe(true);
+    // The requester's chain (requester first) with its rules, the stored request as the API wrote
+    // it, and what rode along for the requester's org and user.
+    expect(first.chain.map((c) => c.id)).toEqual([callBefore.requester_id, userId]);
+    expect(first.call).toEqual({ request_envelope: callBefore.request_envelope, request_redacted: callBefore.request_redacted });
+    expect(first.also).toEqual({ org: orgId, user: userId });
+    expect((await calls.getExecutionByApproval(gw.pool, a.id))!).toMatchObject({ id: executionId, status: 'pending' });
+    expect((await calls.getCall(gw.pool, a.call_id))!.status).toBe('allowed');
+    expect(await auditCount(a.id)).toBe(auditBefore + 1);
+
+    // A retry (the activity's completion lost) writes nothing more and reads the same.
+    const retry = await allow();
+    expect(retry.written).toBe(false);
+    expect(retry.chain.map((c) => c.id)).toEqual(first.chain.map((c) => c.id));
+    expect(retry.call).toEqual(first.call);
+    expect(await auditCount(a.id)).toBe(auditBefore + 1);
+
+    const ghost = randomUUID();
+    await expect(
+      calls.recordDecisionForSend(
+        gw.pool,
+        { approvalId: ghost, update: { status: 'denied', decision: 'deny', resolved: true }, call: { id: a.call_id, status: 'denied', open: false } },
+        entry(ghost, a.call_id),
+        { requesterId: callBefore.requester_id },
+      ),
+    ).rejects.toThrow(`approval ${ghost} not found`);
+    expect(await auditCount(ghost)).toBe(0);
+  });
+
   it('records a decision only after the workflow accepted it; an auto-call allow is re-checked and sent in the same activity', async () => {
     const a = await raise('local-steps');
     expect((await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
