@@ -39,6 +39,8 @@ const envSchema = z.object({
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
       .optional(),
   ),
+  /** Named prepared statements on the call path (server/db/prepared.ts); off behind a pooler that cannot carry them. */
+  DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false', '1', '0']).default('true').transform((v) => v === 'true' || v === '1'),
   TEMPORAL_ADDRESS: optionalString.pipe(
     z
       .string()
@@ -128,6 +130,7 @@ export interface Config {
   hostPolicy: HostPolicy;
   dataDir: string;
   databaseUrl: string | undefined;
+  databasePreparedStatements: boolean;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -206,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hostPolicy: hostPolicy(publicUrl, parseHostList(e.ALLOWED_HOSTS), parseOriginList(e.ALLOWED_ORIGINS)),
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databasePreparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

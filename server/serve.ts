@@ -80,7 +80,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       onStop('embedded PostgreSQL', pg.stop);
       databaseUrl = pg.url;
     }
-    const pool = await createDatabasePool(databaseUrl);
+    const pool = await createDatabasePool(databaseUrl, { preparedStatements: config.databasePreparedStatements });
     onStop('database pool', () => pool.end());
     const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) });
     if (applied.length) logger.info({ applied }, 'migrations applied');

@@ -1,5 +1,6 @@
 // SQL for what authentication keeps of its own: dashboard sessions and sign-in attempts (the
 // throttle). No authorization here: the auth service decides; this module reads and writes rows.
+import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { RideAlongRead } from '../identities/store.ts';
@@ -24,11 +25,11 @@ const sessionWithAlongside = sessionPrincipalRow.extend({ alongside: z.unknown()
 
 /** A live session's user; `alongside` reads what the request needs next in the same statement. */
 export const findSession = (db: Db, tokenHash: Buffer, alongside?: RideAlongRead) =>
-  db.maybeOne(sql.type(sessionWithAlongside)`
+  db.maybeOne(prepared(sql.type(sessionWithAlongside)`
     SELECT s.id AS session_id, u.id AS user_id, u.org_id, u.role,
       ${alongside ? alongside(sql.fragment`u.org_id`, sql.fragment`u.id`, sql.fragment`u.id`) : sql.fragment`NULL::json`} AS alongside
     FROM sessions s JOIN identities u ON u.id = s.user_id
-    WHERE s.token_hash = ${sql.binary(tokenHash)} AND s.revoked_at IS NULL AND s.expires_at > now() AND u.status = 'active'`);
+    WHERE s.token_hash = ${sql.binary(tokenHash)} AND s.revoked_at IS NULL AND s.expires_at > now() AND u.status = 'active'`));
 
 export async function revokeSession(db: Db, sessionId: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`);

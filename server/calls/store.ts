@@ -1,4 +1,5 @@
 // SQL for calls, approvals and executions: the read model the call workflow's activities write.
+import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { bucketTokenTake, type Bucket } from './rate-limit-store.ts';
@@ -48,7 +49,7 @@ export async function insertCall(
   // existing row is returned (the caller compares digests and attaches to that call). An empty
   // bucket writes nothing.
   const token = bucket ? bucketTokenTake(bucket) : sql.fragment`SELECT 0::float8 AS tokens, true AS last_allowed`;
-  const out = await db.one(sql.type(insertOutcome)`
+  const out = await db.one(prepared(sql.type(insertOutcome)`
     WITH token AS (${token}),
     ins AS (
       INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys,
@@ -61,7 +62,7 @@ export async function insertCall(
       RETURNING id)
     SELECT t.last_allowed AS allowed, t.tokens, EXISTS (SELECT 1 FROM ins) AS inserted,
            (SELECT id FROM calls WHERE id = ${c.id} AND NOT EXISTS (SELECT 1 FROM ins)) AS existing_id
-    FROM token t`);
+    FROM token t`));
   if (!out.allowed) return { kind: 'rate_limited', tokens: out.tokens };
   if (out.inserted || !out.existing_id) return { kind: 'inserted' };
   // A keyed retry: the row as it stands (a second read, on this rare path only).
@@ -90,7 +91,7 @@ const sendClaimExtra = z.object({ call: callClaim.nullable(), secret: z.unknown(
  */
 export async function chainWithSendClaim(db: Db, requesterId: string, callId: string, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
   const rows = await db.any(
-    chainWithRulesQuery(requesterId, {
+    prepared(chainWithRulesQuery(requesterId, {
       with: sql.fragment`
         prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code
                  FROM calls WHERE id = ${callId} FOR UPDATE),
@@ -99,7 +100,7 @@ export async function chainWithSendClaim(db: Db, requesterId: string, callId: st
       // The secret's envelope (issue 28): the one the send will inject, read here, not by one more statement.
       also: sql.fragment`json_build_object('call', (SELECT row_to_json(prev) FROM prev), 'secret', (SELECT envelope FROM sec))`,
       schema: sendClaimExtra,
-    }),
+    })),
   );
   const extra = (rows[0] as { extra?: z.infer<typeof sendClaimExtra> } | undefined)?.extra;
   return { ...chainAndRules(rows), call: extra?.call ?? null, secretEnvelope: extra?.secret ?? null };
@@ -153,9 +154,9 @@ export async function finishCall(db: Db, id: string, status: string, httpStatusC
  */
 export async function finishCallWithAudit(db: Db, id: string, status: string, finish: CallFinish, entry: AuditEntry): Promise<void> {
   const open = sql.fragment`finished_at IS NULL`;
-  await db.query(sql.unsafe`
+  await db.query(prepared(sql.unsafe`
     WITH finished AS (${callStatusUpdate(id, status, finish, open)} RETURNING id)
-    ${auditInsert(entry, sql.fragment`EXISTS (SELECT 1 FROM finished)`)}`);
+    ${auditInsert(entry, sql.fragment`EXISTS (SELECT 1 FROM finished)`)}`));
 }
 
 export async function setCallStatus(db: Db, id: string, status: string, approvalId?: string): Promise<void> {
@@ -289,7 +290,7 @@ const decisionOutcome = z.object({ written: z.boolean(), recorded: z.boolean() }
 
 export async function recordDecision(db: Db, d: DecisionWrite, entry: AuditEntry): Promise<boolean> {
   const w = decisionWrites(d, entry);
-  return decisionWritten(d, await db.one(sql.type(decisionOutcome)`WITH ${w.ctes} SELECT ${w.written} AS written, ${w.recorded} AS recorded`));
+  return decisionWritten(d, await db.one(prepared(sql.type(decisionOutcome)`WITH ${w.ctes} SELECT ${w.written} AS written, ${w.recorded} AS recorded`)));
 }
 
 const sendReadExtra = z.object({
@@ -311,14 +312,14 @@ export async function recordDecisionForSend(db: Db, d: DecisionWrite, entry: Aud
   const alongside = read.alongside ? sql.fragment`(SELECT ${read.alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`, sql.fragment`me.id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`;
   const w = decisionWrites(d, entry);
   const rows = await db.any(
-    chainWithRulesQuery(read.requesterId, {
+    prepared(chainWithRulesQuery(read.requesterId, {
       with: w.ctes,
       also: sql.fragment`json_build_object(
         'written', ${w.written}, 'recorded', ${w.recorded},
         'call', (SELECT json_build_object('request_envelope', request_envelope, 'request_redacted', request_redacted) FROM calls WHERE id = ${d.call.id}),
         'also', ${alongside})`,
       schema: sendReadExtra,
-    }),
+    })),
   );
   // An identity is never deleted: the requester's row is always there to carry the extra column.
   const extra = (rows[0] as { extra?: z.infer<typeof sendReadExtra> } | undefined)?.extra;
@@ -364,12 +365,12 @@ const startedMarked = z.object({ attempts: z.number(), secret: z.unknown() });
  */
 export async function startExecutionMarked(db: Db, id: string, triggeredBy: string, entry: AuditEntry, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
   const started = sql.fragment`EXISTS (SELECT 1 FROM started)`;
-  return db.maybeOne(sql.type(startedMarked)`
+  return db.maybeOne(prepared(sql.type(startedMarked)`
     WITH started AS (
       UPDATE executions SET ${executionSets({ status: 'executing', triggeredBy, started: true })}, send_marked_at = now(), send_attempts = send_attempts + 1
       WHERE id = ${id} AND status = 'pending' RETURNING send_attempts),
     audit AS (${auditInsert(entry, started)})
-    SELECT send_attempts AS attempts, ${alsoRead?.secret ?? sql.fragment`NULL::json`} AS secret FROM started`);
+    SELECT send_attempts AS attempts, ${alsoRead?.secret ?? sql.fragment`NULL::json`} AS secret FROM started`));
 }
 interface ExecutionUpdate {
   status: string;

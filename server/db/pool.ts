@@ -9,6 +9,8 @@ import {
   type QueryResultRow,
 } from 'slonik';
 
+import { unnamedStatements } from './prepared.ts';
+
 export type { DatabasePool };
 
 // Synchronous on purpose: slonik's async row hook runs each row through a fresh promise queue,
@@ -30,18 +32,20 @@ const resultParser: Interceptor = {
 export interface PoolOptions {
   maxPoolSize?: number;
   statementTimeoutMs?: number;
+  /** The call path's named prepared statements (server/db/prepared.ts); false sends them unnamed. Default true. */
+  preparedStatements?: boolean;
 }
 
 export async function createDatabasePool(url: string, opts: PoolOptions = {}): Promise<DatabasePool> {
   return createPool(url, {
-    interceptors: [resultParser],
+    interceptors: opts.preparedStatements === false ? [unnamedStatements, resultParser] : [resultParser],
     maxPoolSize: opts.maxPoolSize ?? 10,
     statementTimeout: opts.statementTimeoutMs ?? 30_000,
     captureStackTrace: false,
     // slonik's default runs `DISCARD ALL` each time a connection goes back to the pool: one more
-    // round trip per query. Pooled connections carry no session state here (no SET, no LISTEN, no
-    // prepared statements, no session advisory locks: those use their own clients), so there is
-    // nothing to reset.
+    // round trip per query, and it would drop the prepared statements the call path reuses
+    // (server/db/prepared.ts). Pooled connections carry no other session state here (no SET, no
+    // LISTEN, no session advisory locks: those use their own clients), so there is nothing to reset.
     resetConnection: async () => undefined,
     // Keep warm connections across short pauses instead of reconnecting (SCRAM costs CPU).
     idleTimeout: 60_000,

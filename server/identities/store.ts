@@ -1,6 +1,7 @@
 // SQL for identities, agent keys and permission rules. No authorization here: the service decides
 // who may do what; this module only reads and writes rows. Other features read identities through
 // readers.ts, handed to them by the composition root.
+import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
@@ -182,7 +183,7 @@ export function chainAndRules(rows: ReadonlyArray<z.infer<typeof chainWithRulesR
 
 /** The chain (requester first) and every live rule on it, in one round trip (the permission check). */
 export async function getChainWithRules(db: Db, id: string): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
-  return chainAndRules(await db.any(chainWithRulesQuery(id)));
+  return chainAndRules(await db.any(prepared(chainWithRulesQuery(id))));
 }
 
 /** The identity and all of its descendants. */
@@ -255,8 +256,10 @@ export type RideAlongRead = (org: FragmentSqlToken, user: FragmentSqlToken, iden
  * whole chain and the org's approval settings, and what `alongside` reads. A key only
  * authenticates while it is live and it, its (non-user) identity and every ancestor are active.
  */
+const agentKeyWithAlongside = agentKeyChainRow.extend({ alongside: z.unknown() });
+
 export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside?: RideAlongRead): Promise<(AgentKeyWithChain & { alongside: unknown }) | null> {
-  const rows = await db.any(sql.type(agentKeyChainRow.extend({ alongside: z.unknown() }))`
+  const rows = await db.any(prepared(sql.type(agentKeyWithAlongside)`
     WITH RECURSIVE key AS (
       SELECT id AS key_id, identity_id, last_used_at FROM agent_keys WHERE token_hash = ${sql.binary(tokenHash)} AND revoked_at IS NULL
     ), chain AS (
@@ -267,7 +270,7 @@ export async function findAgentKeyWithChain(db: Db, tokenHash: Buffer, alongside
     SELECT c.*, key.key_id, key.last_used_at, o.approval_ttl_seconds, o.approval_auto_bubble_seconds, o.max_pending_per_agent,
       ${alongside ? sql.fragment`(SELECT ${alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`, sql.fragment`me.id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`} AS alongside
     FROM (SELECT ${IDENTITY_COLUMNS}, depth FROM chain) c CROSS JOIN key JOIN orgs o ON o.id = c.org_id
-    ORDER BY c.depth`);
+    ORDER BY c.depth`));
   const first = rows[0];
   if (!first || first.depth !== 0 || first.kind === 'user' || rows.some((r) => r.status !== 'active')) return null;
   return {

@@ -1,4 +1,5 @@
 // SQL for custom templates and service instances.
+import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods, type FragmentSqlToken as SqlFragment } from 'slonik';
 import { z } from 'zod';
 
@@ -130,8 +131,10 @@ export const instanceLookupValue = (org: SqlFragment, user: SqlFragment, name: s
        SELECT json_agg(json_build_object('id', id, 'provider', provider, 'status', status) ORDER BY created_at)
        FROM connections WHERE org_id = ${org} AND owner_id = ${user} AND status <> 'revoked'), '[]')))`;
 
+const lookupColumn = z.object({ lookup: instanceLookupRow });
+
 export async function instanceLookup(db: Db, orgId: string, userId: string, name: string): Promise<InstanceLookup> {
-  const row = await db.one(sql.type(z.object({ lookup: instanceLookupRow }))`
-    SELECT ${instanceLookupValue(sql.fragment`${orgId}::uuid`, sql.fragment`${userId}::uuid`, name)} AS lookup`);
+  const row = await db.one(prepared(sql.type(lookupColumn)`
+    SELECT ${instanceLookupValue(sql.fragment`${orgId}::uuid`, sql.fragment`${userId}::uuid`, name)} AS lookup`));
   return row.lookup;
 }

@@ -58,6 +58,13 @@ describe('configuration', () => {
     expect(loadConfig({ TEMPORAL_WORKFLOW_BUNDLE: path.relative(process.cwd(), file) }).temporal.workflowBundlePath).toBe(file);
   });
 
+  it('uses named prepared statements unless DATABASE_PREPARED_STATEMENTS turns them off', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: '0' }).databasePreparedStatements).toBe(false);
+    expect(errorFor({ DATABASE_PREPARED_STATEMENTS: 'sometimes' }).message).toMatch(/DATABASE_PREPARED_STATEMENTS/);
+  });
+
   it('requires a master key in production', () => {
     expect(errorFor({ NODE_ENV: 'production' }).variable).toBe('GATEWAY_MASTER_KEY');
     expect(loadConfig({ NODE_ENV: 'production', GATEWAY_MASTER_KEY: KEY_HEX }).masterKey).toEqual(Buffer.from(KEY_HEX, 'hex'));
