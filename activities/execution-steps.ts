@@ -200,22 +200,16 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
 
   /**
    * An allow written, with what its send reads: one statement writes the decision and reads the
-   * requester's chain, the call's stored request and its service's instance lookup. An edited
-   * request is written by the decision itself, so it is read after it. `spec`: the call as it
-   * runs (the approver's edit applied: its keys are re-checked). The stored request is
-   * handed on as a promise its reader may never await (the re-check can refuse first).
+   * requester's chain, the call's stored request and its service's instance lookup; an approver's
+   * edited request is the one the decision carries. `spec`: the call as it runs (the edit applied:
+   * its keys are re-checked). The stored request is handed on as a promise its reader may never
+   * await (the re-check can refuse first).
    */
   async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; stored: Promise<StoredCall | TypedError> }> {
-    if (spec.edit) {
-      const [written, chain] = await Promise.all([calls.recordDecision(pool, ...deps.decisionWrite(d)), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
-      return { written, chain, stored: readAhead(loadStoredCall(deps, spec).catch(typedError)) };
-    }
     const lookup = instanceLookupAlong(spec.service);
     const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
-    // Kept for this viewer object only: the registry resolves the service from it without a statement.
-    const viewer = { orgId: spec.orgId, userId: spec.userId };
-    lookup?.keep(viewer, read.also);
-    return { written: read.written, chain: judgeChain(read, spec.permissionKeys), stored: readAhead(loadStoredCall(deps, spec, { row: read.call, viewer }).catch(typedError)) };
+    const stored = loadStoredCall(deps, spec, { row: read.call, lookup: lookup?.read(read.also), edited: d.edit });
+    return { written: read.written, chain: judgeChain(read, spec.permissionKeys), stored: readAhead(stored.catch(typedError)) };
   }
 
   /**

@@ -6,7 +6,8 @@ import type { CompiledAction } from '../../core/registry/types.ts';
 import type { Envelope } from '../../core/vault/envelope.ts';
 import * as calls from './store.ts';
 import { AppError } from '../errors.ts';
-import type { RegistryService, ResolvedInstance, Viewer } from '../registry/service.ts';
+import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
+import type { InstanceLookup } from '../registry/store.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { editedRequestAad, requestAad, storedRequestSchema, type StoredRequest } from '../execution/stored-request.ts';
 
@@ -55,12 +56,13 @@ export function actionOf(instance: ResolvedInstance, request: StoredRequest, act
 }
 
 /**
- * What another statement already read for the load (an allow's, issue 28): the call's stored
- * request, and the viewer its service's instance lookup was kept for (server/registry/request-lookup.ts).
+ * What the caller has already (an allow's statement read it, issue 28): the call's stored request,
+ * its service's instance lookup, and the approver's edited request as the decision wrote it.
  */
 export interface StoredCallRead {
   row: { request_envelope: unknown; request_redacted: unknown } | null;
-  viewer: Viewer;
+  lookup?: InstanceLookup | undefined;
+  edited?: { envelope: unknown; redacted: unknown } | undefined;
 }
 
 /**
@@ -71,19 +73,20 @@ export interface StoredCallRead {
 export async function loadStoredCall(deps: StoredCallDeps, ref: CallRef, read?: StoredCallRead): Promise<StoredCall> {
   const [row, instance, approval] = await Promise.all([
     read ? read.row : calls.getCall(deps.pool, ref.callId),
-    deps.registry.resolveInstance(read?.viewer ?? { orgId: ref.orgId, userId: ref.userId }, ref.service).then(
+    deps.registry.resolveInstance({ orgId: ref.orgId, userId: ref.userId }, ref.service, read?.lookup).then(
       (resolved) => ({ resolved }),
       (error: unknown) => ({ error }),
     ),
-    ref.edit ? calls.getApproval(deps.pool, ref.edit.approvalId) : null,
+    ref.edit && !read?.edited ? calls.getApproval(deps.pool, ref.edit.approvalId) : null,
   ]);
   if (!row) throw new Error(`call ${ref.callId} not found`);
   if ('error' in instance) throw instance.error;
   if (ref.edit) {
     // Written with the decision, before the workflow could start the execution.
-    if (!approval?.edited_request_envelope) throw new Error(`approval ${ref.edit.approvalId} has no edited request`);
-    const request = decryptEditedRequest(deps.keyring, ref.callId, approval.edited_request_envelope);
-    return { request, redacted: approval.edited_request_redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };
+    const edited = read?.edited ?? (approval?.edited_request_envelope ? { envelope: approval.edited_request_envelope, redacted: approval.edited_request_redacted } : null);
+    if (!edited) throw new Error(`approval ${ref.edit.approvalId} has no edited request`);
+    const request = decryptEditedRequest(deps.keyring, ref.callId, edited.envelope);
+    return { request, redacted: edited.redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };
   }
   const request = decryptStoredRequest(deps.keyring, ref.callId, row.request_envelope);
   return { request, redacted: row.request_redacted, instance: instance.resolved, action: actionOf(instance.resolved, request, ref.action) };

@@ -20,14 +20,16 @@ const LOOKUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /**
  * The lookup of the service a request names, to ride along its authentication (or another
  * statement: an allow's, activities/execution-steps.ts); undefined: none. `keep` keeps what was read
- * for that viewer object.
+ * for that principal; `read` parses it for a caller that hands it on itself.
  */
-export function instanceLookupAlong(name: unknown): (AuthRideAlong & { keep: (p: Viewer, value: unknown) => void }) | undefined {
+export function instanceLookupAlong(name: unknown): (AuthRideAlong & { read: (value: unknown) => InstanceLookup }) | undefined {
   if (typeof name !== 'string' || !LOOKUP_NAME.test(name)) return undefined;
+  const read = (value: unknown) => instanceLookupRow.parse(value);
   return {
     sql: (org, user) => instanceLookupValue(org, user, name),
-    keep: (p: Viewer, value: unknown) => {
-      kept.set(p, { name, lookup: instanceLookupRow.parse(value) });
+    read,
+    keep: (p, value) => {
+      kept.set(p, { name, lookup: read(value) });
     },
   };
 }

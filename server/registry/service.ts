@@ -160,8 +160,8 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
    * path): an explicit instance of that name (the user's before the org's), else the implicit
    * instance of a visible template with that key; its template by scope (user, org, global).
    */
-  async function resolveOne(p: Viewer, name: string): Promise<ResolvedInstance | null> {
-    const found = keptInstanceLookup(p, name) ?? (await store.instanceLookup(pool, p.orgId, p.userId, name));
+  async function resolveOne(p: Viewer, name: string, read?: store.InstanceLookup): Promise<ResolvedInstance | null> {
+    const found = read ?? keptInstanceLookup(p, name) ?? (await store.instanceLookup(pool, p.orgId, p.userId, name));
     const template = async (ownerScope: 'user' | 'org', key: string) => {
       const stamp = found.templates.find((t) => t.key === key && (ownerScope === 'user' ? t.owner_id !== null : t.owner_id === null));
       return stamp ? compiledById(stamp.id, stamp.updated_ms) : null;
@@ -329,9 +329,9 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       return (await resolveAll(p)).map(instanceView);
     },
 
-    /** The instance a call names; 404 when the caller cannot see such a service. */
-    async resolveInstance(p: Viewer, name: string): Promise<ResolvedInstance> {
-      const hit = await resolveOne(p, name);
+    /** The instance a call names; 404 when the caller cannot see such a service. `read`: its lookup, read already (by another statement). */
+    async resolveInstance(p: Viewer, name: string, read?: store.InstanceLookup): Promise<ResolvedInstance> {
+      const hit = await resolveOne(p, name, read);
       if (!hit) throw notFound(`service "${name}"`);
       return hit;
     },
