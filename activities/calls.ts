@@ -24,6 +24,7 @@ import { DEFAULT_REMINDERS } from '../core/notifications/reminders.ts';
 import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
+import type { MessageSigner } from '../server/temporal/message-signer.ts';
 import {
   callWorkflowId,
   firstAnswerOf,
@@ -53,6 +54,8 @@ export interface CallActivityDeps {
   logger: Logger;
   keyring: VaultKeyring;
   temporal: Client;
+  /** Signs the signals these activities send other call workflows (supersede, shared outcome). */
+  signer: MessageSigner;
   registry: RegistryService;
   executor: ExecutorDeps;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
@@ -217,7 +220,8 @@ export function createCallActivities(deps: CallActivityDeps) {
         // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
         for (const old of await calls.pendingBeyondCap(pool, spec.requesterId, spec.maxPendingPerAgent)) {
           try {
-            await deps.temporal.workflow.getHandle(callWorkflowId(old.call_id)).signal(supersedeSignal, { byApprovalId: row.id });
+            const workflowId = callWorkflowId(old.call_id);
+            await deps.temporal.workflow.getHandle(workflowId).signal(supersedeSignal, await deps.signer.sign('supersede', workflowId, { byApprovalId: row.id }));
           } catch (err) {
             logger.warn({ approval_id: old.id, err: (err as Error).message }, 'could not supersede an old approval');
           }
@@ -232,7 +236,8 @@ export function createCallActivities(deps: CallActivityDeps) {
     async shareOutcome(input: { approvalId: string; callId: string; record: ApprovalRecord }) {
       for (const id of await calls.callsJoinedTo(pool, input.approvalId, input.callId)) {
         try {
-          await deps.temporal.workflow.getHandle(callWorkflowId(id)).signal(sharedOutcomeSignal, input.record);
+          const workflowId = callWorkflowId(id);
+          await deps.temporal.workflow.getHandle(workflowId).signal(sharedOutcomeSignal, await deps.signer.sign('shared-outcome', workflowId, { record: input.record }));
         } catch (err) {
           if (!(err instanceof WorkflowNotFoundError)) throw err;
         }
@@ -272,7 +277,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
 
     /**
-     * The org's auto-bubble past the user (issue 29, patch `teams-v1`): to the user's approver, then
+     * The org's auto-bubble past the user: to the user's approver, then
      * to the org's admins (server/teams/routing.ts; audit row and events included). Answers where
      * the approval now sits and whether anyone is above it.
      */

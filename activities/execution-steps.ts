@@ -47,12 +47,12 @@ export interface RecordDecisionInput {
   rememberKeys?: string[] | null;
   rememberTtl?: string | null;
   execution?: { id: string; expiresAt: string };
-  /** Allowed with changes (edited-request-v1). */
+  /** Allowed with changes. */
   edit?: ApprovedEdit;
 }
 
 /**
- * An allow of an auto-call approval, recorded and sent in one activity (send-on-allow-v1): what
+ * An allow of an auto-call approval, recorded and sent in one activity: what
  * came of the send, and whether the decision's events went out (if not, the workflow sends them).
  */
 type AllowSend = { kind: 'stopped'; result: ExecuteCallResult } | { kind: 'sent'; sent: SendOutcome };
@@ -88,7 +88,7 @@ function typedError(err: unknown): TypedError {
   throw err;
 }
 
-/** An edited request's outcome and audit rows say so, with the diff (edited-request-v1). */
+/** An edited request's outcome and audit rows say so, with the diff. */
 const editedMark = (spec: CallSpec): EditedMark => (spec.edit ? { modified_by_approver: true, diff: spec.edit.diff } : {});
 
 interface StepInput {
@@ -132,8 +132,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     },
 
     /**
-     * An allow of an auto-call approval and its execution in one regular activity (send-on-allow-v1,
-     * issue 28 item 3), without a workflow task between them. The decision is written in the
+     * An allow of an auto-call approval and its execution in one regular activity, without a
+     * workflow task between them. The decision is written in the
      * statement that reads the chain for the re-check (as it is at the decision) and the stored
      * request; then the execution's start with its send mark in one statement, the
      * credential, and the request. The approver's answer (to the API waiting in this process) and
@@ -167,7 +167,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       });
     },
 
-    /** The decision's events, when they did not go out with its send (send-on-allow-v1). */
+    /** The decision's events, when they did not go out with its send. */
     async announceDecision(input: { spec: CallSpec; approvalId: string }): Promise<void> {
       await deps.announceDecision(input);
     },
@@ -213,7 +213,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   }
 
   /**
-   * An allowed call after its decision was committed (send-on-allow-v1): the re-check's verdict,
+   * An allowed call after its decision was committed: the re-check's verdict,
    * then the start with its send mark and the template secret's envelope in one statement, the
    * plan and the request. `left` runs once the request has left, or before the plan waits for a
    * dependency; every other way out, the caller gives the answer on return.

@@ -36,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
       logger: deps.logger,
       keyring: deps.keyring,
       temporal: deps.temporal,
+      signer: deps.services.signer,
       registry: deps.services.registry,
       executor: {
         ...deps.services.executor,

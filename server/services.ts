@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { createIdentityService } from './identities/service.ts';
 import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
+import { createMessageSigner } from './temporal/message-signer.ts';
 import { createCallService, type CallService } from './calls/service.ts';
 import { createOrgService } from './orgs/service.ts';
 import { createDiagnosticsService } from './diagnostics/service.ts';
@@ -57,6 +58,8 @@ export interface ServiceDeps {
 
 export function createServices(deps: ServiceDeps) {
   const keyring = createVaultKeyring(deps.masterKey);
+  // Every message to a call's workflow is signed with the installation's key (loaded on first use).
+  const signer = createMessageSigner({ pool: deps.pool, keyring });
   // What one feature reads of another's tables: bound to the pool here, each consumer given only
   // the reads it uses (no module imports another feature's store for them).
   const identityReader = createIdentityReader(deps.pool);
@@ -117,6 +120,7 @@ export function createServices(deps: ServiceDeps) {
     registry,
     keyring,
     masterKey: deps.masterKey,
+    signer,
     config: deps.config,
     executor,
     ...(deps.temporalHealth ? { temporalHealth: deps.temporalHealth } : {}),
@@ -146,14 +150,14 @@ export function createServices(deps: ServiceDeps) {
   });
   const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.
   const notices = createNotices({ ...deps, keyring, approvals });
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  return { keyring, signer, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

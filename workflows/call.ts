@@ -6,14 +6,13 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
-  deprecatePatch,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
+import { verifyProof, withoutProof, type ProofKind, type Proven } from '../core/decisions/proof.ts';
 import type { createCallActivities } from '../activities/calls.ts';
 import type { RecordDecisionInput, SentOnAllow } from '../activities/execution-steps.ts';
 import type { createNoticeActivities } from '../activities/notices.ts';
@@ -22,6 +21,7 @@ import { authorityOver, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../co
 import { derivedKeys, isSubsetOfTiers, suggestedTiers } from '../core/permissions/tiers.ts';
 import {
   CALL_SEARCH_ATTRIBUTES,
+  callWorkflowId,
   cancelUpdate,
   firstAnswerOf,
   isApprovalRecord,
@@ -65,11 +65,10 @@ export async function callWorkflow(spec: CallSpec): Promise<CallWorkflowResult> 
   // Never complete under a running update handler: its caller must get its answer.
   await condition(allHandlersFinished);
   // The result an operator reads (Temporal UI, `temporal workflow result`) is the final state,
-  // not the first answer; histories from before this change keep their old result.
-  deprecatePatch(DEPRECATED_PATCHES.finalResult);
+  // not the first answer.
   if (s.joined) return followJoined(s, first);
   const final = finalState(s, first);
-  if (s.approval.id && isApprovalRecord(final) && patched(PATCHES.sharedOutcome)) {
+  if (s.approval.id && isApprovalRecord(final)) {
     await localUntilLanded.shareOutcome({ approvalId: s.approval.id, callId: spec.callId, record: final });
   }
   return final;
@@ -173,51 +172,6 @@ const reminded = proxyActivities<ReturnType<typeof createNoticeActivities>>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 ms', maximumAttempts: 3 },
 });
-/** Decisions of local-steps-v1 histories (issue 14 to 24): a local activity inside the update's task. */
-const decisionsLocalV3 = proxyLocalActivities<CallActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '500 ms', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE },
-});
-
-/**
- * Patch ids (workflow versioning). `patched`: histories recorded before the change replay the old
- * path. `deprecated`: the old path is gone (no workflow that needs it can still be open: a call
- * lives at most its approval TTL plus its execution window); the marker is still written and
- * accepted. docs/decisions.md ("Workflow versions") says when each can go entirely.
- */
-const PATCHES = {
-  decisionAfterAccept: 'decision-after-accept-v1',
-  sharedOutcome: 'shared-outcome-v1',
-  editedRequest: 'edited-request-v1',
-  /** Reminder timers while an approval waits (issue 30); only written when the org has reminders. */
-  approvalNotices: 'approval-notices-v1',
-  teams: 'teams-v1',
-  /** An allow of an auto-call approval recorded, re-checked and sent in one activity (issue 28 item 3). */
-  sendOnAllow: 'send-on-allow-v1',
-} as const;
-const DEPRECATED_PATCHES = {
-  executionSteps: 'execution-steps-v1',
-  finalResult: 'final-result-v1',
-  localSteps: 'local-steps-v1',
-} as const;
-
-/**
- * Where a person's decision is recorded: a regular activity, so the workflow task that accepts the
- * update completes (the acceptance is in the history) before anything is committed (issue 24).
- * Histories of local-steps-v1 recorded it as a local activity inside the update's task.
- */
-function decisionActs() {
-  if (patched(PATCHES.decisionAfterAccept)) return retriedBriefly;
-  deprecatePatch(DEPRECATED_PATCHES.localSteps);
-  return decisionsLocalV3;
-}
-
-/**
- * Whether the auto-bubble goes on past the user, to their approver and the org's admins (issue
- * 29). Histories recorded before teams-v1 stopped the clock at the user, and replay so.
- */
-const bubblesPastUser = () => patched(PATCHES.teams);
-
 /** How long past its approval's expiry and execution window a joined call waits for the signal. */
 const JOINED_GRACE_MS = 5 * 60_000;
 
@@ -243,11 +197,11 @@ interface CallRun {
     expiresAt: number;
     /** When the next automatic bubble is due (null: none). */
     bubbleAt: number | null;
-    /** Reminders still due (unix ms, ascending) and how many were sent (approval-notices-v1). */
+    /** Reminders still due (unix ms, ascending) and how many were sent. */
     reminders: number[];
     remindersSent: number;
     supersededBy?: string;
-    /** Past the user (teams-v1): where the people's routing last left it (server/teams/routing.ts). */
+    /** Past the user: where the people's routing last left it (server/teams/routing.ts). */
     beyond?: 'chain' | 'approver' | 'admins';
   };
   execution?: ExecutionRecord;
@@ -260,13 +214,15 @@ interface CallRun {
   /** A decision is being persisted: a second one must not pass its validator meanwhile. */
   resolving: boolean;
   /**
-   * send-on-allow-v1: the allow's activity is still running (it records the decision, then
+   * The allow's activity is still running (it records the decision, then
    * re-checks and sends); timers and a superseding signal wait for it. Then what came of its send.
    */
   allowSending: boolean;
   sentOnAllow?: SentOnAllow;
   /** This call joined another call's pending approval: that call, and its final state once sent. */
   joined?: { callId: string; expiresAt: number; record?: ApprovalRecord };
+  /** Nonces of the signed messages already taken: each is good once (a history shows them all). */
+  usedNonces: Set<string>;
 }
 
 function newCallState(spec: CallSpec): CallRun {
@@ -277,6 +233,7 @@ function newCallState(spec: CallSpec): CallRun {
     executionDeadline: 0,
     resolving: false,
     allowSending: false,
+    usedNonces: new Set(),
   };
 }
 
@@ -315,7 +272,7 @@ function approvalRecord(s: CallRun, viewerId: string): ApprovalRecord {
 }
 
 /**
- * The spec the execution steps take: the call's own, or (edited-request-v1) the edited request's
+ * The spec the execution steps take: the call's own, or the edited request's
  * keys, description and disclosed values, marked so the send loads the edited request.
  */
 function executedSpec(s: CallRun): CallSpec {
@@ -336,13 +293,25 @@ function executedSpecOf(spec: CallSpec, edit: ApprovedEdit | undefined, approval
 
 /** The final state: the approval record with its execution summary, or the call's own outcome. */
 function finalState(s: CallRun, first: CallOutcome): CallWorkflowResult {
-  if (!s.approval.status || first.status !== 'pending_approval') return first;
+  if (!s.approval.status || first.status !== 'pending_approval') {
+    // A covered call's result: its summary, never the upstream's body (GET /v1/calls/{id} has it).
+    return first.status === 'called' ? { ...first, result: resultSummary(first.result) as CallResult } : first;
+  }
   const record = approvalRecord(s, s.spec.requesterId);
   if (!record.execution) return record;
   const { result, ...rest } = record.execution;
-  // A summary, not the body: the upstream's answer may carry data the Temporal UI should not show.
-  const summary = result && typeof result === 'object' ? { status_code: (result as CallResult).status_code, duration_ms: (result as CallResult).duration_ms } : undefined;
+  const summary = resultSummary(result);
   return { ...record, execution: { ...rest, ...(summary ? { result: summary } : {}) } };
+}
+
+/**
+ * What an operator reads of an upstream's answer in the Temporal UI: its status and time, not the
+ * body (the upstream's answer may carry data the UI should not show; PostgreSQL keeps it).
+ */
+function resultSummary(result: unknown): { status_code: number; duration_ms: number } | undefined {
+  if (!result || typeof result !== 'object') return undefined;
+  const { status_code, duration_ms } = result as CallResult;
+  return { status_code, duration_ms };
 }
 
 // --- the handlers: a query, three updates (each with its validator) and a signal ----------------
@@ -358,15 +327,40 @@ function installHandlers(s: CallRun): void {
     await condition(() => s.outcome !== undefined);
     return s.outcome!;
   });
-  setHandler(resolveUpdate, (input) => onResolve(s, input), { validator: (input) => validateResolve(s, input) });
-  setHandler(replayUpdate, (input) => onReplay(s, input), { validator: (input) => validateReplay(s, input) });
-  setHandler(cancelUpdate, (input) => onCancel(s, input), { validator: (input) => validateCancel(s, input) });
-  setHandler(supersedeSignal, ({ byApprovalId }) => {
-    if (isOpen(s)) s.approval.supersededBy = byApprovalId;
+  // Each update's validator first verifies the gateway signed it: one sent straight to Temporal
+  // (its UI, any SDK client) is refused before it is accepted and changes nothing.
+  setHandler(resolveUpdate, (input) => onResolve(s, taken(s, input)), { validator: (input) => validateResolve(s, verified(s, 'resolve', input)) });
+  setHandler(replayUpdate, (input) => onReplay(s, taken(s, input)), { validator: (input) => validateReplay(s, verified(s, 'replay', input)) });
+  setHandler(cancelUpdate, (input) => onCancel(s, taken(s, input)), { validator: (input) => validateCancel(s, verified(s, 'cancel', input)) });
+  // A signal has no validator: one without a valid proof is dropped.
+  setHandler(supersedeSignal, (input) => {
+    if (!isGenuine(s, 'supersede', input)) return;
+    taken(s, input);
+    if (isOpen(s)) s.approval.supersededBy = input.byApprovalId;
   });
-  setHandler(sharedOutcomeSignal, (record) => {
-    if (s.joined) s.joined.record = record;
+  setHandler(sharedOutcomeSignal, (input) => {
+    if (!isGenuine(s, 'shared-outcome', input)) return;
+    taken(s, input);
+    if (s.joined) s.joined.record = input.record;
   });
+}
+
+/** Whether the gateway signed this message for this workflow, and its nonce is still unused. */
+function isGenuine(s: CallRun, kind: ProofKind, input: Proven<object>): boolean {
+  // Bound to the call's workflow id as the spec names it (the same id the API addresses).
+  return verifyProof(s.spec.messageKeys, kind, callWorkflowId(s.spec.callId), input) && !s.usedNonces.has(input.proof!.nonce);
+}
+
+/** A validator's first step: the message's proof, else the refusal (nothing is accepted). */
+function verified<T extends object>(s: CallRun, kind: ProofKind, input: Proven<T>): T {
+  if (!isGenuine(s, kind, input)) reject(UPDATE_ERRORS.unverified, 'this message was not sent by the gateway: it carries no valid signature');
+  return withoutProof(input);
+}
+
+/** A handler's first step: the message's nonce is used up (a copy of it is refused from now on). */
+function taken<T extends object>(s: CallRun, input: Proven<T>): T {
+  if (input.proof) s.usedNonces.add(input.proof.nonce);
+  return withoutProof(input);
 }
 
 /** Who may decide, and whether the decision holds together; the authority is core/permissions/authority.ts. */
@@ -401,7 +395,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
   const { spec, approval } = s;
   s.resolving = true;
   try {
-    const record = decisionActs();
+    const record = retriedBriefly;
     const at = Date.now();
     if (input.decision === 'bubble') {
       const from = approval.resolverId!;
@@ -409,7 +403,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
       approval.resolverId = next;
       approval.status = 'bubbled';
-      approval.bubbleAt = spec.clocks.autoBubbleMs && (next !== spec.userId || bubblesPastUser()) ? at + spec.clocks.autoBubbleMs : null;
+      approval.bubbleAt = spec.clocks.autoBubbleMs ? at + spec.clocks.autoBubbleMs : null;
       return approvalRecord(s, input.resolverId);
     }
     if (input.decision === 'deny') {
@@ -419,7 +413,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
     }
     const deadline = at + spec.clocks.executionWindowMs;
     const execution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
-    const edit = input.edit && patched(PATCHES.editedRequest) ? input.edit : undefined;
+    const edit = input.edit;
     const remembered =
       input.decision === 'allow_remember'
         ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
@@ -437,8 +431,8 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
       ...(edit ? { edit } : {}),
     };
     // An API process with a worker waits for this allow in-process (answerKey): an auto-call
-    // approval's decision, re-check and send then run in one activity (send-on-allow-v1).
-    if (input.answerKey !== undefined && spec.autoCallOnApprove && patched(PATCHES.sendOnAllow)) {
+    // approval's decision, re-check and send then run in one activity.
+    if (input.answerKey !== undefined && spec.autoCallOnApprove) {
       const after: CallRun = { ...s, approval: { ...approval, status: 'allowed' }, execution, executionDeadline: deadline, edit };
       const step = { spec: executedSpecOf(spec, edit, approval.id!), approvalId: approval.id!, executionId: execution.id };
       s.sentOnAllow = await allowThenSend(s, { decision, step, answerKey: input.answerKey, answer: approvalRecord(after, input.resolverId) });
@@ -458,7 +452,7 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
 }
 
 /**
- * send-on-allow-v1: the allow and its send in one activity. Should that activity give up (its
+ * The allow and its send in one activity. Should that activity give up (its
  * retries ran out), the decision is recorded on its own (written once: a committed one is kept)
  * and the approved call runs the usual steps; their durable mark still stops a second send.
  */
@@ -501,7 +495,7 @@ function validateCancel(s: CallRun, input: CancelInput): void {
 async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord> {
   s.resolving = true;
   try {
-    await decisionActs().recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
+    await retriedBriefly.recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
     s.approval.status = 'cancelled';
     return approvalRecord(s, input.callerId);
   } finally {
@@ -542,7 +536,7 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
     action_description: spec.description,
     expires_at: raised.expiresAt,
     // The caller's relationship to the requester, as `GET /v1/approvals/{id}` says it to the same
-    // caller: the answer goes to the requester itself (issue 32). An update's result is not
+    // caller: the answer goes to the requester itself. An update's result is not
     // replayed against history, so this needs no patch.
     relationship: 'self',
     suggested_tiers: tiers,
@@ -553,15 +547,15 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
   s.outcome = pending;
   if (raised.deduplicatedInto) {
     // An identical request of this agent is already pending: this call answers with that one,
-    // and (histories from before shared-outcome-v1 aside) ends with its final state.
+    // and ends with its final state.
     setStatus('deduplicated');
-    if (raised.joinedCallId && patched(PATCHES.sharedOutcome)) s.joined = { callId: raised.joinedCallId, expiresAt: s.approval.expiresAt };
+    if (raised.joinedCallId) s.joined = { callId: raised.joinedCallId, expiresAt: s.approval.expiresAt };
     return false;
   }
   s.approval.status = 'pending';
   setStatus('pending_approval');
   s.approval.bubbleAt = spec.clocks.autoBubbleMs ? Date.now() + spec.clocks.autoBubbleMs : null;
-  if (raised.reminderMarks?.length && patched(PATCHES.approvalNotices)) {
+  if (raised.reminderMarks?.length) {
     s.approval.reminders = reminderTimes(raised.reminderMarks, s.approval.expiresAt - spec.clocks.approvalTtlMs, s.approval.expiresAt);
   }
   return true;
@@ -580,7 +574,7 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
     const decided = await condition(() => !s.allowSending && (!isOpen(s) || approval.supersededBy !== undefined), Math.max(1, wakeAt - now));
     if (decided) break;
     if (s.allowSending) {
-      // An allow is being recorded and sent (send-on-allow-v1): no expiry, bubble or reminder under it.
+      // An allow is being recorded and sent: no expiry, bubble or reminder under it.
       await condition(() => !s.allowSending);
       continue;
     }
@@ -597,8 +591,8 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
         await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
         approval.resolverId = next;
         approval.status = 'bubbled';
-      } else if (bubblesPastUser()) {
-        // At the user: on to the user's approver, then the org's admins (issue 29).
+      } else {
+        // At the user: on to the user's approver, then the org's admins.
         const routed = await retriedBriefly.routeOnward({ approvalId, expected: approval.beyond ?? 'chain' });
         if (routed.stage !== (approval.beyond ?? 'chain')) approval.status = 'bubbled';
         approval.beyond = routed.stage;
@@ -606,7 +600,7 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
         continue;
       }
       approval.bubbleAt =
-        (approval.resolverId === spec.userId && !bubblesPastUser()) || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+        spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
     }
   }
   if (approval.supersededBy && isOpen(s)) {
@@ -657,7 +651,6 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
   const { triggeredBy } = s.replay!;
   execution.status = 'executing';
   execution.triggered_by = triggeredBy;
-  deprecatePatch(DEPRECATED_PATCHES.executionSteps);
   const executed = await executeApproved({ spec: executedSpec(s), approvalId, executionId: execution.id }, triggeredBy, s.sentOnAllow);
   execution.status = executed.executionStatus ?? (executed.outcome.status === 'called' ? 'executed' : 'failed');
   if (executed.httpStatusCode !== null) execution.http_status_code = executed.httpStatusCode;
@@ -683,11 +676,10 @@ async function executeApproved(
   triggeredBy: 'user' | 'agent' | 'auto',
   sentOnAllow?: SentOnAllow,
 ): Promise<ExecuteCallResult> {
-  deprecatePatch(DEPRECATED_PATCHES.localSteps);
   const prepare = localUntilLanded;
   const record = recordedWhatever;
   if (sentOnAllow) {
-    // Re-checked and sent with the decision (send-on-allow-v1): only the final record is left,
+    // Re-checked and sent with the decision: only the final record is left,
     // after the decision's events if they did not go out with it.
     if (!sentOnAllow.announced) await retriedBriefly.announceDecision({ spec: step.spec, approvalId: step.approvalId });
     if (sentOnAllow.kind === 'stopped') return sentOnAllow.result;

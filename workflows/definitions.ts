@@ -4,6 +4,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FieldChange } from '../core/approvals/request-edit.ts';
 import type { CallResult } from '../core/execution/result.ts';
+import type { MessageProof } from '../core/decisions/proof.ts';
 
 export const TASK_QUEUE = 'gateway-actions';
 
@@ -77,11 +78,16 @@ export interface CallSpec {
   verbose: boolean;
   /** Keyed digest of the full request: identical pending requests share one approval. */
   callDigest: string;
+  /**
+   * The gateway's message-signing public keys (hex): the workflow acts only on updates and signals
+   * signed by one of them (core/decisions/proof.ts), never on one sent straight to Temporal.
+   */
+  messageKeys: string[];
   /** The action's `disclose` values (computed over the redacted request, so safe to record). */
   disclosed?: DisclosedValue[];
   /**
-   * Set on the spec the workflow hands its execution steps when the approver edited the request
-   * (edited-request-v1): the send loads the edited request from the approval row, the keys and
+   * Set on the spec the workflow hands its execution steps when the approver edited the request:
+   * the send loads the edited request from the approval row, the keys and
    * description above are the edited request's, and the outcome says so.
    */
   edit?: { approvalId: string; diff: FieldChange[] };
@@ -171,7 +177,7 @@ export interface ApprovalRecord {
   derived_keys: string[];
   expires_at: string;
   execution?: ExecutionRecord;
-  /** The approver allowed an edited request (edited-request-v1): its keys and the diff. */
+  /** The approver allowed an edited request: its keys and the diff. */
   modified_by_approver?: true;
   diff?: FieldChange[];
   edited_permission_keys?: string[];
@@ -216,6 +222,8 @@ export type Decision = 'allow' | 'allow_remember' | 'deny' | 'bubble';
 
 export interface ResolveInput {
   decision: Decision;
+  /** The gateway's signature over the rest (core/decisions/proof.ts). */
+  proof?: MessageProof;
   resolverId: string;
   /** The API checked the org role; the workflow checks ancestry against its own chain. */
   resolverIsAdmin: boolean;
@@ -227,7 +235,7 @@ export interface ResolveInput {
   /** Allow with changes: the request the approver allows instead of the agent's. */
   edit?: ApprovedEdit;
   /**
-   * Offered by an API process that runs a worker (send-on-allow-v1): an allow of an auto-call
+   * Offered by an API process that runs a worker: an allow of an auto-call
    * approval is recorded, re-checked and sent in one activity, and the approver's answer is handed
    * to that process under this key once the decision is committed (server/approvals/decision-answers.ts).
    */
@@ -236,6 +244,7 @@ export interface ResolveInput {
 
 export interface ReplayInput {
   callerId: string;
+  proof?: MessageProof;
   triggeredBy: 'user' | 'agent';
 }
 
@@ -244,16 +253,25 @@ export const resolveUpdate = defineUpdate<ApprovalRecord, [ResolveInput]>('resol
 export const replayUpdate = defineUpdate<CallOutcome, [ReplayInput]>('replay');
 export interface CancelInput {
   callerId: string;
+  proof?: MessageProof;
   reason?: string;
 }
 
 export const cancelUpdate = defineUpdate<ApprovalRecord, [CancelInput]>('cancel');
-export const supersedeSignal = defineSignal<[{ byApprovalId: string }]>('supersede');
+export interface SupersedeInput {
+  byApprovalId: string;
+  proof?: MessageProof;
+}
+export const supersedeSignal = defineSignal<[SupersedeInput]>('supersede');
 /**
  * The final state of an approval, sent by the call that raised it to the calls that joined it
  * (deduplicated into it): their workflows end with the shared outcome, not `pending_approval`.
  */
-export const sharedOutcomeSignal = defineSignal<[ApprovalRecord]>('shared-outcome');
+export interface SharedOutcomeInput {
+  record: ApprovalRecord;
+  proof?: MessageProof;
+}
+export const sharedOutcomeSignal = defineSignal<[SharedOutcomeInput]>('shared-outcome');
 
 export interface CallState {
   approvalId: string | null;
@@ -274,6 +292,8 @@ export const UPDATE_ERRORS = {
   cannotBubble: 'cannot_bubble',
   invalidRemember: 'invalid_remember_keys',
   invalidEdit: 'invalid_edit',
+  /** The message carries no valid proof that the gateway sent it (sent straight to Temporal?). */
+  unverified: 'message_unverified',
 } as const;
 export type UpdateErrorType = (typeof UPDATE_ERRORS)[keyof typeof UPDATE_ERRORS];
 
@@ -292,6 +312,7 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
   cannot_bubble: 'conflict',
   invalid_remember_keys: 'invalid_request',
   invalid_edit: 'invalid_request',
+  message_unverified: 'forbidden',
 };
 
 /** The benchmark's floor workflow (workflows/benchmark-floor.ts). */

@@ -1,5 +1,5 @@
 // The approver's answer to an allow whose approved call is sent in the same activity as the
-// decision (issue 28, item 3: `send-on-allow-v1`). The activity records the decision, re-checks,
+// decision. The activity records the decision, re-checks,
 // and hands the approver's answer here as soon as the request has left (or the call stopped, or
 // must wait for a dependency); the API answers the approver from here instead of waiting for the
 // upstream's response and the update to complete. Only

@@ -9,6 +9,7 @@ import type { EditForm } from '../calls/service.ts';
 import { randomUUID } from 'node:crypto';
 import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit, type ResolveInput } from '../../workflows/definitions.ts';
 import { expectDecisionAnswer } from './decision-answers.ts';
+import type { MessageSigner } from '../temporal/message-signer.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
@@ -83,6 +84,8 @@ function recordOf(row: ApprovalViewRow): ApprovalRecord {
 export interface ApprovalServiceDeps {
   pool: DatabasePool;
   temporal: Client;
+  /** Signs each decision once its authority is checked: the workflow acts on nothing unsigned. */
+  signer: MessageSigner;
   temporalHealth?: TemporalHealth | undefined;
   config: Pick<Config, 'publicUrl'>;
   calls: CallsOfApprovals;
@@ -90,7 +93,7 @@ export interface ApprovalServiceDeps {
   escalate?: (a: RoutedApproval, actorId: string) => Promise<void>;
   /**
    * This process runs a worker (role `all`): an allow's answer is taken in-process once the
-   * decision is committed, while its auto-call goes on to the send (send-on-allow-v1).
+   * decision is committed, while its auto-call goes on to the send.
    */
   answersInProcess?: boolean;
   /** How long an allow's in-process answer is waited for before the update's result is asked for. */
@@ -134,20 +137,22 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
   /**
    * Sends the decision. With a worker in this process, an auto-call allow is sent in the activity
-   * that records it (send-on-allow-v1): the approver is answered from here once the decision is
+   * that records it: the approver is answered from here once the decision is
    * committed (decision-answers.ts). The update is sent to be accepted only (a refusal still
    * comes back at once); its result — which comes after the send — is asked for only when no
    * answer came here in time (the activity ran in another process), so no poll is left behind.
    */
   async function decide(callId: string, args: ResolveInput, autoCall: boolean): Promise<ApprovalRecord> {
-    const handle = temporal.workflow.getHandle(callWorkflowId(callId));
+    const workflowId = callWorkflowId(callId);
+    const handle = temporal.workflow.getHandle(workflowId);
     const sentWithDecision = deps.answersInProcess && autoCall && (args.decision === 'allow' || args.decision === 'allow_remember');
-    if (!sentWithDecision) return handle.executeUpdate(resolveUpdate, { args: [args] });
+    if (!sentWithDecision) return handle.executeUpdate(resolveUpdate, { args: [await deps.signer.sign('resolve', workflowId, args)] });
     const answerKey = randomUUID();
     const expected = expectDecisionAnswer(answerKey);
     let timer: NodeJS.Timeout | undefined;
     try {
-      const accepted = await handle.startUpdate(resolveUpdate, { args: [{ ...args, answerKey }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const signed = await deps.signer.sign('resolve', workflowId, { ...args, answerKey });
+      const accepted = await handle.startUpdate(resolveUpdate, { args: [signed], waitForStage: WorkflowUpdateStage.ACCEPTED });
       const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.answerPatienceMs ?? 2_000)));
       const first = await Promise.race([expected.answer, patience]);
       return first === 'late' ? await Promise.race([expected.answer, accepted.result()]) : first;
@@ -245,7 +250,9 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (!authority.replay) throw forbidden('only the identity that made the call can cancel its approval');
       try {
         return await guarded('the cancellation', () =>
-          temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(cancelUpdate, { args: [{ callerId: p.identityId, reason: reason ?? 'cancelled by the requester' }] }),
+          deps.signer
+            .sign('cancel', callWorkflowId(row.call_id), { callerId: p.identityId, reason: reason ?? 'cancelled by the requester' })
+            .then((input) => temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(cancelUpdate, { args: [input] })),
         );
       } catch (err) {
         if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);

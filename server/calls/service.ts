@@ -50,6 +50,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { expectFirstAnswer } from './first-answers.ts';
 import { settleIfNeverStarted } from './never-started.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
+import type { MessageSigner } from '../temporal/message-signer.ts';
 import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
 import { finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
@@ -99,6 +100,8 @@ export interface CallServiceDeps {
   registry: RegistryService;
   keyring: VaultKeyring;
   masterKey: Buffer;
+  /** Signs what the API sends a call's workflow (resumes, cancels); the spec carries its public keys. */
+  signer: MessageSigner;
   config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'> & Partial<Pick<Config, 'eagerAnswerPatienceMs'>>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps;
@@ -432,6 +435,7 @@ export function createCallService(deps: CallServiceDeps) {
       requestId,
       verbose: prepared.verbose,
       callDigest,
+      messageKeys: await deps.signer.publicKeys(),
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
     if (!existing) offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
@@ -722,9 +726,9 @@ export function createCallService(deps: CallServiceDeps) {
       if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status, call_id });
       try {
         const outcome = await viaTemporal('the resume', () =>
-          temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, {
-            args: [{ callerId: p.identityId, triggeredBy: p.type === 'user' ? 'user' : 'agent' }],
-          }),
+          deps.signer
+            .sign('replay', callWorkflowId(a.call_id), { callerId: p.identityId, triggeredBy: p.type === 'user' ? ('user' as const) : ('agent' as const) })
+            .then((input) => temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, { args: [input] })),
         );
         return { ...outcome, call_id };
       } catch (err) {
@@ -758,7 +762,8 @@ export function createCallService(deps: CallServiceDeps) {
     async cancelPendingOf(requesterIds: string[], reason: string): Promise<void> {
       for (const a of await store.openApprovalsOf(pool, requesterIds)) {
         try {
-          await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(cancelUpdate, { args: [{ callerId: a.requester_id, reason }] });
+          const input = await deps.signer.sign('cancel', callWorkflowId(a.call_id), { callerId: a.requester_id, reason });
+          await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(cancelUpdate, { args: [input] });
         } catch (err) {
           if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id).catch(() => undefined);
           else deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not cancel the approval of a revoked identity');

@@ -301,7 +301,7 @@ const sendReadExtra = z.object({
 });
 
 /**
- * An allow and what its send reads, in one statement (send-on-allow-v1, issue 28): the decision's
+ * An allow and what its send reads, in one statement: the decision's
  * writes, the requester's chain with its rules (the re-check, as the chain is at the decision), the
  * call's stored request and what `alongside` reads for the requester's org and user (the instance
  * lookup of its service; null: nothing). One round trip where four ran side by side; the reads see
@@ -359,7 +359,7 @@ const startedMarked = z.object({ attempts: z.number(), secret: z.unknown() });
 
 /**
  * `startExecution` and `markExecutionSend` in one statement, for a send that follows its start at
- * once (send-on-allow-v1): written only while the execution is still `pending`. Returns the send
+ * once: written only while the execution is still `pending`. Returns the send
  * attempts so far, this one included, and what `alsoRead.secret` read (a template secret's
  * envelope, issue 28); null when the execution had already left `pending`.
  */

@@ -17,11 +17,13 @@ export const OTHER_ENVELOPE_COLUMNS = [
   { table: 'oauth_keys', column: 'envelope' },
   // Slack bot tokens, signing secrets and SMTP passwords of approval notices (issue 30).
   { table: 'notification_channels', column: 'secret_envelope' },
+  // The private half of the key that signs the gateway's messages to call workflows.
+  { table: 'message_signing_keys', column: 'envelope' },
 ] as const;
 
 /** Writers wait until the rotation commits (SHARE ROW EXCLUSIVE lets reads through). */
 export async function lockEnvelopeTables(db: Db): Promise<void> {
-  await db.query(sql.unsafe`LOCK TABLE secret_versions, connections, webhooks, calls, oauth_keys, notification_channels IN SHARE ROW EXCLUSIVE MODE`);
+  await db.query(sql.unsafe`LOCK TABLE secret_versions, connections, webhooks, calls, oauth_keys, notification_channels, message_signing_keys IN SHARE ROW EXCLUSIVE MODE`);
 }
 
 /** Secret versions whose envelope or kek_id column is not (yet) the KEK's. */

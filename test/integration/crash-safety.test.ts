@@ -135,7 +135,7 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
     expect(audit.body.entries).toEqual(
       expect.arrayContaining([expect.objectContaining({ approval_id: auto.approval_id, decision: 'outcome_unknown' })]),
     );
-    // The allow and its send ran in one activity (send-on-allow-v1), retried after the kill: the
+    // The allow and its send ran in one activity, retried after the kill: the
     // decision, the start and the end are each written once.
     const trail = await api(t.adminToken, 'GET', '/v1/audit?limit=200');
     const events = trail.body.entries.filter((e: { approval_id: string }) => e.approval_id === auto.approval_id).map((e: { event: string }) => e.event);

@@ -258,7 +258,7 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
   });
 
   describe('the org\'s auto-bubble', () => {
-    it('goes on past the user by itself: to their approver, then to the admins, then stops (workflow patch teams-v1)', async () => {
+    it('goes on past the user by itself: to their approver, then to the admins, then stops (workflow timers)', async () => {
       expect((await admin('PATCH', '/v1/org/settings', { approval_auto_bubble_seconds: 1 })).status).toBe(200);
       try {
         const sam = gw.as(await gw.login('sam@example.test', 'sam has a long password'));

@@ -1,0 +1,74 @@
+// Proof that a message to a call's workflow came from the gateway (DESIGN.md §10, "decisions are
+// verified, not trusted"). Anyone who can reach Temporal — its UI, `temporal workflow update`, any
+// SDK client — can send the workflow an update or a signal; only the gateway holds the private half
+// of the decision key. The API signs each decision (after checking the person's authority), resume,
+// cancel and signal; the workflow verifies the signature with the public key its spec carries,
+// inside the update's validator, so an unsigned or altered message is refused before it is accepted
+// and changes nothing. Pure and deterministic: the workflow bundle imports this module.
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex, hexToBytes } from '@noble/curves/utils.js';
+
+/** What a message is: the signature covers it, so a resume's proof cannot pass as a decision's. */
+export type ProofKind = 'resolve' | 'replay' | 'cancel' | 'supersede' | 'shared-outcome';
+
+/**
+ * Carried beside a message's fields. `nonce` makes each signed message single-use in its workflow;
+ * `signature` is Ed25519 over {@link proofMessage}, hex.
+ */
+export interface MessageProof {
+  nonce: string;
+  signature: string;
+}
+
+/** A message with its proof (the proof is not part of what is signed). */
+export type Proven<T> = T & { proof?: MessageProof };
+
+/**
+ * JSON with object keys sorted and undefined members left out, as Temporal's JSON payloads carry
+ * them: the API and the workflow derive the same bytes from the same message.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** The bytes signed: the kind, the workflow it is for, the nonce and the message's own fields. */
+export function proofMessage(kind: ProofKind, workflowId: string, nonce: string, fields: unknown): Uint8Array {
+  return new TextEncoder().encode(`gateway-message-v1\n${kind}\n${workflowId}\n${nonce}\n${canonicalJson(fields)}`);
+}
+
+/** The message's fields without its proof. */
+export function withoutProof<T extends object>(message: Proven<T>): T {
+  const { proof: _proof, ...fields } = message;
+  return fields as T;
+}
+
+const HEX = /^[0-9a-f]+$/;
+
+/**
+ * Whether `message` carries a valid proof for `workflowId` by one of `publicKeys` (hex). False for
+ * anything malformed: a missing proof, a signature of the wrong length, a key that is not a point.
+ */
+export function verifyProof<T extends object>(publicKeys: readonly string[] | undefined, kind: ProofKind, workflowId: string, message: Proven<T>): boolean {
+  const proof = message.proof;
+  if (!publicKeys?.length || !proof || typeof proof.nonce !== 'string' || typeof proof.signature !== 'string') return false;
+  if (proof.signature.length !== 128 || !HEX.test(proof.signature) || proof.nonce.length === 0 || proof.nonce.length > 64) return false;
+  const bytes = proofMessage(kind, workflowId, proof.nonce, withoutProof(message));
+  const signature = hexToBytes(proof.signature);
+  return publicKeys.some((key) => {
+    if (key.length !== 64 || !HEX.test(key)) return false;
+    try {
+      return ed25519.verify(signature, bytes, hexToBytes(key));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Hex of raw bytes (the signer's side encodes keys and signatures the same way). */
+export const toHex = (bytes: Uint8Array): string => bytesToHex(bytes);
