@@ -15,6 +15,7 @@ import { createApprovalRouting } from '../server/teams/routing.ts';
 import { createAuditWriter } from '../server/audit/writer.ts';
 import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
 import { withdrawPreparedCall } from '../server/calls/handoff.ts';
+import { sealOutcome } from '../server/calls/sealed-results.ts';
 import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
 import { createExecutionStepActivities, type RecordDecisionInput } from './execution-steps.ts';
@@ -345,7 +346,9 @@ export function createCallActivities(deps: CallActivityDeps) {
       // The API waiting in this process (an eager start) answers now: the final state is committed.
       deliverFirstAnswer(input.spec.callId, firstAnswerOf(first.check, first.executed));
       if (HOLD_AFTER_ANSWER_MS > 0) await new Promise((r) => setTimeout(r, HOLD_AFTER_ANSWER_MS));
-      return first;
+      // The workflow (and so its history) gets the upstream's answer sealed.
+      const executed = first.executed && { ...first.executed, outcome: sealOutcome(deps.keyring, input.spec.callId, first.executed.outcome) };
+      return { check: first.check, executed };
     },
   };
   return acts;

@@ -24,10 +24,14 @@ import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import { entryFor, untilLanded, type CallEvent } from './covered-call.ts';
 import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
+import { openResult, sealOutcome, sealResult, type SealedResult } from '../server/calls/sealed-results.ts';
 
-/** What the send step knows: the upstream answered, a typed error, or it cannot know. */
+/**
+ * What the send step knows: the upstream answered, a typed error, or it cannot know. The result
+ * is sealed before it goes back to the workflow (server/calls/sealed-results.ts).
+ */
 export type SendOutcome =
-  | { kind: 'sent'; result: CallResult; httpStatusCode: number }
+  | { kind: 'sent'; result: CallResult | SealedResult; httpStatusCode: number }
   | { kind: 'error'; error: ErrorBody }
   /** An earlier attempt may have sent this non-idempotent request: it is not sent again. */
   | { kind: 'outcome_unknown' };
@@ -127,7 +131,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       return withHeartbeats(async () => {
         const planned = await plan(input.spec, await loadStoredCall(deps, input.spec).catch(typedError));
         if ('kind' in planned) return planned;
-        return sendOnce(input, planned, await calls.markExecutionSend(pool, input.executionId));
+        return sealed(input.spec, await sendOnce(input, planned, await calls.markExecutionSend(pool, input.executionId)));
       });
     },
 
@@ -160,7 +164,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         };
         try {
           const sent = await sendAllowed(input.step, written, chain, stored, announce);
-          return { ...sent, announced: await announce() };
+          const out: AllowSend = sent.kind === 'sent' ? { kind: 'sent', sent: sealed(input.step.spec, sent.sent) } : sent;
+          return { ...out, announced: await announce() };
         } finally {
           void announce();
         }
@@ -186,6 +191,11 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       return recordFinal(input, sent, sent.kind === 'sent' ? 'executed' : 'failed');
     },
   };
+
+  /** A send's outcome as it goes back to the workflow: the upstream's answer sealed. */
+  function sealed(spec: CallSpec, sent: SendOutcome): SendOutcome {
+    return sent.kind === 'sent' ? { ...sent, result: sealResult(deps.keyring, spec.callId, sent.result) } : sent;
+  }
 
   /** Heartbeats every second while `work` runs: Temporal sees a dead worker within seconds. */
   async function withHeartbeats<T>(work: () => Promise<T>): Promise<T> {
@@ -283,8 +293,11 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     return appendAudit(db, entryFor(spec, e));
   }
 
+  /** The final state written; the outcome returned to the workflow with its result sealed. */
   async function recordFinal(input: StepInput, sent: SendOutcome, status: ExecutionStatus): Promise<ExecuteCallResult> {
     const { spec, approvalId, executionId } = input;
+    // PostgreSQL keeps the upstream's answer open (GET /v1/calls/{id} reads it there).
+    if (sent.kind === 'sent') sent = { ...sent, result: openResult(deps.keyring, spec.callId, sent.result) };
     const error = sent.kind === 'error' ? sent.error : sent.kind === 'outcome_unknown' ? OUTCOME_UNKNOWN : null;
     const httpStatusCode = sent.kind === 'sent' ? sent.httpStatusCode : null;
     await pool.transaction(async (tx) => {
@@ -317,7 +330,8 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     });
     await deps.emit(spec, sent.kind === 'sent' ? 'approval.executed' : 'approval.execution_failed', await deps.approvalEventData(approvalId));
     if (sent.kind === 'sent') {
-      return { outcome: { status: 'called', result: sent.result, action_description: spec.description, ...editedMark(spec) }, httpStatusCode, executionStatus: 'executed' };
+      const outcome = { status: 'called' as const, result: sent.result as CallResult, action_description: spec.description, ...editedMark(spec) };
+      return { outcome: sealOutcome(deps.keyring, spec.callId, outcome), httpStatusCode, executionStatus: 'executed' };
     }
     return { outcome: { status: 'error', error: error!, ...editedMark(spec) }, httpStatusCode: null, executionStatus: status };
   }

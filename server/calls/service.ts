@@ -50,6 +50,7 @@ import type { VaultKeyring } from '../vault/keyring.ts';
 import { expectFirstAnswer } from './first-answers.ts';
 import { settleIfNeverStarted } from './never-started.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
+import { openOutcome } from './sealed-results.ts';
 import type { MessageSigner } from '../temporal/message-signer.ts';
 import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
@@ -459,9 +460,10 @@ export function createCallService(deps: CallServiceDeps) {
       // Eager start cannot ride in an Update-with-Start (the server refuses it): a keyed call,
       // which may attach to a running workflow, keeps Update-with-Start.
       if (deps.eagerClient && !keyed) return await startEagerly(deps.eagerClient, callId, options);
-      return await viaTemporal('the call', () =>
+      const outcome = await viaTemporal('the call', () =>
         temporal.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', options) }),
       );
+      return openOutcome(deps.keyring, callId, outcome);
     } catch (err) {
       withdrawPreparedCall(callId);
       if (existing && err instanceof WorkflowExecutionAlreadyStartedError) return closedCallAnswer(callId);
@@ -515,7 +517,8 @@ export function createCallService(deps: CallServiceDeps) {
    */
   async function answerOfWorkflow(callId: string): Promise<CallOutcome> {
     try {
-      return await viaTemporal('the call', () => temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(outcomeUpdate));
+      const outcome = await viaTemporal('the call', () => temporal.workflow.getHandle(callWorkflowId(callId)).executeUpdate(outcomeUpdate));
+      return openOutcome(deps.keyring, callId, outcome);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return closedCallAnswer(callId);
       throw err;
@@ -730,7 +733,7 @@ export function createCallService(deps: CallServiceDeps) {
             .sign('replay', callWorkflowId(a.call_id), { callerId: p.identityId, triggeredBy: p.type === 'user' ? ('user' as const) : ('agent' as const) })
             .then((input) => temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, { args: [input] })),
         );
-        return { ...outcome, call_id };
+        return { ...openOutcome(deps.keyring, a.call_id, outcome), call_id };
       } catch (err) {
         if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
         throw updateError(err);

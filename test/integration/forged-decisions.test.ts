@@ -18,6 +18,7 @@ import {
   type ResolveInput,
 } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 
@@ -120,5 +121,78 @@ describe('decisions sent straight to Temporal', () => {
     const denied = await human('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'deny', reason: 'not today' });
     expect(denied.status, JSON.stringify(denied.body)).toBe(200);
     expect(denied.body.status).toBe('denied');
+  });
+});
+
+// The Temporal UI shows every event of a workflow's history: the upstream's answers must not be
+// there (PostgreSQL keeps them, for GET /v1/calls/{id}). Role `all` (eager, in-process answers)
+// and the api/worker split (Update-with-Start, answers through updates), covered and approved.
+describe('upstream answers in Temporal', () => {
+  const MARK = 'upstream-private-7f3a9c';
+  let gw: TestGateway;
+  let api: TestGateway;
+  let up: Upstream;
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    up.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream-note': MARK });
+      res.end(JSON.stringify({ ok: true, note: MARK }));
+    });
+    gw = await startTestGateway();
+    api = await startTestGateway({ role: 'api', databaseUrl: gw.databaseUrl, taskQueue: gw.taskQueue, env: { GATEWAY_MASTER_KEY: gw.config.masterKey!.toString('base64') } });
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await gw?.stop();
+    await up?.close();
+  });
+
+  it('keeps response bodies and headers out of every history event, while callers get them whole', async () => {
+    const admin = gw.as(gw.adminToken);
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await admin('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'sk_history_test' })).status).toBe(201);
+    const made = await admin('POST', '/v1/identities/agents', { name: 'history-agent', auto_call_on_approve: false });
+    expect(made.status).toBe(201);
+    const agentId = made.body.identity.id as string;
+    const viaAll = gw.as(made.body.key.token);
+    const viaApi = api.as(made.body.key.token);
+    expect((await admin('POST', `/v1/identities/${agentId}/rules`, { pattern: 'widgets:get_item:*', effect: 'allow' })).status).toBe(201);
+
+    const callIds: string[] = [];
+    for (const [as, id] of [[viaAll, 'h-1'], [viaApi, 'h-2']] as const) {
+      const covered = await as('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id } });
+      expect(covered.status, JSON.stringify(covered.body)).toBe(200);
+      expect(covered.body.result.body.note).toBe(MARK);
+      callIds.push(covered.body.call_id);
+      // Approved, then resumed by the agent (the answer comes back through the replay update).
+      const raised = await as('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: `made-${id}` } });
+      expect(raised.status, JSON.stringify(raised.body)).toBe(202);
+      expect((await admin('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+      const resumed = await as('POST', '/v1/actions/call', { approval_id: raised.body.approval_id });
+      expect(resumed.status, JSON.stringify(resumed.body)).toBe(200);
+      expect(resumed.body.result.body.note).toBe(MARK);
+      callIds.push(raised.body.call_id);
+      expect((await as('GET', `/v1/calls/${raised.body.call_id}`)).body.result.body.note).toBe(MARK);
+    }
+    // Approved with auto-call, decided through each process: sent with the decision (role all) or
+    // by the workflow's own steps after it (the decision taken by the API-only replica).
+    const auto = await admin('POST', '/v1/identities/agents', { name: 'history-auto-agent' });
+    expect(auto.status).toBe(201);
+    for (const decider of [admin, api.as(gw.adminToken)]) {
+      const raised = await gw.as(auto.body.key.token)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: `auto-${callIds.length}` } });
+      expect(raised.status, JSON.stringify(raised.body)).toBe(202);
+      expect((await decider('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+      await expect.poll(async () => (await admin('GET', `/v1/calls/${raised.body.call_id}`)).body.result?.body?.note, { timeout: 30_000 }).toBe(MARK);
+      callIds.push(raised.body.call_id);
+    }
+    for (const callId of callIds) {
+      const handle = gw.temporal.workflow.getHandle(callWorkflowId(callId));
+      await handle.result();
+      const history = historyText(await handle.fetchHistory());
+      // The history is read whole: the call's own description and status are there.
+      expect(history).toContain('"status_code":200');
+      expect(history, `call ${callId}`).not.toContain(MARK);
+    }
   });
 });
