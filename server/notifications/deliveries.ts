@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { smtpTransport } from './smtp.ts';
-import { emailMessage, outcomeText, slackBlocks, slackOutcomeBlocks, headline, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
+import { emailMessage, slackBlocks, slackOutcomeBlocks, slackOutcomeText, slackText, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
 import { personToNotify } from '../../core/notifications/recipients.ts';
 import { routesFor, type RoutingRule } from '../../core/notifications/routing.ts';
 import { signLink } from '../../core/notifications/email-links.ts';
@@ -81,7 +81,7 @@ export function createDeliveries(deps: DeliveryDeps) {
       channel = await api.lookupByEmail(person.email);
     }
     const content = contentOf(f, deps.publicUrl, d.purpose);
-    const posted = await api.postMessage(channel, `${headline(content)}: ${content.description}`, slackBlocks(content));
+    const posted = await api.postMessage(channel, slackText(content), slackBlocks(content));
     return { slackChannel: posted.channel, slackTs: posted.ts };
   }
 
@@ -213,7 +213,7 @@ export function createDeliveries(deps: DeliveryDeps) {
         await slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token).update(
           d.slack_channel,
           d.slack_ts,
-          outcomeText(outcome),
+          slackOutcomeText(outcome),
           slackOutcomeBlocks(content, outcome),
         );
         updated++;

@@ -1,0 +1,99 @@
+// Approval notices that agents cannot turn against their readers: agent-written text shows in
+// Slack as text (never a mention or a disguised link). Slack and SMTP are real loopback servers
+// (fake-slack.ts, smtp.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeSlack, type FakeSlack, type SlackMessage } from '../support/fake-slack.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { startSmtpCapture, type SmtpCapture } from '../support/smtp.ts';
+import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { until } from '../support/wait.ts';
+
+const EVIL_NAME = '<!here> <https://evil.test/1|Approve in one click>';
+
+describe('approval notices: safe to show, sent once', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let slack: FakeSlack;
+  let smtp: SmtpCapture;
+    let ada: ReturnType<TestGateway['as']>;
+  let adaSlack: string;
+  type Agent = { id: string; call: ReturnType<TestGateway['as']> };
+  let agent: Agent;
+
+  const makeAgent = async (body: Record<string, unknown>): Promise<Agent> => {
+    const res = await ada('POST', '/v1/identities/agents', body);
+    expect(res.status, res.text).toBe(201);
+    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token) };
+  };
+  const raise = async (a: Agent, params: Record<string, string>): Promise<string> => {
+    const res = await a.call('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params });
+    expect(res.status, res.text).toBe(202);
+    return res.body.approval_id as string;
+  };
+  const approvalOf = (m: SlackMessage) => m.blocks.find((b) => b.type === 'actions')?.elements[0]?.value as string | undefined;
+  const slackFor = (approvalId: string) => slack.messages.filter((m) => approvalOf(m) === approvalId);
+  /** Every text Slack reads as mrkdwn in a message: the fallback text and the blocks' mrkdwn. */
+  const mrkdwnOf = (m: { text: string; blocks: any[] }) => [
+    m.text,
+    ...m.blocks.flatMap((b) => [b.text, ...(b.elements ?? [])]).filter((t) => t?.type === 'mrkdwn').map((t) => t.text as string),
+  ];
+
+  beforeAll(async () => {
+    [up, slack, smtp] = await Promise.all([startUpstream(), startFakeSlack(), startSmtpCapture()]);
+    gw = await startTestGateway({ env: { GATEWAY_SLACK_API_URL: slack.apiUrl, GATEWAY_NOTICE_RETRY_INITIAL_MS: '100', GATEWAY_NOTICE_MAX_ATTEMPTS: '3' } });
+    const admin = gw.as(gw.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const a = await seedUser(gw.databaseUrl, { orgId, email: 'ada@example.test' });
+    await seedUser(gw.databaseUrl, { orgId, email: 'mallory@example.test' });
+    ada = gw.as(await gw.login(a.email, a.password));
+    adaSlack = slack.addUser('ada@example.test');
+    const doc = upstreamServiceDoc('widgets', up.url);
+    (doc.paths['/items'].post as Record<string, unknown>)['x-gateway-disclose'] = [{ label: 'Folder', filter: '.body.folder' }];
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: doc })).status).toBe(201);
+    expect((await ada('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'sk_notice_safety' })).status).toBe(201);
+    expect((await admin('PATCH', '/v1/org/settings', { max_pending_per_agent: 100 })).status).toBe(200);
+    const s = await admin('POST', '/v1/notification-channels', {
+      kind: 'slack',
+      name: 'Slack',
+      slack: { channel: 'C0APPROVALS', dm_resolver: true, bot_token: slack.botToken, signing_secret: slack.signingSecret },
+    });
+    expect(s.status, s.text).toBe(201);
+    const e = await admin('POST', '/v1/notification-channels', {
+      kind: 'email',
+      name: 'Email',
+      email: { host: smtp.host, port: smtp.port, starttls: false, user: smtp.user, password: smtp.password, from: 'gateway@example.test' },
+    });
+    expect(e.status, e.text).toBe(201);
+    agent = await makeAgent({ name: 'ops-bot' });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await Promise.all([up?.close(), slack?.close(), smtp?.close()]);
+  });
+
+  it('shows agent-written names, descriptions, disclosed values and reasons as text in Slack: no mention, no disguised link', async () => {
+    const evil = await makeAgent({ name: EVIL_NAME, parent_id: agent.id });
+    const id = await raise(evil, { name: '<!channel> <https://evil.test/2|Safe>', folder: '<@U0BOSS> & <https://evil.test/3|docs>' });
+    const posted = await until(async () => slackFor(id), (m) => m.length === 2);
+    for (const m of posted) {
+      for (const text of mrkdwnOf(m)) expect(text, text).not.toMatch(/[<>]/);
+      const all = mrkdwnOf(m).join('\n');
+      expect(all).toContain('&lt;!here&gt; &lt;https://evil.test/1|Approve in one click&gt;');
+      expect(all).toContain('&lt;!channel&gt;');
+      expect(all).toContain('*Folder:* &lt;@U0BOSS&gt; &amp; &lt;https://evil.test/3|docs&gt;');
+    }
+    // Denied in Slack with a reason that tries the same: the updates show it as text too.
+    const [message] = posted;
+    expect((await slack.press(gw.url, { userId: adaSlack, message: message!, actionId: 'deny' })).status).toBe(200);
+    const view = slack.views.find((v) => v.view.private_metadata.includes(id))!.view;
+    const done = await slack.submitDeny(gw.url, { userId: adaSlack, view, reason: 'no <!everyone> <https://evil.test/4|appeal here>' });
+    expect(done.body).toEqual({ response_action: 'clear' });
+    for (const m of posted) {
+      const update = await until(async () => m.updates.at(-1), (u) => u?.text.startsWith('Denied') ?? false);
+      expect(update!.text).toBe('Denied by ada: no &lt;!everyone&gt; &lt;https://evil.test/4|appeal here&gt;');
+      // The one link left is the gateway's own "Open in the gateway".
+      for (const text of mrkdwnOf(update!)) expect(text.replace(/<http:\/\/[^|<>]+\/approvals\/[0-9a-f-]+\|Open in the gateway>/, ''), text).not.toMatch(/[<>]/);
+    }
+  });
+});

@@ -1,0 +1,42 @@
+// The pure safety parts of approval notices: agent text escaped for Slack's mrkdwn.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { slackBlocks, slackOutcomeBlocks, slackOutcomeText, slackText, type NoticeContent } from '../../../core/notifications/message.ts';
+import { clipMrkdwn, escapeMrkdwn } from '../../../core/notifications/slack-mrkdwn.ts';
+
+const mrkdwnTexts = (blocks: unknown[]) =>
+  (blocks as { text?: { type: string; text: string }; elements?: { type: string; text: string }[] }[])
+    .flatMap((b) => [b.text, ...(b.elements ?? [])])
+    .filter((t): t is { type: string; text: string } => t?.type === 'mrkdwn')
+    .map((t) => t.text);
+
+describe("Slack's mrkdwn", () => {
+  it('escapes &, < and > and nothing else', () => {
+    expect(escapeMrkdwn('<!here> <https://evil.test|x> & *bold*')).toBe('&lt;!here&gt; &lt;https://evil.test|x&gt; &amp; *bold*');
+  });
+  it('clips to the escaped length without cutting an entity', () => {
+    expect(clipMrkdwn('abc', 3)).toBe('abc');
+    expect(clipMrkdwn('a<<<<', 8)).toBe('a&lt;…');
+    expect(clipMrkdwn('<'.repeat(100), 20).length).toBeLessThanOrEqual(20);
+    expect(clipMrkdwn('<'.repeat(100), 20)).toMatch(/^(&lt;)+…$/);
+  });
+  it('no agent-written value reaches a notice as a control sequence: blocks, fallback text, outcome', () => {
+    const evil = '<!here> <https://evil.test/1|Approve in one click>';
+    const c: NoticeContent = {
+      approvalId: randomUUID(),
+      risk: 'high',
+      description: `Create ${evil}`,
+      requesterPath: ['Ada', 'bot', evil],
+      disclosed: [{ label: `<!channel>`, value: evil }, { label: 'Obj', value: { x: evil } }],
+      request: { method: 'POST', url: 'https://api.example.test/x?a=1&b=<2>', body: { text: evil } },
+      expiresAt: '2030-01-01T00:00:00.000Z',
+      approvalUrl: 'https://gw.example.test/approvals/x',
+      purpose: 'raised',
+    };
+    const outcome = { status: 'denied', by: '<@U0ADMIN>', reason: evil };
+    const texts = [...mrkdwnTexts(slackBlocks(c)), slackText(c), slackOutcomeText(outcome), ...mrkdwnTexts(slackOutcomeBlocks(c, outcome))];
+    for (const t of texts) expect(t.replace('<https://gw.example.test/approvals/x|Open in the gateway>', ''), t).not.toMatch(/[<>]/);
+    expect(texts.join('\n')).toContain('&lt;!here&gt; &lt;https://evil.test/1|Approve in one click&gt;');
+    expect(slackOutcomeText(outcome)).toBe(`Denied by &lt;@U0ADMIN&gt;: ${escapeMrkdwn(evil)}`);
+  });
+});
