@@ -1,9 +1,11 @@
 // Approval notices that agents cannot turn against their readers: agent-written text shows in
-// Slack as text (never a mention or a disguised link). Slack and SMTP are real loopback servers
-// (fake-slack.ts, smtp.ts).
+// Slack as text (never a mention or a disguised link); a press's response_url only ever reaches
+// Slack; a Slack user the gateway does not know gets an answer, not a 500. Slack and SMTP are real
+// loopback servers (fake-slack.ts, smtp.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeSlack, type FakeSlack, type SlackMessage } from '../support/fake-slack.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { seedUser } from '../support/seed.ts';
 import { startSmtpCapture, type SmtpCapture } from '../support/smtp.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
@@ -16,8 +18,10 @@ describe('approval notices: safe to show, sent once', () => {
   let up: Upstream;
   let slack: FakeSlack;
   let smtp: SmtpCapture;
+  let elsewhere: Awaited<ReturnType<typeof startReceiver>>;
     let ada: ReturnType<TestGateway['as']>;
   let adaSlack: string;
+  let mallorySlack: string;
   type Agent = { id: string; call: ReturnType<TestGateway['as']> };
   let agent: Agent;
 
@@ -40,7 +44,7 @@ describe('approval notices: safe to show, sent once', () => {
   ];
 
   beforeAll(async () => {
-    [up, slack, smtp] = await Promise.all([startUpstream(), startFakeSlack(), startSmtpCapture()]);
+    [up, slack, smtp, elsewhere] = await Promise.all([startUpstream(), startFakeSlack(), startSmtpCapture(), startReceiver()]);
     gw = await startTestGateway({ env: { GATEWAY_SLACK_API_URL: slack.apiUrl, GATEWAY_NOTICE_RETRY_INITIAL_MS: '100', GATEWAY_NOTICE_MAX_ATTEMPTS: '3' } });
     const admin = gw.as(gw.adminToken);
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
@@ -48,6 +52,7 @@ describe('approval notices: safe to show, sent once', () => {
     await seedUser(gw.databaseUrl, { orgId, email: 'mallory@example.test' });
     ada = gw.as(await gw.login(a.email, a.password));
     adaSlack = slack.addUser('ada@example.test');
+    mallorySlack = slack.addUser('mallory@example.test');
     const doc = upstreamServiceDoc('widgets', up.url);
     (doc.paths['/items'].post as Record<string, unknown>)['x-gateway-disclose'] = [{ label: 'Folder', filter: '.body.folder' }];
     expect((await admin('POST', '/v1/templates', { scope: 'org', document: doc })).status).toBe(201);
@@ -69,7 +74,7 @@ describe('approval notices: safe to show, sent once', () => {
   });
   afterAll(async () => {
     await gw?.stop();
-    await Promise.all([up?.close(), slack?.close(), smtp?.close()]);
+    await Promise.all([up?.close(), slack?.close(), smtp?.close(), elsewhere?.close()]);
   });
 
   it('shows agent-written names, descriptions, disclosed values and reasons as text in Slack: no mention, no disguised link', async () => {
@@ -95,5 +100,35 @@ describe('approval notices: safe to show, sent once', () => {
       // The one link left is the gateway's own "Open in the gateway".
       for (const text of mrkdwnOf(update!)) expect(text.replace(/<http:\/\/[^|<>]+\/approvals\/[0-9a-f-]+\|Open in the gateway>/, ''), text).not.toMatch(/[<>]/);
     }
+  });
+  it("answers a press's response_url only on Slack's own address, and tells an unknown Slack user why they cannot decide (never a 500)", async () => {
+    const id = await raise(agent, { name: 'response-url' });
+    const [message] = await until(async () => slackFor(id), (m) => m.length === 2);
+    // A signed press whose response_url points elsewhere on loopback: the gateway never goes there.
+    for (const responseUrl of [`${elsewhere.url}/steal`, `http://localhost:${new URL(slack.apiUrl).port}/response/x`, 'http://169.254.169.254/latest/meta-data']) {
+      const before = slack.responses.length;
+      const r = await slack.press(gw.url, { userId: mallorySlack, message: message!, actionId: 'allow_once', responseUrl });
+      expect(r.status).toBe(200);
+      expect(slack.responses.length).toBe(before);
+    }
+    expect(elsewhere.received).toHaveLength(0);
+    await until(async () => gw.logs.filter((l) => l.includes('response_url refused')).length, (n) => n === 3);
+    // Slack's own response_url still gets its answer.
+    expect((await slack.press(gw.url, { userId: mallorySlack, message: message!, actionId: 'allow_once' })).status).toBe(200);
+    expect(slack.responses.at(-1)).toEqual({ response_type: 'ephemeral', replace_original: false, text: 'You cannot decide this approval.' });
+
+    // A Slack user Slack itself does not know (users.info: user_not_found): a clear answer, both ways.
+    for (const actionId of ['allow_once', 'deny'] as const) {
+      const r = await slack.press(gw.url, { userId: 'U0NOBODY', message: message!, actionId });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(slack.responses.at(-1)).toMatchObject({ response_type: 'ephemeral', text: expect.stringMatching(/could not tell who you are/) });
+    }
+    expect(slack.views.filter((v) => v.view.private_metadata.includes(id))).toHaveLength(0);
+    expect((await slack.press(gw.url, { userId: adaSlack, message: message!, actionId: 'deny' })).status).toBe(200);
+    const view = slack.views.find((v) => v.view.private_metadata.includes(id))!.view;
+    const submitted = await slack.submitDeny(gw.url, { userId: 'U0NOBODY', view, reason: 'who am I' });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200);
+    expect(submitted.body).toEqual({ response_action: 'errors', errors: { reason: expect.stringMatching(/could not tell who you are/) } });
+    expect((await ada('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
   });
 });

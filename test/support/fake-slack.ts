@@ -31,8 +31,8 @@ export interface FakeSlack {
   addUser(email: string): string;
   /** Sends a signed interaction; `timestamp` and `signature` override what Slack would send. */
   interact(gatewayUrl: string, payload: unknown, o?: { timestamp?: number; signature?: string }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
-  /** A button press on a message, as Slack's block_actions payload. */
-  press(gatewayUrl: string, o: { userId: string; message: SlackMessage; actionId: 'allow_once' | 'deny' | 'open' }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
+  /** A button press on a message, as Slack's block_actions payload (`responseUrl`: another response_url than Slack's). */
+  press(gatewayUrl: string, o: { userId: string; message: SlackMessage; actionId: 'allow_once' | 'deny' | 'open'; responseUrl?: string }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
   /** The Deny modal submitted with a reason, as Slack's view_submission payload. */
   submitDeny(gatewayUrl: string, o: { userId: string; view: any; reason: string }): ReturnType<FakeSlack['interact']>;
   close(): Promise<void>;
@@ -114,7 +114,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         team: { id: 'T0FAKE', domain: 'fake' },
         channel: { id: o.message.channel, name: 'approvals' },
         message: { type: 'message', ts: o.message.ts, text: o.message.text, blocks: o.message.blocks },
-        response_url: `${base}/response/${responses.length + 1}`,
+        response_url: o.responseUrl ?? `${base}/response/${responses.length + 1}`,
         actions: [{ action_id: o.actionId, block_id: `approval:${approvalId}`, type: 'button', value: approvalId, action_ts: `${Date.now() / 1000}` }],
       });
     },

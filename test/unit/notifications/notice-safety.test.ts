@@ -1,8 +1,10 @@
-// The pure safety parts of approval notices: agent text escaped for Slack's mrkdwn.
+// The pure safety parts of approval notices: agent text escaped for Slack's mrkdwn, and which
+// response_url a Slack interaction may make the gateway POST to.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { slackBlocks, slackOutcomeBlocks, slackOutcomeText, slackText, type NoticeContent } from '../../../core/notifications/message.ts';
 import { clipMrkdwn, escapeMrkdwn } from '../../../core/notifications/slack-mrkdwn.ts';
+import { checkResponseUrl } from '../../../core/notifications/slack-response-url.ts';
 
 const mrkdwnTexts = (blocks: unknown[]) =>
   (blocks as { text?: { type: string; text: string }; elements?: { type: string; text: string }[] }[])
@@ -38,5 +40,28 @@ describe("Slack's mrkdwn", () => {
     for (const t of texts) expect(t.replace('<https://gw.example.test/approvals/x|Open in the gateway>', ''), t).not.toMatch(/[<>]/);
     expect(texts.join('\n')).toContain('&lt;!here&gt; &lt;https://evil.test/1|Approve in one click&gt;');
     expect(slackOutcomeText(outcome)).toBe(`Denied by &lt;@U0ADMIN&gt;: ${escapeMrkdwn(evil)}`);
+  });
+});
+
+describe("a Slack interaction's response_url", () => {
+  const api = 'https://slack.com/api';
+  it("is answered on Slack's hooks host over https, or on the configured Slack API's origin (trusted)", () => {
+    expect(checkResponseUrl('https://hooks.slack.com/actions/T1/2/abc', api)).toMatchObject({ trusted: false });
+    expect(checkResponseUrl('https://slack.com/response/1', api)).toMatchObject({ trusted: true });
+    expect(checkResponseUrl('http://127.0.0.1:4000/response/1', 'http://127.0.0.1:4000/api')).toMatchObject({ trusted: true });
+  });
+  it('is refused anywhere else', () => {
+    for (const url of [
+      'http://hooks.slack.com/actions/T1/2/abc',
+      'https://hooks.slack.com:8443/actions',
+      'https://hooks.slack.com.evil.test/actions',
+      'https://user:pw@hooks.slack.com/actions',
+      'http://127.0.0.1:4001/response/1',
+      'http://localhost:4000/response/1',
+      'http://169.254.169.254/latest/meta-data',
+      'not a url',
+    ]) {
+      expect(checkResponseUrl(url, url.includes('400') ? 'http://127.0.0.1:4000/api' : api), url).toHaveProperty('refused');
+    }
   });
 });
