@@ -1,7 +1,9 @@
-// The pure safety parts of approval notices: agent text escaped for Slack's mrkdwn, and which
-// response_url a Slack interaction may make the gateway POST to.
+// The pure safety parts of approval notices: agent text escaped for Slack's mrkdwn, the identity
+// a delivery keeps across retries (Slack metadata, email Message-ID), and which response_url a
+// Slack interaction may make the gateway POST to.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { isNoticeOf, noticeMessageId, noticeMetadata } from '../../../core/notifications/delivery-identity.ts';
 import { slackBlocks, slackOutcomeBlocks, slackOutcomeText, slackText, type NoticeContent } from '../../../core/notifications/message.ts';
 import { clipMrkdwn, escapeMrkdwn } from '../../../core/notifications/slack-mrkdwn.ts';
 import { checkResponseUrl } from '../../../core/notifications/slack-response-url.ts';
@@ -40,6 +42,22 @@ describe("Slack's mrkdwn", () => {
     for (const t of texts) expect(t.replace('<https://gw.example.test/approvals/x|Open in the gateway>', ''), t).not.toMatch(/[<>]/);
     expect(texts.join('\n')).toContain('&lt;!here&gt; &lt;https://evil.test/1|Approve in one click&gt;');
     expect(slackOutcomeText(outcome)).toBe(`Denied by &lt;@U0ADMIN&gt;: ${escapeMrkdwn(evil)}`);
+  });
+});
+
+describe('a delivery recognised on a retry', () => {
+  const id = randomUUID();
+  it('Slack metadata names the delivery, and only its own post matches', () => {
+    expect(noticeMetadata(id)).toEqual({ event_type: 'gateway_approval_notice', event_payload: { delivery_id: id } });
+    expect(isNoticeOf(noticeMetadata(id), id)).toBe(true);
+    expect(isNoticeOf(noticeMetadata(randomUUID()), id)).toBe(false);
+    expect(isNoticeOf({ event_type: 'other', event_payload: { delivery_id: id } }, id)).toBe(false);
+    expect(isNoticeOf(undefined, id)).toBe(false);
+  });
+  it('the email Message-ID is the same for every attempt of a delivery and differs between deliveries', () => {
+    expect(noticeMessageId(id, 'gateway@example.test')).toBe(`<approval-notice.${id}@example.test>`);
+    expect(noticeMessageId(id, 'gateway@example.test')).toBe(noticeMessageId(id, 'gateway@example.test'));
+    expect(noticeMessageId(randomUUID(), 'gateway@example.test')).not.toBe(noticeMessageId(id, 'gateway@example.test'));
   });
 });
 
