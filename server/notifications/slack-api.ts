@@ -30,7 +30,8 @@ export interface HistoryMessage {
 }
 
 export function slackApi(baseUrl: string, token: string) {
-  // Write methods take JSON; read methods (users.*) only form-encoded arguments, as Slack documents.
+  // Write methods take JSON; read methods (users.*, conversations.history/list) only form-encoded
+  // arguments, as Slack documents.
   async function call<T extends Record<string, unknown>>(method: string, body: Record<string, unknown>, form = false): Promise<T> {
     let res: Response;
     try {
