@@ -1,6 +1,7 @@
 // Activities of approval notices: start the notice workflow for an occasion (idempotent by its
 // id), plan, deliver one (one attempt; the workflow's policy retries), record a final failure,
 // update the Slack messages once decided. Secrets are opened inside server/notifications only.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../server/logger.ts';
@@ -27,7 +28,8 @@ export function createNoticeActivities(deps: NoticeActivityDeps) {
 
     async deliverNotice(input: { deliveryId: string }): Promise<string> {
       try {
-        return await deliveries.deliver(input.deliveryId);
+        // A retry may follow an attempt that reached Slack or the mail server but crashed before recording it.
+        return await deliveries.deliver(input.deliveryId, { retry: Context.current().info.attempt > 1 });
       } catch (err) {
         if (err instanceof UndeliverableNotice) throw ApplicationFailure.nonRetryable(err.message, 'UndeliverableNotice');
         if (isPermanentSlackError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'PermanentSlackError');

@@ -1,6 +1,9 @@
 // What an approval notice says, in Slack Block Kit and in email: risk, description, who asks (the
 // requester's path up to the person), the disclosed fields, the request as recorded (already
 // redacted: no secret ever reaches it), the expiry; and, once decided, the outcome. Pure.
+// Everything the Slack side shows goes through slack-mrkdwn.ts: agents name themselves and write
+// the descriptions, so no value may reach Slack as a mention or a link.
+import { clipMrkdwn, escapeMrkdwn } from './slack-mrkdwn.ts';
 
 export interface NoticeContent {
   approvalId: string;
@@ -54,9 +57,15 @@ export function outcomeText(o: NoticeOutcome): string {
   return `${o.status[0]!.toUpperCase()}${o.status.slice(1)}${by}`;
 }
 
+/** A Slack message's fallback `text` (notifications, screen readers): mrkdwn as well. */
+export const slackText = (c: NoticeContent): string => clipMrkdwn(`${headline(c)}: ${c.description}`, 3000);
+
+/** The outcome as a Slack update's fallback `text`. */
+export const slackOutcomeText = (o: NoticeOutcome): string => clipMrkdwn(outcomeText(o), 3000);
+
 function factsMarkdown(c: NoticeContent): string {
-  const lines = [`*Requested by:* ${c.requesterPath.join(' → ')}`, `*Expires:* ${c.expiresAt}`];
-  for (const d of c.disclosed) lines.push(`*${d.label}:* ${clip(show(d.value), 300)}`);
+  const lines = [`*Requested by:* ${c.requesterPath.map(escapeMrkdwn).join(' → ')}`, `*Expires:* ${escapeMrkdwn(c.expiresAt)}`];
+  for (const d of c.disclosed) lines.push(`*${clipMrkdwn(d.label, 100)}:* ${clipMrkdwn(show(d.value), 300)}`);
   return lines.join('\n');
 }
 
@@ -64,9 +73,9 @@ function factsMarkdown(c: NoticeContent): string {
 export function slackBlocks(c: NoticeContent): unknown[] {
   return [
     { type: 'header', text: { type: 'plain_text', text: headline(c) } },
-    { type: 'section', text: { type: 'mrkdwn', text: `*${clip(c.description, 2000)}*` } },
+    { type: 'section', text: { type: 'mrkdwn', text: `*${clipMrkdwn(c.description, 2000)}*` } },
     { type: 'section', text: { type: 'mrkdwn', text: factsMarkdown(c) } },
-    { type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${clip(requestText(c), 2800)}\`\`\`` } },
+    { type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${clipMrkdwn(requestText(c), 2800)}\`\`\`` } },
     {
       type: 'actions',
       block_id: `approval:${c.approvalId}`,
@@ -83,7 +92,7 @@ export function slackBlocks(c: NoticeContent): unknown[] {
 export function slackOutcomeBlocks(c: NoticeContent, o: NoticeOutcome): unknown[] {
   return [
     ...slackBlocks(c).slice(0, 4),
-    { type: 'section', text: { type: 'mrkdwn', text: `*${outcomeText(o)}*` } },
+    { type: 'section', text: { type: 'mrkdwn', text: `*${clipMrkdwn(outcomeText(o), 2900)}*` } },
     { type: 'context', elements: [{ type: 'mrkdwn', text: `<${c.approvalUrl}|Open in the gateway>` }] },
   ];
 }

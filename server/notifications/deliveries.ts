@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { smtpTransport } from './smtp.ts';
-import { emailMessage, outcomeText, slackBlocks, slackOutcomeBlocks, headline, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
+import { EARLIER_POST_MARGIN_S, isNoticeOf, noticeMessageId, noticeMetadata } from '../../core/notifications/delivery-identity.ts';
+import { emailMessage, slackBlocks, slackOutcomeBlocks, slackOutcomeText, slackText, type NoticeContent, type NoticeOutcome } from '../../core/notifications/message.ts';
 import { personToNotify } from '../../core/notifications/recipients.ts';
 import { routesFor, type RoutingRule } from '../../core/notifications/routing.ts';
 import { signLink } from '../../core/notifications/email-links.ts';
@@ -14,7 +15,7 @@ import { publishNoticeEvent } from '../events/approval-events.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { channelSecretAad, readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
-import { slackApi } from './slack-api.ts';
+import { isPermanentSlackError, slackApi, type SlackApi } from './slack-api.ts';
 import * as store from './store.ts';
 
 export interface DeliveryDeps {
@@ -72,17 +73,66 @@ export function createDeliveries(deps: DeliveryDeps) {
 
   const secretsOf = <T>(c: store.ChannelWithSecret) => JSON.parse(keyring.decrypt(c.secret_envelope, channelSecretAad(c.id)).toString('utf8')) as T;
 
-  async function sendSlack(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts) {
+  /**
+   * Posts the notice, or on a retry first looks for the post an earlier attempt made (Slack took
+   * it but the gateway never recorded it) and updates that one: one message, its buttons live.
+   */
+  async function sendSlack(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts, retry: boolean) {
     const api = slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token);
-    let channel = d.target;
-    if (UUID.test(d.target)) {
-      const person = await store.getPerson(pool, d.target);
-      if (!person) throw new UndeliverableNotice('the person to notify is no longer active');
-      channel = await api.lookupByEmail(person.email);
-    }
+    const channel = await slackTargetOf(api, d);
     const content = contentOf(f, deps.publicUrl, d.purpose);
-    const posted = await api.postMessage(channel, `${headline(content)}: ${content.description}`, slackBlocks(content));
+    const earlier = retry ? await earlierPost(api, d, channel) : null;
+    if (earlier) {
+      await api.update(earlier.channel, earlier.ts, slackText(content), slackBlocks(content));
+      return { slackChannel: earlier.channel, slackTs: earlier.ts };
+    }
+    const posted = await api.postMessage(channel, slackText(content), slackBlocks(content), noticeMetadata(d.id));
     return { slackChannel: posted.channel, slackTs: posted.ts };
+  }
+
+  /** Where a Slack delivery goes: its channel, or the person's Slack user (a DM). */
+  async function slackTargetOf(api: SlackApi, d: store.DeliveryRow): Promise<string> {
+    if (!UUID.test(d.target)) return d.target;
+    const person = await store.getPerson(pool, d.target);
+    if (!person) throw new UndeliverableNotice('the person to notify is no longer active');
+    return api.lookupByEmail(person.email);
+  }
+
+  /**
+   * The message an earlier attempt of this delivery posted (found by its metadata), or null.
+   * Without the history (and, for a #name, read) scopes, or in a channel the bot was never
+   * invited to, it cannot be looked for: the attempt then posts as before (logged), rather than
+   * failing a notice that can be sent.
+   */
+  async function earlierPost(api: SlackApi, d: store.DeliveryRow, target: string): Promise<{ channel: string; ts: string } | null> {
+    try {
+      // A DM is posted to the user id, a channel maybe by #name; history wants the conversation's id.
+      const channel = UUID.test(d.target) ? await api.dmChannel(target) : target.startsWith('#') ? await api.channelId(target.slice(1)) : target;
+      if (!channel) return null;
+      const oldest = Math.floor(d.created_at.getTime() / 1000) - EARLIER_POST_MARGIN_S;
+      const found = await api.findMessage(channel, oldest, (m) => isNoticeOf(m.metadata, d.id));
+      return found ? { channel, ts: found.ts } : null;
+    } catch (err) {
+      if (!isPermanentSlackError(err)) throw err;
+      logger.warn({ delivery_id: d.id, error: (err as Error).message }, 'could not look for an unconfirmed Slack post (history scopes?); posting again');
+      return null;
+    }
+  }
+
+  /**
+   * The approval was decided before a retry could announce it: the post an earlier attempt made
+   * (if any) shows the outcome, so no orphan keeps live buttons. Best effort.
+   */
+  async function retireEarlierPost(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts) {
+    try {
+      const api = slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token);
+      const earlier = await earlierPost(api, d, await slackTargetOf(api, d));
+      if (!earlier) return;
+      const content = contentOf(f, deps.publicUrl, d.purpose);
+      await api.update(earlier.channel, earlier.ts, slackOutcomeText(outcomeOf(f)), slackOutcomeBlocks(content, outcomeOf(f)));
+    } catch (err) {
+      logger.warn({ delivery_id: d.id, error: (err as Error).message }, 'could not retire an unconfirmed Slack post');
+    }
   }
 
   async function sendEmail(d: store.DeliveryRow, c: store.ChannelWithSecret, f: store.NoticeFacts) {
@@ -100,7 +150,9 @@ export function createDeliveries(deps: DeliveryDeps) {
     const password = secretsOf<EmailSecrets>(c).password;
     const transport = smtpTransport(cfg, password);
     try {
-      await transport.sendMail({ from: cfg.from, to: person.email, subject: message.subject, text: message.text, html: message.html });
+      // The same Message-ID on every attempt: a copy the server took without confirming is dropped.
+      const messageId = noticeMessageId(d.id, cfg.from);
+      await transport.sendMail({ from: cfg.from, to: person.email, subject: message.subject, text: message.text, html: message.html, messageId });
     } finally {
       transport.close();
     }
@@ -169,17 +221,24 @@ export function createDeliveries(deps: DeliveryDeps) {
       return [...new Set(ids)];
     },
 
-    /** One attempt; throws to be retried. Returns quietly when the delivery already ended. */
-    async deliver(deliveryId: string): Promise<'delivered' | 'skipped'> {
+    /**
+     * One attempt; throws to be retried. Returns quietly when the delivery already ended. `retry`:
+     * an earlier attempt ran (it may have reached Slack without the gateway recording it).
+     */
+    async deliver(deliveryId: string, attempt: { retry: boolean }): Promise<'delivered' | 'skipped'> {
       const d = await store.getDelivery(pool, deliveryId);
       if (!d || d.status !== 'pending') return 'skipped';
       const c = await store.getChannelWithSecret(pool, d.channel_id);
       if (!c) throw new UndeliverableNotice('the channel was deleted');
       const f = await facts(d.approval_id);
+      const retry = attempt.retry || d.attempts > 0;
       // Decided (or expired) while this delivery waited for a retry: announcing it now would mislead.
-      if (f.status !== 'pending' && f.status !== 'bubbled') throw new UndeliverableNotice(`the approval was ${f.status} before it could be announced`);
+      if (f.status !== 'pending' && f.status !== 'bubbled') {
+        if (retry && c.kind === 'slack') await retireEarlierPost(d, c, f);
+        throw new UndeliverableNotice(`the approval was ${f.status} before it could be announced`);
+      }
       try {
-        const refs = c.kind === 'slack' ? await sendSlack(d, c, f) : await sendEmail(d, c, f);
+        const refs = c.kind === 'slack' ? await sendSlack(d, c, f, retry) : await sendEmail(d, c, f);
         await store.countAttempt(pool, d.id, null);
         if (await store.finishDelivery(pool, d.id, { status: 'delivered', error: null, ...refs })) await announce(d, 'delivered', null);
         logger.info({ delivery_id: d.id, approval_id: d.approval_id, kind: d.kind, purpose: d.purpose }, 'approval notice delivered');
@@ -213,7 +272,7 @@ export function createDeliveries(deps: DeliveryDeps) {
         await slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token).update(
           d.slack_channel,
           d.slack_ts,
-          outcomeText(outcome),
+          slackOutcomeText(outcome),
           slackOutcomeBlocks(content, outcome),
         );
         updated++;

@@ -14,13 +14,14 @@ import { createDeliveries } from './deliveries.ts';
 import { createEmailDecisions } from './email-decisions.ts';
 import { createNotificationService } from './service.ts';
 import { createSlackInteractions } from './slack-interactions.ts';
+import { createSlackResponder } from './slack-response.ts';
 
 export interface NoticeDeps {
   pool: DatabasePool;
   logger: Logger;
   keyring: VaultKeyring;
   masterKey: Buffer;
-  config: Pick<Config, 'publicUrl' | 'notices'>;
+  config: Pick<Config, 'publicUrl' | 'notices' | 'outbound'>;
   temporal: Client;
   taskQueue: string;
   approvals: Pick<ApprovalService, 'resolve'>;
@@ -54,6 +55,11 @@ export function createNotices(deps: NoticeDeps) {
       audit,
       logger,
       deliveries,
+      responder: createSlackResponder({
+        logger,
+        slackApiUrl: deps.config.notices.slackApiUrl,
+        policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
+      }),
       resolve,
       mayResolve: async (p, id) => (await readApproval(pool, p, id))?.authority.resolve ?? false,
     }),

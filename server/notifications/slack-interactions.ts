@@ -2,7 +2,8 @@
 // Verified first, by Slack's signature and timestamp against the signing secret of the org's
 // Slack channel (core/notifications/slack-signature.ts); then the presser's Slack email is the
 // gateway person who decides, through the same resolve path as the dashboard. Anyone without
-// authority gets an ephemeral "you cannot decide this".
+// authority gets an ephemeral "you cannot decide this"; a presser Slack cannot name (users.info
+// fails) is told so: every verified interaction gets a 200 with an answer, never a 500.
 import { z } from 'zod';
 import { slackDenyModal } from '../../core/notifications/message.ts';
 import { verifySlackRequest, type SlackVerdict } from '../../core/notifications/slack-signature.ts';
@@ -13,9 +14,13 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { DatabasePool } from 'slonik';
 import type { Deliveries } from './deliveries.ts';
+import { SlackApiError } from './slack-api.ts';
+import type { SlackResponder } from './slack-response.ts';
 import * as store from './store.ts';
 
 export const CANNOT_DECIDE = 'You cannot decide this approval.';
+export const UNKNOWN_PRESSER = 'Slack could not tell who you are, so you cannot decide this approval here. Open it in the gateway instead.';
+export const NO_DENY_FORM = 'Slack could not open the Deny form. Try again, or deny the approval in the gateway.';
 
 const uuid = z.uuid();
 const blockActions = z.object({
@@ -48,6 +53,8 @@ export interface SlackInteractionDeps {
   audit: AuditWriter;
   logger: Logger;
   deliveries: Deliveries;
+  /** Answers to a press's response_url (Slack's host only, the outbound address policy). */
+  responder: SlackResponder;
   /** The dashboard's resolve path. */
   resolve: (p: Principal, approvalId: string, body: { decision: 'allow_once' | 'deny'; reason?: string }) => Promise<ApprovalRecord>;
   /** Whether `p` may decide the approval (the same authority the resolve checks). */
@@ -88,25 +95,21 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
     return channels.find((c) => c.org_id === facts?.org_id) ?? channels[0]!;
   }
 
-  async function ephemeral(responseUrl: string | undefined, text: string) {
-    if (!responseUrl) return;
-    try {
-      const res = await fetch(responseUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ response_type: 'ephemeral', replace_original: false, text }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      await res.body?.cancel().catch(() => undefined);
-    } catch (err) {
-      logger.warn({ err: (err as Error).message }, 'could not answer a Slack interaction');
-    }
-  }
+  const ephemeral = (responseUrl: string | undefined, text: string) => deps.responder.ephemeral(responseUrl, text);
 
-  /** The person behind the Slack user, in the channel's org (null: none). */
-  async function personOf(c: store.ChannelWithSecret, slackUserId: string) {
-    const email = await deliveries.slackApiOf(c).userEmail(slackUserId);
-    return email ? store.personByEmail(pool, c.org_id, email) : null;
+  /** The person behind the Slack user, in the channel's org; else what to tell the presser. */
+  async function presserOf(c: store.ChannelWithSecret, slackUserId: string): Promise<{ person: store.PersonRow } | { refused: string }> {
+    let email: string | null;
+    try {
+      email = await deliveries.slackApiOf(c).userEmail(slackUserId);
+    } catch (err) {
+      // users.info failed (`user_not_found` for a user Slack does not know, or Slack is down).
+      if (!(err instanceof SlackApiError)) throw err;
+      logger.warn({ error: err.message }, "could not read a Slack presser's email");
+      return { refused: UNKNOWN_PRESSER };
+    }
+    const person = email ? await store.personByEmail(pool, c.org_id, email) : null;
+    return person ? { person } : { refused: CANNOT_DECIDE };
   }
 
   async function decide(c: store.ChannelWithSecret, person: store.PersonRow, approvalId: string, decision: 'allow_once' | 'deny', reason?: string) {
@@ -147,15 +150,26 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
         if ((pressed.action_id !== 'allow_once' && pressed.action_id !== 'deny') || !uuid.safeParse(pressed.value).success) return { status: 400 };
         const approvalId = pressed.value!;
         const c = await channelFor(verified.channels, approvalId);
-        const person = await personOf(c, a.user.id);
-        if (!person || !(await deps.mayResolve(asPerson(person, `slack:${c.id}`), approvalId))) {
+        const presser = await presserOf(c, a.user.id);
+        if ('refused' in presser) {
+          await ephemeral(a.response_url, presser.refused);
+          return { status: 200 };
+        }
+        const { person } = presser;
+        if (!(await deps.mayResolve(asPerson(person, `slack:${c.id}`), approvalId))) {
           await ephemeral(a.response_url, CANNOT_DECIDE);
           return { status: 200 };
         }
         if (pressed.action_id === 'deny') {
           if (!a.trigger_id) return { status: 400 };
           const ref = a.container?.channel_id && a.container.message_ts ? `${a.container.channel_id}:${a.container.message_ts}` : '';
-          await deliveries.slackApiOf(c).openView(a.trigger_id, slackDenyModal(approvalId, ref));
+          try {
+            await deliveries.slackApiOf(c).openView(a.trigger_id, slackDenyModal(approvalId, ref));
+          } catch (err) {
+            if (!(err instanceof SlackApiError)) throw err;
+            logger.warn({ error: err.message }, 'could not open the Slack Deny modal');
+            await ephemeral(a.response_url, NO_DENY_FORM);
+          }
           return { status: 200 };
         }
         try {
@@ -178,10 +192,10 @@ export function createSlackInteractions(deps: SlackInteractionDeps) {
         const reason = v.state.values.reason?.reason?.value?.trim();
         if (!reason) return { status: 200, body: { response_action: 'errors', errors: { reason: 'Say why the request is denied.' } } };
         const c = await channelFor(verified.channels, approvalId);
-        const person = await personOf(c, view.data.user.id);
-        if (!person) return { status: 200, body: { response_action: 'errors', errors: { reason: CANNOT_DECIDE } } };
+        const presser = await presserOf(c, view.data.user.id);
+        if ('refused' in presser) return { status: 200, body: { response_action: 'errors', errors: { reason: presser.refused } } };
         try {
-          await decide(c, person, approvalId, 'deny', reason.slice(0, 1000));
+          await decide(c, presser.person, approvalId, 'deny', reason.slice(0, 1000));
         } catch (err) {
           return { status: 200, body: { response_action: 'errors', errors: { reason: refusalText(err) } } };
         }

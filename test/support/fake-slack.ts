@@ -1,6 +1,9 @@
-// A loopback fake of the Slack Web API: a real HTTP server answering `chat.postMessage`,
-// `chat.update`, `users.lookupByEmail`, `users.info` and `views.open` as Slack does (`{ok, …}`,
-// bearer bot token, JSON or form arguments), plus the `response_url` Slack hands an interaction.
+// A loopback fake of the Slack Web API: a real HTTP server answering `chat.postMessage` (with
+// message `metadata`), `chat.update`, `conversations.history` (metadata only with
+// `include_all_metadata`), `conversations.open`, `conversations.list` (the channels posted to by
+// #name, each given an id as Slack has one), `users.lookupByEmail`, `users.info` and
+// `views.open` as Slack does (`{ok, …}`, bearer bot token, JSON or form arguments), plus the
+// `response_url` Slack hands an interaction.
 // `interact` sends interaction payloads the way Slack does: form-encoded `payload=<json>`, signed
 // with the app's signing secret (X-Slack-Signature: v0=HMAC-SHA256 of "v0:<ts>:<body>").
 import { createHmac, randomBytes } from 'node:crypto';
@@ -12,6 +15,8 @@ export interface SlackMessage {
   ts: string;
   text: string;
   blocks: any[];
+  /** What chat.postMessage carried as `metadata` ({event_type, event_payload}). */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
   updates: { text: string; blocks: any[] }[];
 }
 
@@ -28,11 +33,16 @@ export interface FakeSlack {
   calls: string[];
   /** Slack down: every Web API method answers HTTP 500. */
   failing: boolean;
+  /**
+   * The next this many chat.postMessage calls are carried out (the message is posted) but their
+   * answer is lost: the connection drops before the gateway hears `ok`.
+   */
+  losePostAnswers: number;
   addUser(email: string): string;
   /** Sends a signed interaction; `timestamp` and `signature` override what Slack would send. */
   interact(gatewayUrl: string, payload: unknown, o?: { timestamp?: number; signature?: string }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
-  /** A button press on a message, as Slack's block_actions payload. */
-  press(gatewayUrl: string, o: { userId: string; message: SlackMessage; actionId: 'allow_once' | 'deny' | 'open' }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
+  /** A button press on a message, as Slack's block_actions payload (`responseUrl`: another response_url than Slack's). */
+  press(gatewayUrl: string, o: { userId: string; message: SlackMessage; actionId: 'allow_once' | 'deny' | 'open'; responseUrl?: string }): Promise<{ status: number; body: any; raw: { body: string; headers: Record<string, string> } }>;
   /** The Deny modal submitted with a reason, as Slack's view_submission payload. */
   submitDeny(gatewayUrl: string, o: { userId: string; view: any; reason: string }): ReturnType<FakeSlack['interact']>;
   close(): Promise<void>;
@@ -46,6 +56,8 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const views: FakeSlack['views'] = [];
   const responses: any[] = [];
   const calls: string[] = [];
+  /** Channels posted to by #name, and the id Slack knows each by. */
+  const channelIds = new Map<string, string>();
   let tsCounter = 0;
   let base = '';
 
@@ -61,11 +73,34 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       }
       case 'chat.postMessage': {
         if (!args.channel) return { ok: false, error: 'channel_not_found' };
-        // A DM to a user id opens (or reuses) the IM channel, as Slack answers it.
-        const channel = String(args.channel).startsWith('U') ? `D${String(args.channel).slice(1)}` : String(args.channel);
+        // A DM to a user id opens (or reuses) the IM channel, as Slack answers it; a #name is answered with its id.
+        const named = String(args.channel).startsWith('#') ? String(args.channel).slice(1) : null;
+        if (named && !channelIds.has(named)) channelIds.set(named, `C${randomBytes(5).toString('hex').toUpperCase()}`);
+        const channel = named ? channelIds.get(named)! : String(args.channel).startsWith('U') ? `D${String(args.channel).slice(1)}` : String(args.channel);
         const ts = `${Math.floor(Date.now() / 1000)}.${String(++tsCounter).padStart(6, '0')}`;
-        messages.push({ channel, ts, text: String(args.text ?? ''), blocks: args.blocks ?? [], updates: [] });
+        const metadata = args.metadata && typeof args.metadata === 'object' ? args.metadata : undefined;
+        messages.push({ channel, ts, text: String(args.text ?? ''), blocks: args.blocks ?? [], ...(metadata ? { metadata } : {}), updates: [] });
         return { ok: true, channel, ts };
+      }
+      case 'conversations.open': {
+        const user = String(args.users ?? '');
+        return users.has(user) ? { ok: true, channel: { id: `D${user.slice(1)}` } } : { ok: false, error: 'user_not_found' };
+      }
+      case 'conversations.list':
+        return { ok: true, channels: [...channelIds].map(([name, id]) => ({ id, name, is_archived: false })), response_metadata: { next_cursor: '' } };
+      case 'conversations.history': {
+        // Newest first, from `oldest` on, `limit` a page; metadata only when asked for, as Slack does.
+        const oldest = Number(args.oldest ?? 0);
+        const limit = Math.min(Number(args.limit ?? 100), 999);
+        const from = Number(args.cursor ?? 0);
+        const all = messages.filter((m) => m.channel === args.channel && Number(m.ts) >= oldest).reverse();
+        const withMetadata = String(args.include_all_metadata) === 'true';
+        const page = all.slice(from, from + limit).map((m) => {
+          const latest = m.updates.at(-1) ?? m;
+          return { type: 'message', ts: m.ts, text: latest.text, blocks: latest.blocks, ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}) };
+        });
+        const more = from + limit < all.length;
+        return { ok: true, messages: page, has_more: more, response_metadata: { next_cursor: more ? String(from + limit) : '' } };
       }
       case 'chat.update': {
         const m = messages.find((x) => x.channel === args.channel && x.ts === args.ts);
@@ -90,6 +125,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     responses,
     calls,
     failing: false,
+    losePostAnswers: 0,
     addUser(email) {
       const id = `U${randomBytes(5).toString('hex').toUpperCase()}`;
       users.set(id, { id, email });
@@ -114,7 +150,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         team: { id: 'T0FAKE', domain: 'fake' },
         channel: { id: o.message.channel, name: 'approvals' },
         message: { type: 'message', ts: o.message.ts, text: o.message.text, blocks: o.message.blocks },
-        response_url: `${base}/response/${responses.length + 1}`,
+        response_url: o.responseUrl ?? `${base}/response/${responses.length + 1}`,
         actions: [{ action_id: o.actionId, block_id: `approval:${approvalId}`, type: 'button', value: approvalId, action_ts: `${Date.now() / 1000}` }],
       });
     },
@@ -168,7 +204,13 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       if (req.headers.authorization !== `Bearer ${botToken}`) return answer({ ok: false, error: 'invalid_auth' });
       const type = req.headers['content-type'] ?? '';
       const args = type.startsWith('application/json') ? JSON.parse(raw || '{}') : Object.fromEntries(new URLSearchParams(raw));
-      answer(api(method, args));
+      const result = api(method, args);
+      if (method === 'chat.postMessage' && result.ok && fake.losePostAnswers > 0) {
+        fake.losePostAnswers--;
+        req.socket.destroy();
+        return;
+      }
+      answer(result);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

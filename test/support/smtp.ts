@@ -1,7 +1,7 @@
 // A real SMTP server on loopback (the `smtp-server` package) that captures every message it
 // accepts, with AUTH PLAIN/LOGIN checked against one user. No TLS: the gateway's channel is set
 // with starttls false for it.
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 export interface CapturedMail {
@@ -21,6 +21,11 @@ export interface SmtpCapture {
   messages: CapturedMail[];
   /** Logins refused (a wrong password shows here). */
   refusedLogins: number;
+  /**
+   * The next this many messages are taken (captured) but never confirmed: the connection drops
+   * before the server's `250`, as when a server crashes right after queueing a message.
+   */
+  loseAnswers: number;
   close(): Promise<void>;
 }
 
@@ -61,7 +66,9 @@ function textPart(raw: string): string {
 export async function startSmtpCapture(): Promise<SmtpCapture> {
   const user = 'gateway';
   const password = `smtp-pass-${Math.random().toString(36).slice(2)}`;
-  const capture: SmtpCapture = { host: '127.0.0.1', port: 0, user, password, messages: [], refusedLogins: 0, close: async () => undefined };
+  const capture: SmtpCapture = { host: '127.0.0.1', port: 0, user, password, messages: [], refusedLogins: 0, loseAnswers: 0, close: async () => undefined };
+  // The client's sockets by their port: how a message's answer is lost.
+  const sockets = new Map<number, Socket>();
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ['STARTTLS'],
@@ -83,9 +90,19 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
           raw,
           text: textPart(raw),
         });
+        if (capture.loseAnswers > 0) {
+          capture.loseAnswers--;
+          sockets.get(session.remotePort)?.destroy();
+          return;
+        }
         cb();
       });
     },
+  });
+  server.server.on('connection', (socket: Socket) => {
+    const port = socket.remotePort!;
+    sockets.set(port, socket);
+    socket.once('close', () => sockets.delete(port));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   capture.port = (server.server.address() as AddressInfo).port;
