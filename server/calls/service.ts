@@ -34,7 +34,7 @@ import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { readVisibleApproval } from '../approvals/service.ts';
 import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { AppError, forbidden, invalidParams, invalidRequest, notFound } from '../errors.ts';
 import { isAdmin } from '../auth/principal.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import { assertInjectable, templateTrusted, type ExecutorDeps } from '../execution/execute.ts';
@@ -246,7 +246,7 @@ export function createCallService(deps: CallServiceDeps) {
     }
     const params = input.params ?? {};
     const built = buildActionRequest(instance.service, action, params);
-    if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+    if (!built.ok) throw invalidParams(built.problems);
     const { request } = built;
     await assertCredentialAvailable(p, instance.credentials, action);
     // Disclose runs over the redacted projection, so `redact` always wins over `disclose`.
