@@ -55,6 +55,12 @@ export class AppError extends Error {
 
 export const invalidRequest = (message: string, details?: Record<string, unknown>) =>
   new AppError('invalid_request', message, details);
+/**
+ * An action's parameters refused: the message names each refused parameter (a person reading one
+ * line, e.g. the CLI's, learns which), `details.problems` lists them for programs.
+ */
+export const invalidParams = (problems: readonly { field: string; message: string }[]) =>
+  invalidRequest(`the action parameters are not valid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, { problems });
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new AppError('conflict', message, details);

@@ -3,11 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { resolveApprovalRef } from '../lib/approval-ref.ts';
 import { ok, resolveCaller, type Caller } from '../lib/caller.ts';
-import { usageError } from '../lib/errors.ts';
+import { CliError, EXIT, usageError } from '../lib/errors.ts';
 import type { Approval } from '../lib/follow.ts';
 import { age, clip, expiresIn, table } from '../lib/format.ts';
 import { identityPaths, requesterPath } from '../lib/identities.ts';
 import { out, print, printJson, riskColour, say } from '../lib/output.ts';
+import { ask, interactive } from '../lib/prompt.ts';
 import { SseParser } from '../mcp/sse.ts';
 
 const STATUSES = ['pending', 'allowed', 'denied', 'bubbled', 'expired', 'superseded', 'cancelled'] as const;
@@ -157,10 +158,41 @@ async function editOf(c: Caller, id: string, o: { set?: string[]; body?: string 
   if (!raw) return { params: changes };
   const current = a.action!.request.body;
   if (current !== null && current !== undefined && (typeof current !== 'object' || Array.isArray(current))) throw usageError('--set changes fields of a JSON object body: use --body @file.json');
-  return { request: { body: { ...(current as Record<string, unknown> | null), ...changes } } };
+  const body = (current ?? {}) as Record<string, unknown>;
+  // The gateway refuses it too; said here with the fields there are, before anything is sent.
+  const added = Object.keys(changes).find((name) => !Object.hasOwn(body, name));
+  if (added !== undefined) {
+    const fields = Object.keys(body).sort();
+    throw usageError(`--set ${added}: the agent's body has no field ${added} (${fields.length ? `its fields: ${fields.join(', ')}` : 'it has none'}); an edit may change the body's fields, not add one`);
+  }
+  return { request: { body: { ...body, ...changes } } };
 }
 
-async function approve(ref: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean; set?: string[]; body?: string }, cmd: Command): Promise<void> {
+/**
+ * Shows what allowing the edit would run (the gateway's preview: the diff original → edited, the
+ * re-derived description and keys; a refused edit stops here with the gateway's error), then
+ * asks on a terminal. Without one, only --yes allows: a script never allows changes unseen.
+ */
+async function confirmEdit(c: Caller, id: string, edit: Record<string, unknown>, yes: boolean): Promise<void> {
+  const preview = await ok(c.api.POST('/v1/approvals/{id}/edit-preview', { params: { path: { id } }, body: edit as never }));
+  say(['Changes (original → edited):', ...diffLines(preview.diff), `runs as: ${preview.action_description}`, `keys:    ${preview.permission_keys.join(', ')}`].join('\n'));
+  if (yes) return;
+  if (!interactive()) throw usageError('not a terminal: check the changes above, then run again with --yes to allow them');
+  const answer = (await ask('Allow with these changes? [y/N] ')).toLowerCase();
+  if (answer !== 'y' && answer !== 'yes') throw new CliError(`Not allowed: ${id} still waits.`, EXIT.failed);
+}
+
+interface ApproveOptions {
+  remember?: string[];
+  tier?: string;
+  ttl?: string;
+  json?: boolean;
+  set?: string[];
+  body?: string;
+  yes?: boolean;
+}
+
+async function approve(ref: string, o: ApproveOptions, cmd: Command): Promise<void> {
   let keys = o.remember ?? [];
   const c = await caller(cmd);
   const id = await resolveApprovalRef(c, ref);
@@ -175,6 +207,7 @@ async function approve(ref: string, o: { remember?: string[]; tier?: string; ttl
   if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
   if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
   const edit = await editOf(c, id, o);
+  if (Object.keys(edit).length > 0) await confirmEdit(c, id, edit, Boolean(o.yes));
   const record = await ok(
     c.api.POST('/v1/approvals/{id}/resolve', {
       params: { path: { id } },
@@ -256,10 +289,11 @@ export function approvalsCommands(program: Command): void {
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
-    .addOption(new Option('--set <key=value>', 'allow with changes: set a parameter (service action) or a body field (raw HTTP); repeatable').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
+    .addOption(new Option('--set <key=value>', 'allow with changes: set a parameter (service action) or a field of the body (raw HTTP); shows the changes and asks first; repeatable').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--body <@file.json>', 'allow with changes: replace a raw HTTP request\'s body with this JSON file')
+    .option('--yes', 'allow the changes without asking (required with --set / --body when not on a terminal)')
     .option('--json', 'machine-readable output')
-    .action((id: string, o: { remember?: string[]; tier?: string; ttl?: string; json?: boolean; set?: string[]; body?: string }, cmd: Command) => approve(id, o, cmd));
+    .action((id: string, o: ApproveOptions, cmd: Command) => approve(id, o, cmd));
   program
     .command('deny')
     .description('refuse a pending call; the caller sees the reason')

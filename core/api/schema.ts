@@ -3771,13 +3771,16 @@ export interface operations {
                     params?: {
                         [key: string]: unknown;
                     };
-                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body. */
+                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, path (absolute URL; url is the same field), headers (credential headers excepted), body (its fields only: an edit cannot add one). */
                     request?: {
                         body?: unknown;
                         headers?: {
                             [key: string]: string;
                         };
                         method?: string;
+                        /** @description The new target: an absolute URL, query string included (as the raw call spells it; or url). */
+                        path?: string;
+                        /** @description The new target: an absolute URL, query string included (the same as path). */
                         url?: string;
                     };
                 };
@@ -4077,13 +4080,16 @@ export interface operations {
                     };
                     reason?: string;
                     remember_keys?: string[];
-                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body. */
+                    /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, path (absolute URL; url is the same field), headers (credential headers excepted), body (its fields only: an edit cannot add one). */
                     request?: {
                         body?: unknown;
                         headers?: {
                             [key: string]: string;
                         };
                         method?: string;
+                        /** @description The new target: an absolute URL, query string included (as the raw call spells it; or url). */
+                        path?: string;
+                        /** @description The new target: an absolute URL, query string included (the same as path). */
                         url?: string;
                     };
                     ttl?: string;

@@ -98,8 +98,33 @@ export function applyEdit(original: EditableRequest, edit: RequestEdit): Editabl
     if (headers) next.headers = headers;
     else delete next.headers;
   }
-  if (e.body !== undefined) next.body = e.body;
+  if (e.body !== undefined) {
+    const added = addedField(original.body, e.body, 'body');
+    if (added) {
+      throw new RequestEditError(`request.${added}`, `${added} is not in the agent's request: an edit may change or remove the body's fields, not add one`);
+    }
+    next.body = e.body;
+  }
   return next;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The first field (dotted path under `prefix`) the edited body has and the original does not, or
+ * null. A typo such as `amout` would otherwise ride along beside the real field, unseen by the
+ * "only narrows" rule (permission keys never look into a body). Objects are compared field by
+ * field at every depth; arrays and scalars are values an edit may replace.
+ */
+export function addedField(original: unknown, edited: unknown, prefix: string): string | null {
+  if (!isPlainObject(edited)) return null;
+  for (const [name, value] of Object.entries(edited)) {
+    const field = `${prefix}.${name}`;
+    if (!isPlainObject(original) || !Object.hasOwn(original, name)) return field;
+    const deeper = addedField(original[name], value, field);
+    if (deeper) return deeper;
+  }
+  return null;
 }
 
 /**
@@ -126,8 +151,6 @@ export interface FieldChange {
   before?: unknown;
   after?: unknown;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function leaves(value: unknown, prefix: string[], out: Map<string, { path: string[]; value: unknown }>): void {
   if (isPlainObject(value) && Object.keys(value).length > 0) {

@@ -7,7 +7,8 @@ import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { BlastRadius, EditForm, EditPreview } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
-import { editParamsSchema, editRequestSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
+import { editRequestSchema } from './edit-request-schema.ts';
+import { editParamsSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
 import type { ApprovalService } from './service.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });

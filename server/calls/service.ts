@@ -33,8 +33,9 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { readVisibleApproval } from '../approvals/service.ts';
+import type { ApprovalViewRow } from '../approvals/store.ts';
 import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { AppError, forbidden, invalidParams, invalidRequest, notFound } from '../errors.ts';
 import { isAdmin } from '../auth/principal.ts';
 import { redactedProjection, runDisclose } from '../execution/disclose.ts';
 import { assertInjectable, templateTrusted, type ExecutorDeps } from '../execution/execute.ts';
@@ -250,7 +251,7 @@ export function createCallService(deps: CallServiceDeps) {
     }
     const params = input.params ?? {};
     const built = buildActionRequest(instance.service, action, params);
-    if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+    if (!built.ok) throw invalidParams(built.problems);
     const { request } = built;
     await assertCredentialAvailable(p, instance.credentials, action);
     // Disclose runs over the redacted projection, so `redact` always wins over `disclose`.
@@ -693,6 +694,17 @@ export function createCallService(deps: CallServiceDeps) {
     };
   }
 
+  /** An allowed call's stored outcome once its execution has run (undefined before). */
+  function settledOutcome(a: ApprovalViewRow): IdentifiedOutcome | undefined {
+    const exec = a.execution;
+    if (a.status !== 'allowed' || !exec || (exec.status !== 'executed' && exec.status !== 'failed')) return undefined;
+    // An approver's edit ran: the agent learns what actually ran (issue 31).
+    const edited = a.edit_diff ? { modified_by_approver: true as const, diff: a.edit_diff } : {};
+    return exec.status === 'executed'
+      ? { status: 'called', result: exec.result as never, action_description: a.edited_description ?? a.call?.description ?? a.action_description, ...edited, call_id: a.call_id }
+      : { status: 'error', error: exec.error as never, ...edited, call_id: a.call_id };
+  }
+
   /**
    * Every call, fresh or resumed, from any transport, takes a token from its identity's bucket: a
    * fresh one in the statement that writes its row (`startCall`), a resume here.
@@ -718,14 +730,9 @@ export function createCallService(deps: CallServiceDeps) {
       const call_id = a.call_id;
       if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied', call_id };
       if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status, call_id });
+      const settled = settledOutcome(a);
+      if (settled) return settled;
       const exec = a.execution;
-      if (exec && (exec.status === 'executed' || exec.status === 'failed')) {
-        // An approver's edit ran: the agent learns what actually ran (issue 31).
-        const edited = a.edit_diff ? { modified_by_approver: true as const, diff: a.edit_diff } : {};
-        return exec.status === 'executed'
-          ? { status: 'called', result: exec.result as never, action_description: a.edited_description ?? a.call?.description ?? a.action_description, ...edited, call_id }
-          : { status: 'error', error: exec.error as never, ...edited, call_id };
-      }
       if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status, call_id });
       try {
         const outcome = await viaTemporal('the resume', () =>
@@ -735,7 +742,13 @@ export function createCallService(deps: CallServiceDeps) {
         );
         return { ...openOutcome(deps.keyring, a.call_id, outcome), call_id };
       } catch (err) {
-        if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id);
+        if (workflowNotRunning(err)) {
+          // The auto-call finished (and its workflow with it) after the read above: its stored
+          // outcome is the answer, as it would have been a moment later.
+          const now = settledOutcome((await readVisibleApproval(pool, p, approvalId)).row);
+          if (now) return now;
+          await settleWithoutWorkflow(a.id);
+        }
         throw updateError(err);
       }
     },

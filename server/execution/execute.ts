@@ -9,7 +9,7 @@ import type { TemplateOrigin } from '../../core/registry/catalog.ts';
 import type { CallResult } from '../../workflows/definitions.ts';
 import type { AddressPolicy } from '../../core/execution/address-policy.ts';
 import { secretAllowedForHost } from '../../core/vault/hosts.ts';
-import { AppError } from '../errors.ts';
+import { AppError, invalidParams } from '../errors.ts';
 import { sendOutbound } from './http-client.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
 import type { StoredRequest } from './stored-request.ts';
@@ -257,7 +257,7 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
   if (request.kind === 'action') {
     if (!input.action) throw new AppError('invalid_request', 'action missing');
     const built = buildActionRequest(service, input.action, request.params);
-    if (!built.ok) throw new AppError('invalid_request', 'the action parameters are not valid', { problems: built.problems });
+    if (!built.ok) throw invalidParams(built.problems);
     method = built.request.method;
     url = new URL(built.request.url);
     body = built.request.body;

@@ -17,7 +17,8 @@ import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
 import { ApprovalRecord, Called, Denied, PendingApproval } from '../calls/responses.ts';
 import { jsonInputError } from '../http/input-guard.ts';
-import { editParamsSchema, editRequestSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
+import { editRequestSchema } from '../approvals/edit-request-schema.ts';
+import { editParamsSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 

@@ -1,6 +1,7 @@
 // Edit before approve (issue 31): the approver narrows what the agent asked for; the gateway
 // re-derives the keys and re-checks; what runs, is audited and remembered is the edited request.
 // Real gateway, PostgreSQL, Temporal and a loopback upstream.
+import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { callWorkflowId } from '../../workflows/definitions.ts';
-import { runGatewayCli } from '../support/cli.ts';
+import { BIN, NODE, ROOT, runGatewayCli } from '../support/cli.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { startReceiver } from '../support/receiver.ts';
@@ -20,6 +21,27 @@ import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/ups
 import { until } from '../support/wait.ts';
 
 const SECRET = 'sk_edit_plaintext_7f3a';
+
+/**
+ * Runs the CLI on a pseudo-terminal (util-linux `script`), typing `answer` once it asks; the
+ * terminal's output (stdout and stderr together) comes back as `output`.
+ */
+function onTerminal(args: string[], env: Record<string, string>, answer: string): Promise<{ code: number | null; output: string }> {
+  const command = [NODE, BIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', TERM: 'dumb', NO_COLOR: '1', ...env } });
+  let output = '';
+  let answered = false;
+  const onData = (c: Buffer) => {
+    output += c.toString();
+    if (!answered && output.includes('[y/N]')) {
+      answered = true;
+      child.stdin.write(`${answer}\n`);
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, output })));
+}
 
 describe('edit before approve', () => {
   let gw: TestGateway;
@@ -229,8 +251,9 @@ describe('edit before approve', () => {
     expect(login.code, login.stderr).toBe(0);
 
     const raw = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/cli-transfer`, body: { amount: 900, to: 'acct-1' } });
-    const set = await runGatewayCli(['approve', raw.approvalId, '--set', 'amount=90'], { env: person });
+    const set = await runGatewayCli(['approve', raw.approvalId, '--set', 'amount=90', '--yes'], { env: person });
     expect(set.code, set.stderr).toBe(0);
+    expect(set.stderr).toContain('Changes (original → edited):\n  body.amount: 900 → 90');
     expect(set.stderr).toContain(`Allowed ${raw.approvalId} with changes`);
     expect(set.stdout).toContain('body.amount: 900 → 90');
     await until(async () => hitsTo('/cli-transfer').length, (n) => n > 0);
@@ -242,7 +265,7 @@ describe('edit before approve', () => {
     const other = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/cli-body`, body: { amount: 700, to: 'acct-2' } });
     const file = path.join(home, 'body.json');
     await writeFile(file, JSON.stringify({ amount: 7, to: 'acct-2' }));
-    const body = await runGatewayCli(['approve', other.approvalId, '--body', `@${file}`, '--json'], { env: person });
+    const body = await runGatewayCli(['approve', other.approvalId, '--body', `@${file}`, '--json', '--yes'], { env: person });
     expect(body.code, body.stderr).toBe(0);
     expect(JSON.parse(body.stdout)).toMatchObject({ modified_by_approver: true, diff: [{ field: 'body.amount', before: 700, after: 7 }] });
     await until(async () => hitsTo('/cli-body').length, (n) => n > 0);
@@ -250,10 +273,84 @@ describe('edit before approve', () => {
 
     // A widening edit through the CLI: the gateway's refusal, exit code non-zero, nothing sent.
     const action = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'cli-note' } });
-    const wide = await runGatewayCli(['approve', action.approvalId, '--set', 'name=cli-other'], { env: person });
+    const wide = await runGatewayCli(['approve', action.approvalId, '--set', 'name=cli-other', '--yes'], { env: person });
     expect(wide.code).not.toBe(0);
     expect(wide.stderr).toContain('widgets:create_item:cli-other');
     expect(hitsTo('/items').filter((r) => r.body.includes('cli-'))).toHaveLength(0);
+  });
+
+  it('refuses an edit adding a body field the raw request lacks (400 naming it), and takes the raw call\'s `path` spelling', async () => {
+    const { approvalId } = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/typo`, body: { amount: 100, to: 'acct-3', meta: { ref: 'r1' } } });
+    const refused = async (route: 'resolve' | 'edit-preview', body: unknown, field: string) => {
+      const res = await admin('POST', `/v1/approvals/${approvalId}/${route}`, { ...(route === 'resolve' ? { decision: 'allow_once' } : {}), request: { body } });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', details: { field: `request.${field}` } });
+      expect(res.body.error.message).toContain(field);
+    };
+    await refused('resolve', { amount: 100, to: 'acct-3', meta: { ref: 'r1' }, amout: 5 }, 'body.amout');
+    await refused('edit-preview', { amount: 5, meta: { ref: 'r1', note: 'x' } }, 'body.meta.note');
+    expect((await admin('GET', `/v1/approvals/${approvalId}`)).body.status).toBe('pending');
+
+    // `path`, as the raw call named it (SPEC: service, method, path); `url` is the same field, never both.
+    const both = await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, { request: { path: `${up.url}/typo`, url: `${up.url}/typo` } });
+    expect(both.status).toBe(400);
+    expect(both.body.error.details.issues).toEqual([expect.objectContaining({ path: 'request.url', message: 'give path or url (the same field), not both' })]);
+    const notUrl = await admin('POST', `/v1/approvals/${approvalId}/edit-preview`, { request: { path: '/typo' } });
+    expect(notUrl.status).toBe(400);
+    expect(notUrl.body.error.details.issues).toEqual([expect.objectContaining({ path: 'request.path' })]);
+    const res = await admin('POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once', request: { path: `${up.url}/typo?dry_run=1`, body: { amount: 5, to: 'acct-3' } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.diff).toEqual([
+      { field: 'body.amount', before: 100, after: 5 },
+      { field: 'body.meta.ref', before: 'r1' },
+      { field: 'url', before: `${up.url}/typo`, after: `${up.url}/typo?dry_run=1` },
+    ]);
+    await until(async () => hitsTo('/typo').length, (n) => n > 0);
+    expect(hitsTo('/typo').map((r) => [r.url, JSON.parse(r.body)])).toEqual([['/typo?dry_run=1', { amount: 5, to: 'acct-3' }]]);
+  });
+
+  it('CLI: refuses a --set field the body lacks or the action\'s schema lacks, naming it; shows the diff and asks (or needs --yes) before allowing', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'gateway-edit-confirm-'));
+    const person = { HOME: home, XDG_CONFIG_HOME: path.join(home, 'config') };
+    expect((await runGatewayCli(['login', '--url', gw.url, '--email', ADMIN_EMAIL], { env: person, stdin: ADMIN_PASSWORD })).code).toBe(0);
+    const raw = await pending(agent, { service: 'http', method: 'POST', path: `${up.url}/confirm`, body: { amount: 100, to: 'acct-4' } });
+    const status = async () => (await admin('GET', `/v1/approvals/${raw.approvalId}`)).body.status as string;
+
+    const typo = await runGatewayCli(['approve', raw.approvalId, '--set', 'amout=5', '--yes'], { env: person });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--set amout: the agent\'s body has no field amout (its fields: amount, to)');
+    const file = path.join(home, 'typo.json');
+    await writeFile(file, JSON.stringify({ amount: 100, to: 'acct-4', amout: 5 }));
+    const typoBody = await runGatewayCli(['approve', raw.approvalId, '--body', `@${file}`, '--yes'], { env: person });
+    expect(typoBody.code).toBe(2);
+    expect(typoBody.stderr).toContain('body.amout is not in the agent\'s request');
+
+    // Not a terminal and no --yes: the diff is shown, nothing is allowed.
+    const unseen = await runGatewayCli(['approve', raw.approvalId, '--set', 'amount=5'], { env: person });
+    expect(unseen.code).toBe(2);
+    expect(unseen.stderr).toContain('Changes (original → edited):\n  body.amount: 100 → 5');
+    expect(unseen.stderr).toContain('--yes');
+    expect(await status()).toBe('pending');
+
+    // On a terminal it asks: "n" leaves it waiting, "y" allows.
+    const declined = await onTerminal(['approve', raw.approvalId, '--set', 'amount=5'], person, 'n');
+    expect(declined.code, declined.output).toBe(1);
+    expect(declined.output).toContain('body.amount: 100 → 5');
+    expect(declined.output).toContain(`Not allowed: ${raw.approvalId} still waits.`);
+    expect(await status()).toBe('pending');
+    expect(hitsTo('/confirm')).toHaveLength(0);
+    const allowed = await onTerminal(['approve', raw.approvalId, '--set', 'amount=5'], person, 'y');
+    expect(allowed.code, allowed.output).toBe(0);
+    expect(allowed.output).toContain(`Allowed ${raw.approvalId} with changes`);
+    await until(async () => hitsTo('/confirm').length, (n) => n > 0);
+    expect(hitsTo('/confirm').map((r) => JSON.parse(r.body))).toEqual([{ amount: 5, to: 'acct-4' }]);
+
+    // A service action: the gateway refuses a parameter its schema lacks, and says which.
+    const action = await pending(agent, { service: 'widgets', action: 'create_item', params: { name: 'cli-schema' } });
+    const unknown = await runGatewayCli(['approve', action.approvalId, '--set', 'colour=red', '--yes'], { env: person });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('colour is not a parameter of widgets.create_item');
+    expect((await admin('GET', `/v1/approvals/${action.approvalId}`)).body.status).toBe('pending');
   });
 
   it('MCP: gateway_approve takes the same edit, and the agent\'s resume through gateway_call carries modified_by_approver and the diff', async () => {

@@ -50,9 +50,15 @@ export interface StartTestGatewayOptions {
   realPublicUrl?: boolean;
   /** Share a task queue with another test gateway (split api / worker roles). */
   taskQueue?: string;
+  /**
+   * The bootstrap admin (default ADMIN_EMAIL / ADMIN_PASSWORD), e.g. as a document's commands sign
+   * in; without `email`, the gateway's own default (GATEWAY_ADMIN_EMAIL unset: admin@localhost).
+   */
+  admin?: { email?: string; password: string };
 }
 
 export async function startTestGateway(opts: StartTestGatewayOptions = {}): Promise<TestGateway> {
+  const admin = opts.admin ?? { email: ADMIN_EMAIL, password: ADMIN_PASSWORD };
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   const fixedPort = opts.realPublicUrl ? await freePort() : undefined;
   const config = loadConfig({
@@ -64,8 +70,8 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     TEMPORAL_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
-    GATEWAY_ADMIN_EMAIL: ADMIN_EMAIL,
-    GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    GATEWAY_ADMIN_EMAIL: admin.email ?? '',
+    GATEWAY_ADMIN_PASSWORD: admin.password,
     ...(fixedPort ? { PORT: String(fixedPort), PUBLIC_URL: `http://localhost:${fixedPort}` } : {}),
     ...opts.env,
   });
@@ -115,6 +121,6 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
   };
   const as: TestGateway['as'] = (token) => (method, path, body) =>
     request(method, path, { ...(body !== undefined ? { body } : {}), headers: { authorization: `Bearer ${token}` } });
-  const adminToken = opts.role === 'worker' ? '' : await login(ADMIN_EMAIL, ADMIN_PASSWORD);
+  const adminToken = opts.role === 'worker' ? '' : await login(admin.email ?? 'admin@localhost', admin.password);
   return { ...gateway, config, logger, logs, taskQueue, request, adminToken, login, as, ...(contract ? { contract } : {}) };
 }

@@ -27,7 +27,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
-import { AppError, invalidRequest } from '../../errors.ts';
+import { AppError, invalidParams, invalidRequest } from '../../errors.ts';
 import { credentialFor, templateTrusted, type RuntimeHandler } from '../execute.ts';
 import { assertAddressAllowed } from '../http-client.ts';
 import { jsonOutput } from './result.ts';
@@ -45,7 +45,7 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   if (!service.mcp) throw new AppError('internal', `service ${service.key} has runtime mcp but no mcp url`);
   if (request.kind !== 'action' || !action) throw invalidRequest(`${service.key} is an MCP service: call its actions; raw HTTP is not available for it`);
   const built = buildActionRequest(service, action, request.params);
-  if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+  if (!built.ok) throw invalidParams(built.problems);
   const args = toolArguments(built.request);
   const tool = action.tool ?? action.key;
 

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { buildActionRequest } from '../../../core/execution/request.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { ApprovalService } from '../../approvals/service.ts';
-import { AppError, forbidden, invalidRequest } from '../../errors.ts';
+import { AppError, forbidden, invalidParams, invalidRequest } from '../../errors.ts';
 import type { IdentityService } from '../../identities/service.ts';
 import type { ChainReader } from '../../identities/readers.ts';
 import type { ExecuteInput, RuntimeHandler } from '../execute.ts';
@@ -46,7 +46,7 @@ const createSubagentParams = z.object({
 
 function parse<T>(schema: z.ZodType<T>, params: Record<string, unknown>): T {
   const r = schema.safeParse(params);
-  if (!r.success) throw invalidRequest('the action parameters are not valid', { problems: r.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) });
+  if (!r.success) throw invalidParams(r.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })));
   return r.data;
 }
 
@@ -125,7 +125,7 @@ export function createPlatformRuntime(deps: PlatformDeps): RuntimeHandler {
     const handler = services.get(service.key)?.get(action.key);
     if (!handler) throw invalidRequest(`${service.key} has no platform action "${action.key}"`);
     const built = buildActionRequest(service, action, request.params);
-    if (!built.ok) throw invalidRequest('the action parameters are not valid', { problems: built.problems });
+    if (!built.ok) throw invalidParams(built.problems);
     const values = { ...(built.request.body as Record<string, unknown> | undefined), ...built.request.params };
     const principal = await principalFor(deps.chains, input);
     const started = performance.now();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyEdit, fieldDiff, keysBeyondOriginal, RequestEditError, wideningKey, type EditableRequest } from '../../../core/approvals/request-edit.ts';
+import { addedField, applyEdit, fieldDiff, keysBeyondOriginal, RequestEditError, wideningKey, type EditableRequest } from '../../../core/approvals/request-edit.ts';
 import { httpPermissionKey } from '../../../core/permissions/keys.ts';
 
 const raw: EditableRequest = {
@@ -32,6 +32,28 @@ describe('applyEdit', () => {
     const q: EditableRequest = { ...raw, inject: { secret: 'K', in: 'query', name: 'api_key' } } as EditableRequest;
     expect(() => applyEdit(q, { kind: 'request', request: { url: 'https://bank.test/transfer?api_key=x' } })).toThrow(/injected/);
     expect(() => applyEdit(raw, { kind: 'request', request: { url: 'not a url' } })).toThrow(RequestEditError);
+  });
+
+  it('refuses a body field the agent\'s request does not have, naming it, at any depth (defects issue, item 7)', () => {
+    const refused = (body: unknown, original: EditableRequest = raw) => {
+      try {
+        applyEdit(original, { kind: 'request', request: { body } });
+      } catch (err) {
+        if (err instanceof RequestEditError) return err.field;
+        throw err;
+      }
+      return null;
+    };
+    expect(refused({ amount: 100, to: 'acct-9', amout: 5 })).toBe('request.body.amout');
+    expect(refused({ amount: 5 })).toBeNull(); // removing a field narrows
+    const nested: EditableRequest = { ...raw, body: { to: { iban: 'X1' }, items: [{ sku: 'a' }] } } as EditableRequest;
+    expect(refused({ to: { iban: 'X2', bic: 'B' } }, nested)).toBe('request.body.to.bic');
+    expect(refused({ items: [{ sku: 'b' }] }, nested)).toBeNull(); // an array is a value
+    const bodiless: EditableRequest = { kind: 'http', method: 'POST', url: 'https://bank.test/x' };
+    expect(refused({ amount: 1 }, bodiless)).toBe('request.body.amount');
+    expect(refused('plain text', bodiless)).toBeNull();
+    expect(addedField({ a: 1 }, { a: { b: 1 } }, 'body')).toBe('body.a.b');
+    expect(addedField({ a: 1 }, ['x'], 'body')).toBeNull();
   });
 
   it('merges params over a service action\'s, null removing one; the shapes must match', () => {
