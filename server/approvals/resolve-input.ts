@@ -26,17 +26,6 @@ export const editParamsSchema = z
   .record(z.string().min(1).max(200), z.unknown())
   .refine((v) => Object.keys(v).length > 0 && Object.keys(v).length <= 100, 'must name 1 to 100 parameters')
   .describe("With allow_once / allow_remember, a service action's parameters replacing what the agent sent (null removes one); validated against the action's schema.");
-/** Edit before approve, raw HTTP: each field given replaces the agent's. Credentials stay the gateway's. */
-export const editRequestSchema = z
-  .strictObject({
-    method: z.string().regex(/^[A-Za-z]{3,10}$/, 'must be an HTTP verb').optional(),
-    url: z.string().min(1).max(8192).optional(),
-    headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
-    body: z.unknown().optional(),
-  })
-  .refine((v) => Object.values(v).some((x) => x !== undefined), 'must change at least one of method, url, headers, body')
-  .describe('With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, url (absolute), headers (credential headers excepted), body.');
-
 export interface ResolveBody {
   decision: ResolveDecision;
   remember_keys?: string[] | undefined;
