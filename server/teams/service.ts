@@ -87,8 +87,8 @@ export function createTeamService(deps: {
   logger: Pick<Logger, 'warn'>;
   /** Cancels the pending approvals raised by these identities, with `reason` (the calls' workflows). */
   closePendingOf: (requesterIds: string[], reason: string) => Promise<void>;
-  /** Moves approvals waiting on a deactivated approver on to the org's admins. */
-  rerouteFrom: (orgId: string, personId: string) => Promise<void>;
+  /** Moves approvals waiting on a former approver (of `forUserId` only, when given) on to the org's admins. */
+  rerouteFrom: (orgId: string, personId: string, forUserId?: string) => Promise<void>;
   /** False when the org signs in with SSO only: then nobody joins with a password either. */
   passwordSigninAllowed?: (orgId: string) => Promise<boolean>;
 }) {
@@ -168,6 +168,9 @@ export function createTeamService(deps: {
         ...(patch.role !== undefined ? { role: { from: m.role, to: after.role } } : {}),
         ...(patch.approver_id !== undefined ? { approver_id: { from: m.approver_id, to: after.approver_id } } : {}),
       });
+      // No longer their approver: what waited on the former approver for them moves on, so it is
+      // neither decided nor seen (in the inbox or the event stream) by someone who lost the right.
+      if (m.approver_id !== null && after.approver_id !== m.approver_id) await deps.rerouteFrom(p.orgId, m.approver_id, m.id);
       return publicMember(after);
     },
 
