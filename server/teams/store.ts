@@ -196,6 +196,14 @@ export const waitingOn = (db: Db, orgId: string, personId: string, forUserId?: s
     FROM approvals WHERE org_id = ${orgId} AND routed_to = 'approver' AND resolver_id = ${personId} AND status IN ('pending', 'bubbled')
       ${forUserId === undefined ? sql.fragment`` : sql.fragment`AND user_id = ${forUserId}`}`);
 
+/**
+ * Whether `orgId`'s single sign-on holds the claim on `domain` (server/sso/store.ts claimDomains),
+ * read under a share lock: the claim cannot move to another org before the caller's transaction ends.
+ */
+export const ownsDomain = async (db: Db, orgId: string, domain: string): Promise<boolean> =>
+  (await db.maybeOneFirst(sql.type(z.object({ org_id: z.string() }))`
+    SELECT org_id FROM sso_domain_claims WHERE domain = lower(${domain}) FOR SHARE`)) === orgId;
+
 /** The org's earliest active admin (who a just-in-time join is recorded as created by). */
 export const firstAdmin = (db: Db, orgId: string) =>
   db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
