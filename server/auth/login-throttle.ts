@@ -40,9 +40,25 @@ export interface ThrottleCounter {
   blockedUntil: Date | null;
 }
 
-/** The counters' keys for one attempt (email compared case-insensitively). */
-export function throttleKeys(email: string, source: string): Record<ThrottleKind, string> {
+/**
+ * The source an address counts as: an IPv4 address itself (also when IPv4-mapped), an IPv6
+ * address by its /64 (one host commonly holds a whole /64, so rotating within it is no escape).
+ */
+export function sourceOf(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.toLowerCase().split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/** The counters' keys for one attempt (email compared case-insensitively, the source by sourceOf). */
+export function throttleKeys(email: string, address: string): Record<ThrottleKind, string> {
   const account = email.trim().toLowerCase();
+  const source = sourceOf(address);
   return { source: `login:src:${source}`, account_source: `login:acct-src:${account}|${source}`, account: `login:acct:${account}` };
 }
 

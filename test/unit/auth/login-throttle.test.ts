@@ -1,7 +1,7 @@
 // The sign-in throttle's policy: per source, per account and source, per account (a ceiling that
 // only delays addresses already failing), exponential backoff, never a long lockout of the owner.
 import { describe, expect, it } from 'vitest';
-import { afterSuccess, backoffSeconds, decideAttempt, LOGIN_BACKOFF, LOGIN_WINDOW_SECONDS, throttleKeys, type ThrottleCounter, type ThrottleKind } from '../../../server/auth/login-throttle.ts';
+import { afterSuccess, backoffSeconds, decideAttempt, LOGIN_BACKOFF, LOGIN_WINDOW_SECONDS, sourceOf, throttleKeys, type ThrottleCounter, type ThrottleKind } from '../../../server/auth/login-throttle.ts';
 
 const T0 = new Date('2026-11-27T12:00:00Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
@@ -20,6 +20,16 @@ function fail(table: Map<string, ThrottleCounter>, email: string, source: string
 }
 
 describe('sign-in throttle policy', () => {
+  it('counts an IPv6 address by its /64 and an IPv4-mapped one as IPv4', () => {
+    expect(sourceOf('203.0.113.5')).toBe('203.0.113.5');
+    expect(sourceOf('::ffff:203.0.113.5')).toBe('203.0.113.5');
+    expect(sourceOf('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0:1::/64');
+    expect(sourceOf('2001:0db8:0000:0001:ffff:1:2:3')).toBe('2001:db8:0:1::/64');
+    expect(sourceOf('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(sourceOf('::1')).toBe('0:0:0:0::/64');
+    expect(throttleKeys('A@x.test', '2001:db8:0:1::9').account_source).toBe(throttleKeys('a@x.test', '2001:db8:0:1::42').account_source);
+  });
+
   it('backs off exponentially after the free attempts, capped', () => {
     const b = LOGIN_BACKOFF.account_source;
     expect(backoffSeconds(b, b.free)).toBe(0);
