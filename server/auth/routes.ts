@@ -50,7 +50,8 @@ export function loginRoutes(auth: AuthService, publicUrl: string): Router {
     },
     async (req, res, { body }) => {
     // A throttled sign-in becomes 429 with Retry-After in the error handler.
-    const session = await auth.login(body.email, body.password);
+    // The client's address: behind a proxy on loopback, the one it forwards (app.ts trust proxy).
+    const session = await auth.login(body.email, body.password, req.ip ?? req.socket.remoteAddress ?? 'unknown');
     res.setHeader('Set-Cookie', sessionCookie(req, session.token, SESSION_TTL_SECONDS, publicUrl));
     res.json({ token: session.token, token_type: 'session', expires_at: session.expiresAt.toISOString(), user: publicIdentity(session.user) });
     },

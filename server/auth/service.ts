@@ -2,6 +2,7 @@
 import type { DatabasePool } from 'slonik';
 import { AppError, unauthenticated } from '../errors.ts';
 import type { IdentityReader, IdentityRow, RideAlongRead } from '../identities/readers.ts';
+import { createLoginThrottle } from './login-throttle-store.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
 import { attachRequestChain } from './request-chain.ts';
@@ -9,9 +10,6 @@ import * as store from './store.ts';
 import { hashToken, newToken, SESSION_PREFIX, tokenKind } from './tokens.ts';
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
-/** Throttle: this many failures for one email within the window locks it until the window passes. */
-export const LOGIN_MAX_FAILURES = 5;
-export const LOGIN_WINDOW_SECONDS = 15 * 60;
 const KEY_TOUCH_INTERVAL_MS = 60_000;
 
 export interface AuthDeps {
@@ -40,6 +38,7 @@ export interface AuthRideAlong {
 
 export function createAuthService(deps: AuthDeps) {
   const { pool, identities } = deps;
+  const throttle = createLoginThrottle(pool);
 
   async function openSession(userId: string): Promise<{ token: string; expiresAt: Date }> {
     const token = newToken(SESSION_PREFIX);
@@ -48,24 +47,19 @@ export function createAuthService(deps: AuthDeps) {
   }
 
   return {
-    async login(email: string, password: string): Promise<{ token: string; expiresAt: Date; user: IdentityRow }> {
-      const failures = await store.recentFailures(pool, email, LOGIN_WINDOW_SECONDS);
-      if (failures.n >= LOGIN_MAX_FAILURES) {
-        const retryAfter = Math.max(1, Math.ceil((failures.oldest!.getTime() + LOGIN_WINDOW_SECONDS * 1000 - Date.now()) / 1000));
-        throw new AppError('rate_limited', 'too many failed sign-in attempts for this account; try again later', { retry_after_seconds: retryAfter });
-      }
+    /** `source`: the client's address (the sign-in throttle counts per source too: login-throttle.ts). */
+    async login(email: string, password: string, source: string): Promise<{ token: string; expiresAt: Date; user: IdentityRow }> {
+      // Counted as a failure before the password is checked; a success takes it back.
+      const attempt = await throttle.begin(email, source);
       const user = await identities.getUserByEmail(email);
       // Always run scrypt, so an unknown email costs the same time as a wrong password.
       const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-      if (!user || !ok || user.status !== 'active') {
-        await store.recordLoginAttempt(pool, email, false);
-        throw new AppError('unauthenticated', 'wrong email or password');
-      }
+      if (!user || !ok || user.status !== 'active') throw new AppError('unauthenticated', 'wrong email or password');
+      await attempt.succeeded();
       // Checked after the password, so only the person themself learns their org uses SSO only.
       if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(user.org_id))) {
         throw new AppError('forbidden', 'your organisation signs in with single sign-on only: use the "Sign in with …" button');
       }
-      await store.recordLoginAttempt(pool, email, true);
       const { token, expiresAt } = await openSession(user.id);
       const { password_hash: _ph, ...publicUser } = user;
       return { token, expiresAt, user: publicUser };

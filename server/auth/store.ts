@@ -1,5 +1,5 @@
-// SQL for what authentication keeps of its own: dashboard sessions and sign-in attempts (the
-// throttle). No authorization here: the auth service decides; this module reads and writes rows.
+// SQL for what authentication keeps of its own: dashboard sessions and the sign-in throttle's
+// counters (login-throttle.ts). No authorization here: the auth service decides; this module reads and writes rows.
 import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
@@ -35,14 +35,36 @@ export async function revokeSession(db: Db, sessionId: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`);
 }
 
-export async function recordLoginAttempt(db: Db, email: string, succeeded: boolean): Promise<void> {
-  await db.query(sql.unsafe`INSERT INTO login_attempts (email_lower, succeeded) VALUES (lower(${email}), ${succeeded})`);
+const throttleRow = z.object({ key: z.string(), failures: z.number(), last_failure_at: z.date().nullable(), blocked_until: z.date().nullable(), now: z.date() });
+
+/**
+ * The sign-in throttle's counters for `keys`, locked until the transaction ends (parallel
+ * attempts on any replica take turns), with the database's clock: every replica judges by the
+ * same time. Missing counters are created empty first.
+ */
+export async function lockThrottleCounters(tx: Db, keys: readonly string[]) {
+  const sorted = [...new Set(keys)].sort();
+  await tx.query(sql.unsafe`INSERT INTO login_throttles (key) SELECT unnest(${sql.array(sorted, 'text')}) ORDER BY 1 ON CONFLICT (key) DO NOTHING`);
+  return tx.any(sql.type(throttleRow)`
+    SELECT key, failures, last_failure_at, blocked_until, clock_timestamp() AS now FROM login_throttles
+    WHERE key = ANY(${sql.array(sorted, 'text')}) ORDER BY key FOR UPDATE`);
 }
 
-/** Failed attempts for this email since its last success, within the window. */
-export const recentFailures = (db: Db, email: string, windowSeconds: number) =>
-  db.one(sql.type(z.object({ n: z.number(), oldest: z.date().nullable() }))`
-    SELECT count(*)::int AS n, min(attempted_at) AS oldest FROM login_attempts
-    WHERE email_lower = lower(${email}) AND NOT succeeded
-      AND attempted_at > now() - make_interval(secs => ${windowSeconds})
-      AND attempted_at > COALESCE((SELECT max(attempted_at) FROM login_attempts WHERE email_lower = lower(${email}) AND succeeded), '-infinity')`);
+export async function saveThrottleCounters(tx: Db, rows: readonly { key: string; failures: number; lastFailureAt: Date | null; blockedUntil: Date | null }[]): Promise<void> {
+  for (const r of rows) {
+    const lastFailureAt = r.lastFailureAt ? sql.timestamp(r.lastFailureAt) : null;
+    const blockedUntil = r.blockedUntil ? sql.timestamp(r.blockedUntil) : null;
+    // An upsert: a prune may have dropped an idle counter meanwhile.
+    await tx.query(sql.unsafe`
+      INSERT INTO login_throttles (key, failures, last_failure_at, blocked_until) VALUES (${r.key}, ${r.failures}, ${lastFailureAt}, ${blockedUntil})
+      ON CONFLICT (key) DO UPDATE SET failures = EXCLUDED.failures, last_failure_at = EXCLUDED.last_failure_at, blocked_until = EXCLUDED.blocked_until`);
+  }
+}
+
+/** Drops counters quiet for longer than `olderThanSeconds` (they count nothing any more). */
+export async function pruneThrottleCounters(db: Db, olderThanSeconds: number): Promise<void> {
+  await db.query(sql.unsafe`
+    DELETE FROM login_throttles
+    WHERE COALESCE(last_failure_at, '-infinity') < now() - make_interval(secs => ${olderThanSeconds})
+      AND COALESCE(blocked_until, '-infinity') < now()`);
+}

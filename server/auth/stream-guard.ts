@@ -1,25 +1,31 @@
 // Long-lived streams (the agents' GET /mcp, the people's GET /v1/events) end when the credential
 // that opened them ends: an identity revoked, a key or session revoked, signing out, an OAuth grant
-// or token revoked. Every such change is announced on one PostgreSQL channel by triggers
+// or token revoked; and, for a stream that asks, when the principal no longer stands as it did
+// (a person's role changed). Every such change is announced on one PostgreSQL channel by triggers
 // (migration 0013), on whatever replica or code path it happened; each process LISTENs (one
 // connection, listener.ts) and re-authenticates the credentials of its open streams, ending those
 // that no longer pass. A lost listener ends every stream (its client reconnects and authenticates).
 import type { Logger } from '../logger.ts';
 import { createChannelListener } from '../events/listener.ts';
 import { AppError } from '../errors.ts';
+import type { Principal } from './principal.ts';
 import type { AcceptedKinds, AuthService } from './service.ts';
 
 export const CREDENTIALS_CHANNEL = 'gateway_credentials';
 
 export interface StreamGuard {
-  /** Ends the stream (`end`) once `token` no longer authenticates; resolves to the unwatch. */
-  watch(token: string, accept: AcceptedKinds, end: () => void): Promise<() => void>;
+  /**
+   * Ends the stream (`end`) once `token` no longer authenticates, or once the principal it
+   * authenticates as fails `standing`; resolves to the unwatch.
+   */
+  watch(token: string, accept: AcceptedKinds, end: () => void, standing?: (p: Principal) => boolean): Promise<() => void>;
 }
 
 interface Watched {
   token: string;
   accept: AcceptedKinds;
   end: () => void;
+  standing?: ((p: Principal) => boolean) | undefined;
   onLost: () => void;
 }
 
@@ -37,7 +43,8 @@ export function createStreamGuard(deps: { connectionUri: string; logger: Logger;
 
   async function recheck(w: Watched): Promise<void> {
     try {
-      await deps.auth.authenticate(w.token, w.accept);
+      const p = await deps.auth.authenticate(w.token, w.accept);
+      if (w.standing && !w.standing(p)) w.end();
     } catch (err) {
       // Only a refused credential ends the stream; a database blip leaves it to the next change.
       if (err instanceof AppError && err.code === 'unauthenticated') w.end();
@@ -49,6 +56,6 @@ export function createStreamGuard(deps: { connectionUri: string; logger: Logger;
     recheckSoon(subscribers),
   );
   return {
-    watch: (token, accept, end) => listener.subscribe({ token, accept, end, onLost: end }),
+    watch: (token, accept, end, standing) => listener.subscribe({ token, accept, end, standing, onLost: end }),
   };
 }

@@ -5,10 +5,11 @@ import type { StreamGuard } from '../auth/stream-guard.ts';
 import type { Router } from 'express';
 import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
-import { isAdmin } from '../auth/principal.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { apiRouter } from '../http/api-router.ts';
 import type { UserEventHub } from './hub.ts';
 import type { EventScope, EventService, UserEvent } from './service.ts';
+import { sameStanding } from './visibility.ts';
 
 /** Backlog sent on resume; a client further behind gets a `gap` instead. */
 export const MAX_BACKLOG = 500;
@@ -59,14 +60,14 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
     }
 
     // Subscribe before reading the backlog, and hold live events until it is out, so nothing
-    // falls between the two; ids already sent are skipped.
+    // falls between the two; ids already sent are skipped. Every event is judged against the
+    // viewer as they are at its delivery (visibility.ts): a role or routing change since the
+    // stream opened counts, and a change of standing (admin or not) ends the stream so its client
+    // reconnects in its new scope.
+    const openedAsAdmin = isAdmin(p);
+    const viewer = { orgId: p.orgId, userId: p.userId };
     let sent = lastId ?? 0n;
     let held: UserEvent[] | null = [];
-    const send = (e: UserEvent) => {
-      if (BigInt(e.id) <= sent) return;
-      sent = BigInt(e.id);
-      res.write(frame(e));
-    };
     let closed = false;
     const cleanup: Array<() => void> = [];
     const end = () => {
@@ -75,16 +76,40 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
       for (const undo of cleanup.splice(0)) undo();
       if (!res.writableEnded) res.end();
     };
+    let delivering: Promise<void> = Promise.resolve();
+    /** Sends, in order, what the viewer may receive now (one read of the viewer per batch). */
+    const deliver = (events: UserEvent[]): Promise<void> =>
+      (delivering = delivering.then(async () => {
+        const unsent = events.filter((e) => BigInt(e.id) > sent);
+        if (closed || unsent.length === 0) return;
+        let judged: Awaited<ReturnType<EventService['deliverable']>>;
+        try {
+          judged = await deps.events.deliverable(viewer, unsent);
+        } catch (err) {
+          // Not knowing who the viewer is now sends nothing: the client reconnects and resumes.
+          req.log.warn({ err: (err as Error).message }, 'could not judge an event for its stream');
+          return end();
+        }
+        if (judged.role !== undefined && !sameStanding(openedAsAdmin, judged.role)) return end();
+        for (const e of judged.events) {
+          if (closed || BigInt(e.id) <= sent) continue;
+          sent = BigInt(e.id);
+          res.write(frame(e));
+        }
+      }));
     res.on('close', end);
     const unsubscribe = await deps.hub.subscribe(
       scope,
-      (e) => (held ? held.push(e) : send(e)),
+      (e) => (held ? held.push(e) : void deliver([e])),
       end,
     );
     cleanup.push(unsubscribe);
     if (closed) return end();
-    // Signing out (or the person's deactivation) ends the stream, on every replica.
-    if (req.credential) cleanup.push(await deps.guard.watch(req.credential.token, req.credential.accept, end));
+    // Signing out, the person's deactivation or a change of their role ends the stream, on every replica.
+    if (req.credential) {
+      const standing = (q: Principal) => q.type === 'user' && sameStanding(openedAsAdmin, q.role);
+      cleanup.push(await deps.guard.watch(req.credential.token, req.credential.accept, end, standing));
+    }
     if (closed) return end();
 
     res.writeHead(200, {
@@ -107,12 +132,15 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
         sent = bounds.max ?? 0n;
         res.write(`id: ${sent}\nevent: gap\ndata: ${JSON.stringify({ reason: 'events since your last id are no longer kept: refetch' })}\n\n`);
       } else {
-        for (const e of backlog) send(e);
+        await deliver(backlog);
+        if (closed) return;
         res.write(`event: ready\ndata: {}\n\n`);
       }
     }
-    for (const e of held) send(e);
+    const live = held;
     held = null;
+    await deliver(live);
+    if (closed) return;
     const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     cleanup.push(() => clearInterval(heartbeat));
   });

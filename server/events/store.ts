@@ -156,3 +156,22 @@ export async function eventsAfter(db: CommonQueryMethods, scope: EventScope, aft
     ORDER BY id LIMIT ${limit}`);
   return rows.map((r) => ({ ...r, data: r.data as unknown as UserEventData }));
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The facts visibility.ts judges an event by, read fresh: the viewer's role (null: not an active
+ * person of the org any more) and which of `approvalIds` they may read now (their own approvals,
+ * or approvals routed to them as an approver), as the approvals' REST view decides.
+ */
+export async function viewerNow(db: CommonQueryMethods, viewer: { orgId: string; userId: string }, approvalIds: readonly string[]) {
+  const ids = [...new Set(approvalIds.filter((id) => UUID.test(id)))];
+  const row = await db.maybeOne(sql.type(z.object({ role: z.enum(['admin', 'member', 'approver']), readable: z.array(z.string()) }))`
+    SELECT u.role, COALESCE((
+      SELECT array_agg(a.id::text) FROM approvals a
+      WHERE a.org_id = u.org_id AND a.id = ANY(${sql.array(ids, 'uuid')})
+        AND (a.user_id = u.id OR (a.routed_to = 'approver' AND a.resolver_id = u.id))), '{}') AS readable
+    FROM identities u
+    WHERE u.id = ${viewer.userId} AND u.org_id = ${viewer.orgId} AND u.kind = 'user' AND u.status = 'active'`);
+  return { userId: viewer.userId, role: row?.role ?? null, readable: new Set(row?.readable ?? []) };
+}

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
+import { loggableUrl } from './log-redaction.ts';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -25,8 +26,8 @@ export function requestContext(logger: Logger) {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // Path only: query strings can carry tokens (OAuth codes, state).
-      req.log.info({ method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      // Paths and query strings can carry credentials (email decision links, OAuth codes, state).
+      req.log.info({ method: req.method, ...loggableUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
     });
     next();
   };

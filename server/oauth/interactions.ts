@@ -189,12 +189,12 @@ export function interactionRoutes(deps: InteractionDeps): Router {
       if (email.length < 3 || email.length > 320 || password.length === 0 || password.length > 1024) return again(400, 'Enter your email and password.');
       let session: Awaited<ReturnType<AuthService['login']>>;
       try {
-        session = await auth.login(email, password);
+        session = await auth.login(email, password, req.ip ?? req.socket.remoteAddress ?? 'unknown');
       } catch (err) {
         if (err instanceof AppError && err.code === 'unauthenticated') return again(401, 'Wrong email or password.');
         if (err instanceof AppError && err.code === 'rate_limited') {
           res.setHeader('Retry-After', String(err.details?.retry_after_seconds ?? 60));
-          return again(429, 'Too many failed sign-in attempts for this account. Try again later.');
+          return again(429, 'Too many failed sign-in attempts. Wait a moment, then try again.');
         }
         throw err;
       }

@@ -82,6 +82,12 @@ export function createSsoService(deps: {
     return configurationOf({ issuer: c.issuer, clientId: c.client_id, clientSecret: secret });
   }
 
+  const domainsTaken = (domains: readonly string[]) =>
+    conflict(
+      `${domains.join(', ')} ${domains.length === 1 ? 'is' : 'are'} already claimed by another organisation's single sign-on: a domain can belong to one organisation only`,
+      { field: 'allowed_domains', domains: [...domains] },
+    );
+
   /** The person the provider vouched for, in this org: found by subject, linked by email, or joined. */
   async function personFor(c: store.SsoConfigRow, who: SignedIn, invitationId: string | null): Promise<string> {
     const email = who.email?.trim() ?? '';
@@ -147,6 +153,10 @@ export function createSsoService(deps: {
       const domains = [...new Set(input.allowed_domains.map((d) => d.trim().toLowerCase()))];
       const bad = domains.find((d) => !DOMAIN.test(d));
       if (bad !== undefined) throw invalidRequest(`"${bad}" is not a domain name`, { field: 'allowed_domains' });
+      // A domain is one org's (just-in-time join would take in another org's people): refused
+      // before anything is stored, and without saying whose it is.
+      const taken = await store.domainsClaimedElsewhere(pool, p.orgId, domains);
+      if (taken.length > 0) throw domainsTaken(taken);
       const existing = await store.getConfig(pool, p.orgId);
       // Kept exactly as given: the library compares it with the provider's own `issuer`.
       const issuerText = input.issuer;
@@ -168,7 +178,11 @@ export function createSsoService(deps: {
         const put = await deps.vault.put(p, { name: SSO_SECRET_NAME, value: input.client_secret, description: 'Client secret of the org’s single sign-on (OpenID Connect)' });
         clientSecretId = put.secret.id;
       }
-      const row = await store.putConfig(pool, {
+      const row = await pool.transaction(async (tx) => {
+        const lost = await store.claimDomains(tx, p.orgId, domains);
+        // Claimed by another org since the check above: nothing of this change is kept.
+        if (lost.length > 0) throw domainsTaken(lost);
+        return store.putConfig(tx, {
         orgId: p.orgId,
         issuer: issuerText,
         clientId: input.client_id,
@@ -179,6 +193,7 @@ export function createSsoService(deps: {
         passwordSignin,
         resetVerified: changedProvider,
         by: p.identityId,
+        });
       });
       deps.logger.info({ org_id: p.orgId, issuer: issuerText }, 'single sign-on configured');
       await deps.audit.append({

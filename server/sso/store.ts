@@ -51,6 +51,24 @@ export const putConfig = (db: Db, c: ConfigWrite) =>
       verified_at = EXCLUDED.verified_at
     RETURNING *`);
 
+/** Of `domains`, those another org's single sign-on has claimed (their names only: never which org). */
+export const domainsClaimedElsewhere = (db: Db, orgId: string, domains: readonly string[]) =>
+  db.anyFirst(sql.type(z.object({ domain: z.string() }))`
+    SELECT domain FROM sso_domain_claims WHERE domain = ANY(${sql.array(domains, 'text')}) AND org_id <> ${orgId} ORDER BY domain`);
+
+/**
+ * Makes `domains` exactly the org's claims, inside the caller's transaction: claims it no longer
+ * lists are released, new ones taken unless another org holds them (the primary key decides any
+ * race). Answers the domains another org holds (then the caller rolls back).
+ */
+export async function claimDomains(tx: Db, orgId: string, domains: readonly string[]): Promise<readonly string[]> {
+  await tx.query(sql.unsafe`DELETE FROM sso_domain_claims WHERE org_id = ${orgId} AND NOT (domain = ANY(${sql.array(domains, 'text')}))`);
+  await tx.query(sql.unsafe`
+    INSERT INTO sso_domain_claims (domain, org_id) SELECT unnest(${sql.array(domains, 'text')}), ${orgId}
+    ON CONFLICT (domain) DO NOTHING`);
+  return domainsClaimedElsewhere(tx, orgId, domains);
+}
+
 export async function markVerified(db: Db, orgId: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE sso_configs SET verified_at = COALESCE(verified_at, now()) WHERE org_id = ${orgId}`);
 }

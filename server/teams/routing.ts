@@ -109,13 +109,16 @@ export function createApprovalRouting(deps: ApprovalRoutingDeps) {
       return { stage: a.routed_to, top: !user || !nextRouting(a.routed_to, user, all) };
     },
 
-    /** After a deactivation: what waited on that person as an approver goes on to the admins. */
-    async rerouteFrom(orgId: string, personId: string): Promise<void> {
-      for (const a of await store.waitingOn(pool, orgId, personId)) {
+    /**
+     * After a deactivation (or once `personId` is no longer `forUserId`'s approver): what waited on
+     * that person as an approver (of `forUserId` only, when given) goes on to the admins.
+     */
+    async rerouteFrom(orgId: string, personId: string, forUserId?: string): Promise<void> {
+      for (const a of await store.waitingOn(pool, orgId, personId, forUserId)) {
         try {
           await step(a, null);
         } catch (err) {
-          deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not move an approval on from a deactivated approver');
+          deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not move an approval on from a former approver');
         }
       }
     },

@@ -87,8 +87,8 @@ export function createTeamService(deps: {
   logger: Pick<Logger, 'warn'>;
   /** Cancels the pending approvals raised by these identities, with `reason` (the calls' workflows). */
   closePendingOf: (requesterIds: string[], reason: string) => Promise<void>;
-  /** Moves approvals waiting on a deactivated approver on to the org's admins. */
-  rerouteFrom: (orgId: string, personId: string) => Promise<void>;
+  /** Moves approvals waiting on a former approver (of `forUserId` only, when given) on to the org's admins. */
+  rerouteFrom: (orgId: string, personId: string, forUserId?: string) => Promise<void>;
   /** False when the org signs in with SSO only: then nobody joins with a password either. */
   passwordSigninAllowed?: (orgId: string) => Promise<boolean>;
 }) {
@@ -168,6 +168,9 @@ export function createTeamService(deps: {
         ...(patch.role !== undefined ? { role: { from: m.role, to: after.role } } : {}),
         ...(patch.approver_id !== undefined ? { approver_id: { from: m.approver_id, to: after.approver_id } } : {}),
       });
+      // No longer their approver: what waited on the former approver for them moves on, so it is
+      // neither decided nor seen (in the inbox or the event stream) by someone who lost the right.
+      if (m.approver_id !== null && after.approver_id !== m.approver_id) await deps.rerouteFrom(p.orgId, m.approver_id, m.id);
       return publicMember(after);
     },
 
@@ -200,8 +203,10 @@ export function createTeamService(deps: {
       const email = input.email.trim();
       if (!EMAIL.test(email)) throw invalidRequest('email is not an email address', { field: 'email' });
       if (input.approver_id) await checkApprover(p, input.approver_id, null);
+      // Someone of another org is invited like anyone else (the answer must not tell an admin the
+      // address exists elsewhere); accepting then tells the invitee, who knows their own account.
       const existing = await store.userByEmail(pool, email);
-      if (existing) throw conflict(existing.org_id === p.orgId ? `${email} is already a member of this org` : `${email} already has an account`, { field: 'email' });
+      if (existing?.org_id === p.orgId) throw conflict(`${email} is already a member of this org`, { field: 'email' });
       if (await store.openInvitationFor(pool, p.orgId, email)) {
         throw conflict(`${email} already has an open invitation: revoke it to send a new one`, { field: 'email' });
       }
@@ -272,7 +277,9 @@ export function createTeamService(deps: {
         if (await store.userByEmail(tx, j.email)) throw conflict(`${j.email} already has an account`);
         const invitation = j.invitationId ? await store.getInvitation(tx, j.orgId, j.invitationId) : await store.openInvitationFor(tx, j.orgId, j.email);
         const usable = invitation && invitationState(invitation) === 'open' && invitation.email.toLowerCase() === j.email.toLowerCase() ? invitation : null;
-        if (!usable && !j.jit) throw new AppError('forbidden', `${j.email} has no invitation to this org: ask an admin to invite you`);
+        // Just in time only for a domain this org has claimed: no org takes in another's people.
+        const jit = j.jit && (await store.ownsDomain(tx, j.orgId, j.email.split('@')[1] ?? ''));
+        if (!usable && !jit) throw new AppError('forbidden', `${j.email} has no invitation to this org: ask an admin to invite you`);
         const userId = await store.createInvitedUser(tx, {
           orgId: j.orgId,
           name: j.name,

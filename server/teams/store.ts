@@ -189,11 +189,20 @@ export const chainIds = (db: Db, id: string) =>
       SELECT p.id, p.parent_id, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
     ) SELECT id FROM chain ORDER BY depth`);
 
-/** Open approvals routed to `personId` as an approver. */
-export const waitingOn = (db: Db, orgId: string, personId: string) =>
+/** Open approvals routed to `personId` as an approver (of `forUserId`'s approvals only, when given). */
+export const waitingOn = (db: Db, orgId: string, personId: string, forUserId?: string) =>
   db.any(sql.type(routableApproval)`
     SELECT id, org_id, user_id, requester_id, call_id, resolver_id, status, routed_to, permission_keys, action_description, risk
-    FROM approvals WHERE org_id = ${orgId} AND routed_to = 'approver' AND resolver_id = ${personId} AND status IN ('pending', 'bubbled')`);
+    FROM approvals WHERE org_id = ${orgId} AND routed_to = 'approver' AND resolver_id = ${personId} AND status IN ('pending', 'bubbled')
+      ${forUserId === undefined ? sql.fragment`` : sql.fragment`AND user_id = ${forUserId}`}`);
+
+/**
+ * Whether `orgId`'s single sign-on holds the claim on `domain` (server/sso/store.ts claimDomains),
+ * read under a share lock: the claim cannot move to another org before the caller's transaction ends.
+ */
+export const ownsDomain = async (db: Db, orgId: string, domain: string): Promise<boolean> =>
+  (await db.maybeOneFirst(sql.type(z.object({ org_id: z.string() }))`
+    SELECT org_id FROM sso_domain_claims WHERE domain = lower(${domain}) FOR SHARE`)) === orgId;
 
 /** The org's earliest active admin (who a just-in-time join is recorded as created by). */
 export const firstAdmin = (db: Db, orgId: string) =>

@@ -300,6 +300,14 @@ describe('approvals in Slack and email', () => {
     expect(up.requests.length - before).toBe(1);
     expect((await fetch(review, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })).status).toBe(410);
     expect(up.requests.length - before).toBe(1);
+    // The link is a credential: the request log shows its route, never its token (issue 12).
+    const token = new URL(review).pathname.split('/').pop()!;
+    const requestLines = gw.logs.filter((l) => l.includes('/v1/integrations/email/decisions/'));
+    expect(requestLines.length).toBeGreaterThanOrEqual(3);
+    for (const line of requestLines) expect(JSON.parse(line).path).toBe('/v1/integrations/email/decisions/[REDACTED]');
+    const signature = token.split('.')[2]!;
+    expect(signature.length).toBeGreaterThan(20);
+    expect(gw.logs.join('\n')).not.toContain(signature);
   });
 
   it('routing rules send by risk, service and requester, with a default route', async () => {

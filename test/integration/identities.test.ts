@@ -50,15 +50,48 @@ describe('identities, sessions, agent keys and rules', () => {
       expect(extra.status).toBe(400);
     });
 
-    it('throttles an account after repeated failures, with Retry-After', async () => {
-      const victim = await seedUser(gw.databaseUrl, { orgId: me.org.id, email: 'victim@example.test' });
-      for (let i = 0; i < 5; i++) {
-        expect((await gw.request('POST', '/v1/auth/login', { body: { email: victim.email, password: 'guess' + i } })).status).toBe(401);
-      }
-      const locked = await gw.request('POST', '/v1/auth/login', { body: { email: victim.email, password: victim.password } });
-      expect(locked.status).toBe(429);
-      expect(locked.body.error.code).toBe('rate_limited');
-      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    describe('sign-in throttling (issue 14): per source and per account, with backoff, never a lockout of the owner', () => {
+      const from = (source: string, email: string, password: string) =>
+        gw.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': source } });
+
+      it('slows one source guessing at an account (429 with a growing Retry-After) while the owner signs in from another', async () => {
+        const victim = await seedUser(gw.databaseUrl, { orgId: me.org.id, email: 'victim@example.test' });
+        const attacker = '198.51.100.7';
+        let refused: Awaited<ReturnType<typeof from>> | undefined;
+        for (let i = 0; i < 10 && !refused; i++) {
+          const res = await from(attacker, victim.email, `guess-${i}`);
+          if (res.status === 429) refused = res;
+          else expect(res.status).toBe(401);
+        }
+        expect(refused?.body.error.code).toBe('rate_limited');
+        const first = Number(refused!.headers.get('retry-after'));
+        expect(first).toBeGreaterThan(0);
+        // Even the right password waits, from the guessing source.
+        expect((await from(attacker, victim.email, victim.password)).status).toBe(429);
+        // The owner, from another address, is not held back by the attacker.
+        const owner = await from('203.0.113.9', victim.email, victim.password);
+        expect(owner.status, owner.text).toBe(200);
+        // Backoff, not a fixed lockout: once it has waited, the source may guess again, and waits longer after.
+        await new Promise((r) => setTimeout(r, first * 1000 + 200));
+        expect((await from(attacker, victim.email, 'one-more-guess')).status).toBe(401);
+        const next = await from(attacker, victim.email, 'and-another');
+        expect(next.status).toBe(429);
+        expect(Number(next.headers.get('retry-after'))).toBeGreaterThan(first);
+      });
+
+      it('slows one source guessing across many accounts, without touching other sources', async () => {
+        const scanner = '198.51.100.66';
+        let refused: Awaited<ReturnType<typeof from>> | undefined;
+        for (let i = 0; i < 40 && !refused; i++) {
+          const res = await from(scanner, `nobody-${i}@example.test`, 'password1');
+          if (res.status === 429) refused = res;
+          else expect(res.status).toBe(401);
+        }
+        expect(refused?.body.error.code).toBe('rate_limited');
+        expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect((await from(scanner, member.email, member.password)).status).toBe(429);
+        expect((await from('203.0.113.10', member.email, member.password)).status).toBe(200);
+      });
     });
 
     it('logs out: the session token stops working', async () => {

@@ -2,10 +2,12 @@
 // configuration (secret in the vault, strict input), joining from an invitation, just-in-time join
 // on and off, and every refusal a page that says why — a wrong audience, an expired ID token, an
 // unknown domain, a replayed state. Password sign-in can be turned off once SSO worked.
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, ADMIN_EMAIL, ADMIN_PASSWORD, type TestGateway } from '../support/gateway.ts';
 import { authorizeAtProvider } from '../support/oauth-provider.ts';
 import { startOidcIdp, type TestIdp } from '../support/oidc-idp.ts';
+import { seedUser } from '../support/seed.ts';
 
 type As = ReturnType<TestGateway['as']>;
 
@@ -17,8 +19,8 @@ describe('single sign-on (OpenID Connect)', () => {
   let callbackPrefix: string;
 
   /** Starts at the gateway, signs in at the provider as `account`, and comes back; answers the callback's response. */
-  const signIn = async (account: string, opts: { invitationToken?: string; edit?: (c: Record<string, unknown>) => Record<string, unknown> } = {}) => {
-    const start = await gw.request('POST', '/v1/auth/sso/start', { body: { org_id: orgId, ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}) } });
+  const signIn = async (account: string, opts: { invitationToken?: string; edit?: (c: Record<string, unknown>) => Record<string, unknown>; org?: string } = {}) => {
+    const start = await gw.request('POST', '/v1/auth/sso/start', { body: { org_id: opts.org ?? orgId, ...(opts.invitationToken ? { invitation_token: opts.invitationToken } : {}) } });
     expect(start.status, start.text).toBe(200);
     const url = new URL(start.body.authorization_url);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
@@ -183,5 +185,63 @@ describe('single sign-on (OpenID Connect)', () => {
     expect((await gw.request('POST', '/v1/auth/login', { body: { email: ADMIN_EMAIL, password: 'wrong password here' } })).status).toBe(401);
     expect((await admin('PUT', '/v1/org/sso', { issuer: idp.issuer, client_id: idp.clientId, allowed_domains: ['corp.test'], jit: true, display_name: 'Corp SSO', password_signin: true })).status).toBe(200);
     expect(await gw.login(ADMIN_EMAIL, ADMIN_PASSWORD)).toMatch(/^gws_/);
+  });
+  describe('a domain belongs to one org (issue 15)', () => {
+    let other: { orgId: string; as: As };
+    const config = (domains: string[]) => ({ issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, allowed_domains: domains, jit: true, display_name: 'Rival SSO' });
+
+    beforeAll(async () => {
+      const rival = await seedUser(gw.databaseUrl, { email: 'boss@rival.test', role: 'admin' });
+      other = { orgId: rival.orgId, as: gw.as(await gw.login(rival.email, rival.password)) };
+    });
+
+    it('another org cannot claim a domain this org’s single sign-on has, and is not told whose it is; nothing of the change is kept', async () => {
+      const ours = await admin('GET', '/v1/org/sso');
+      expect(ours.body.allowed_domains).toContain('corp.test');
+      const refused = await other.as('PUT', '/v1/org/sso', config(['rival.test', 'CORP.test']));
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body.error).toMatchObject({ code: 'conflict', details: { field: 'allowed_domains', domains: ['corp.test'] } });
+      expect(refused.body.error.message).toContain('corp.test is already claimed by another organisation');
+      const orgName = (await admin('GET', '/v1/identities/me')).body.org.name as string;
+      for (const leak of [orgId, orgName, ADMIN_EMAIL]) expect(refused.text).not.toContain(leak);
+      expect((await other.as('GET', '/v1/org/sso')).status).toBe(404);
+      expect((await other.as('GET', '/v1/secrets')).body.secrets).toEqual([]);
+      // Its own domain is its own.
+      const put = await other.as('PUT', '/v1/org/sso', config(['rival.test']));
+      expect(put.status, put.text).toBe(200);
+      // And now this org cannot take that one either.
+      const back = await admin('PUT', '/v1/org/sso', { issuer: idp.issuer, client_id: idp.clientId, allowed_domains: ['corp.test', 'rival.test'], jit: true, display_name: 'Corp SSO' });
+      expect(back.status).toBe(409);
+      expect(back.body.error.details.domains).toEqual(['rival.test']);
+    });
+
+    it('just-in-time join takes in only addresses of a domain the org has claimed, even where an older configuration lists another org’s', async () => {
+      // A configuration from before domains were exclusive lists this org's domain too.
+      await gw.pool.query(sql.unsafe`UPDATE sso_configs SET allowed_domains = array_append(allowed_domains, 'corp.test') WHERE org_id = ${other.orgId}`);
+      const eve = await signIn('eve@corp.test', { org: other.orgId });
+      expect(eve.status).toBe(403);
+      expect(eve.html).toContain('data-reason="not_invited"');
+      expect(eve.session).toBeNull();
+      const found = await gw.pool.maybeOne(sql.unsafe`SELECT org_id FROM identities WHERE lower(email) = 'eve@corp.test'`);
+      expect(found).toBeNull();
+      // Its own domain still joins just in time.
+      const rex = await signIn('rex@rival.test', { org: other.orgId });
+      expect(rex.status, rex.html).toBe(303);
+      expect((await gw.as(rex.session!)('GET', '/v1/identities/me')).body.org.id).toBe(other.orgId);
+    });
+
+    it('inviting an address that has an account in another org answers as any invitation does', async () => {
+      const elsewhere = await other.as('POST', '/v1/org/invitations', { email: 'bo@corp.test', role: 'member' });
+      const nowhere = await other.as('POST', '/v1/org/invitations', { email: 'nobody-yet@corp.test', role: 'member' });
+      expect(elsewhere.status, elsewhere.text).toBe(201);
+      expect(nowhere.status).toBe(201);
+      const shape = (b: Record<string, unknown>) => Object.keys(b).sort();
+      expect(shape(elsewhere.body)).toEqual(shape(nowhere.body));
+      expect(elsewhere.body.invitation).toMatchObject({ email: 'bo@corp.test', status: 'open' });
+      // The invitee learns it when accepting (it is their own account); nothing joins.
+      const accept = await gw.request('POST', '/v1/invitations/accept', { body: { token: elsewhere.body.token, name: 'Bo', password: 'bo has a long password here' } });
+      expect(accept.status).toBe(409);
+      expect((await admin('GET', '/v1/org/members')).body.members.filter((m: { email: string }) => m.email === 'bo@corp.test')).toHaveLength(1);
+    });
   });
 });

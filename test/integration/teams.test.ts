@@ -7,7 +7,9 @@ import { temporal } from '@temporalio/proto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEventService } from '../../server/events/service.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { openSse, type SseStream } from '../support/sse.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
@@ -296,6 +298,84 @@ describe('teams: people, invitations, roles, routing, deactivation', () => {
       } finally {
         expect((await admin('PATCH', '/v1/org/settings', { approval_auto_bubble_seconds: null })).status).toBe(200);
       }
+    });
+  });
+
+  describe('event streams follow roles and approvers (issue 4)', () => {
+    /** Whether the stream ended by itself within a bound (generous: the machine may be loaded). */
+    const endsWithin = (s: SseStream, ms: number) => Promise.race([s.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    const events = (token: string, lastId?: string) => openSse(`${gw.url}/v1/events${lastId ? `?last_event_id=${lastId}` : ''}`, { authorization: `Bearer ${token}` });
+    const latestEventId = async () => String(await gw.pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT COALESCE(max(id), 0)::text AS id FROM user_events`));
+
+    it('a demoted admin’s open stream stops carrying the org’s approvals at once, and a resume carries only their own', async () => {
+      const ann = await join('ann@example.test', 'admin');
+      const pat = await join('pat@example.test', 'member');
+      const patBot = await agentOf(pat.as, 'pat bot');
+      const control = await events(gw.adminToken);
+      const annStream = await events(ann.token);
+      expect(annStream.status).toBe(200);
+      const before = await latestEventId();
+      const seen = await raise(patBot, 'seen-by-ann-the-admin');
+      await annStream.waitFor((e) => e.event === 'approval.raised' && e.data.approval_id === seen);
+
+      expect((await admin('PATCH', `/v1/org/members/${ann.id}`, { role: 'member' })).status).toBe(200);
+      const hidden = await raise(patBot, 'not-for-ann-the-member');
+      await control.waitFor((e) => e.event === 'approval.raised' && e.data.approval_id === hidden);
+      const denied = await admin('POST', `/v1/approvals/${hidden}/resolve`, { decision: 'deny', reason: 'a reason ann must not read' });
+      expect(denied.status, denied.text).toBe(200);
+      await control.waitFor((e) => e.event === 'approval.resolved' && e.data.approval_id === hidden);
+      // Her standing changed: the stream ended (its client reconnects in her new scope), carrying nothing of Pat's since.
+      expect(await endsWithin(annStream, 10_000)).toBe(true);
+      expect(annStream.events.filter((e) => e.data?.approval_id === hidden)).toEqual([]);
+      expect((await ann.as('GET', `/v1/approvals/${hidden}`)).status).toBe(404);
+
+      // Resuming from before the demotion replays none of Pat's events, only what is hers.
+      const resumed = await events(ann.token, before);
+      await resumed.waitFor((e) => e.event === 'ready');
+      expect(resumed.events.filter((e) => e.data?.approval_id === seen || e.data?.approval_id === hidden)).toEqual([]);
+      resumed.close();
+      control.close();
+    });
+
+    it('each delivery re-reads the viewer: an event the stream was opened for is not sent once the role has changed', async () => {
+      const kit = await join('kit@example.test', 'admin');
+      const orgId = (await admin('GET', '/v1/identities/me')).body.org.id as string;
+      const kitBot = await agentOf(kit.as, 'kit bot');
+      const theirs = await raise(await agentOf(admin, 'admin bot'), 'judged-at-delivery');
+      const own = await raise(kitBot, 'kits-own');
+      const stored = await gw.pool.any(sql.type(z.object({ id: z.string(), org_id: z.string(), user_id: z.string(), type: z.string(), data: z.any() }))`
+        SELECT id::text AS id, org_id, user_id, type, data FROM user_events WHERE approval_id IN (${theirs}, ${own}) AND type = 'approval.raised' ORDER BY id`);
+      expect(stored).toHaveLength(2);
+      const service = createEventService({ pool: gw.pool });
+      const viewer = { orgId, userId: kit.id };
+      expect((await service.deliverable(viewer, stored as never)).events).toHaveLength(2);
+      expect((await admin('PATCH', `/v1/org/members/${kit.id}`, { role: 'member' })).status).toBe(200);
+      const judged = await service.deliverable(viewer, stored as never);
+      expect(judged.role).toBe('member');
+      expect(judged.events.map((e) => e.data.approval_id)).toEqual([own]);
+      expect((await admin('POST', `/v1/org/members/${kit.id}/deactivate`)).status).toBe(200);
+      expect((await service.deliverable(viewer, stored as never)).events).toEqual([]);
+    });
+
+    it('someone removed as a person’s approver no longer sees (in the inbox or the stream) what waited on them for that person', async () => {
+      const val = await join('val@example.test', 'approver');
+      const max = await join('max@example.test', 'member', { approver_id: val.id });
+      const maxBot = await agentOf(max.as, 'max bot');
+      const before = await latestEventId();
+      const id = await raise(maxBot, 'waits-on-val');
+      expect((await max.as('POST', `/v1/approvals/${id}/resolve`, { decision: 'bubble' })).status).toBe(200);
+      const valStream = await events(val.token, before);
+      await valStream.waitFor((e) => e.event === 'approval.bubbled' && e.data.approval_id === id);
+      valStream.close();
+
+      expect((await admin('PATCH', `/v1/org/members/${max.id}`, { approver_id: null })).status).toBe(200);
+      // It went on to the admins, as when an approver is deactivated.
+      expect((await admin('GET', `/v1/approvals/${id}`)).body.routing.stage).toBe('admins');
+      expect((await val.as('GET', `/v1/approvals/${id}`)).status).toBe(404);
+      const resumed = await events(val.token, before);
+      await resumed.waitFor((e) => e.event === 'ready');
+      expect(resumed.events.filter((e) => e.data?.approval_id === id)).toEqual([]);
+      resumed.close();
     });
   });
 

@@ -102,6 +102,7 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   // Teams (issue 29): invitations, the org's single sign-on, its sign-ins under way, the provider subjects of its people.
   invitations: inOrg,
   sso_configs: inOrg,
+  sso_domain_claims: inOrg,
   sso_logins: inOrg,
   sso_subjects: (o) => ofOrgIdentities('user_id', o),
   // Approval notices (issue 30): the org's channels, rules and reminder settings, deliveries and email decision links.
@@ -113,6 +114,8 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   // Not tenant data: keyed by email (B's logins only add B's emails), wiring pings, migrations,
   // and the OAuth server's deployment-wide signing keys and revoked-token list.
   login_attempts: null,
+  // The sign-in throttle's counters, keyed by address and lower-cased email: no tenant content.
+  login_throttles: null,
   // Token buckets keyed `calls:<identity id>`: counters, no tenant content.
   rate_buckets: null,
   diagnostic_pings: null,
@@ -121,7 +124,7 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   oauth_revoked_access_tokens: null,
 };
 /** Tables org A's setup does not populate (no approval was ever allowed, no OAuth server flow). */
-const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links']);
+const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_domain_claims', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links']);
 
 type Snapshot = Record<string, string[]>;
 
