@@ -94,6 +94,26 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(noMeta.status).toBe(400);
     expect(await noMeta.json()).toMatchObject({ id: 'no-meta', error: { code: -32602 } });
 
+    // Malformed JSON-RPC: Invalid Request as on the 2025 path (a request with a result is not served).
+    const post2026 = async (body: unknown) => {
+      const res = await fetch(mcp, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.auto}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: res.status === 202 ? null : ((await res.json()) as any) };
+    };
+    const meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} };
+    for (const [body, id] of [
+      [{ jsonrpc: '2.0', id: 'both', method: 'tools/list', params: { _meta: meta }, result: {} }, 'both'],
+      [{ jsonrpc: '2.0', id: 'r-e', result: {}, error: { code: 1, message: 'x' } }, 'r-e'],
+      [{ id: 'no-jsonrpc', method: 'tools/list', params: { _meta: meta } }, 'no-jsonrpc'],
+      [{ jsonrpc: '2.0', id: [1], method: 'tools/list', params: { _meta: meta } }, null],
+    ] as const) {
+      expect(await post2026(body), JSON.stringify(body)).toEqual({ status: 400, body: { jsonrpc: '2.0', id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request/) } } });
+    }
+    expect((await post2026({ jsonrpc: '2.0', id: 'resp', result: {} })).status).toBe(202);
+
     const noCaps = await c.raw('tools/list', {}, { meta: { 'io.modelcontextprotocol/clientCapabilities': undefined } });
     expect(noCaps.status).toBe(400);
     expect(noCaps.body.error.code).toBe(-32602);
