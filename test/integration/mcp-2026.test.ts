@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -399,6 +400,50 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(steps.call).toMatchObject({ is_error: false, structured: { status: 'pending_approval', relationship: 'self' } });
     const call = await api()(t.auto, 'GET', `/v1/calls/${steps.call.structured.call_id}`);
     expect(call.body.status).toBe('pending_approval');
+  }, 180_000);
+
+  it('ends a URL-elicited call of the official TypeScript SDK v2 with its result, or at once when declined or dismissed', async () => {
+    // The SDK's own multi round-trip driver answers the URL elicitation (with `action`) and retries.
+    const tsSdk = async (action: 'accept' | 'decline' | 'cancel') => {
+      // 'auto': probe server/discover and speak 2026-07-28 (the SDK's default is the initialize handshake).
+      const client = new Client({ name: 'gateway-test-ts-sdk-v2', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } });
+      const elicited: Array<{ mode?: string; url?: string }> = [];
+      client.setRequestHandler('elicitation/create', async (request) => {
+        elicited.push(request.params as (typeof elicited)[number]);
+        return { action };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: { authorization: `Bearer ${t.auto}` } } }));
+      return { client, elicited };
+    };
+
+    const accepting = await tsSdk('accept');
+    expect(accepting.client.getNegotiatedProtocolVersion()).toBe(REVISION);
+    const started = Date.now();
+    const calling = accepting.client.callTool({ name: 'gateway_call', arguments: { service: 'widgets', action: 'create_item', params: { name: 'ts-sdk-elicited' } } });
+    const [request] = await until(async () => accepting.elicited, (e) => e.length > 0, 60_000);
+    // The SDK's 2026-era URL elicitation carries no elicitationId: the approval is named by its URL.
+    expect(request).toMatchObject({ mode: 'url', url: expect.stringMatching(new RegExp(`^${base}/approvals/[0-9a-f-]{36}$`)) });
+    const approvalId = request!.url!.split('/').pop();
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const result = await calling;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5_500);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'called' });
+    expect(accepting.elicited).toHaveLength(1);
+    expect(upstreamCreates('ts-sdk-elicited')).toBe(1);
+    await accepting.client.close();
+
+    for (const action of ['decline', 'cancel'] as const) {
+      const sdk = await tsSdk(action);
+      const before = Date.now();
+      const ended = await sdk.client.callTool({ name: 'gateway_call', arguments: { service: 'widgets', action: 'create_item', params: { name: `ts-sdk-${action}` } } });
+      expect(Date.now() - before, action).toBeLessThan(5_000);
+      expect(ended.structuredContent).toMatchObject({ status: 'pending_approval', relationship: 'self' });
+      expect((ended.content as Array<{ text: string }>)[0]!.text).toMatch(action === 'decline' ? /declined/ : /dismissed/);
+      expect(sdk.elicited).toHaveLength(1);
+      await sdk.client.close();
+    }
   }, 180_000);
 
   it.skipIf(!existsSync(PYTHON))('ends a URL-elicited call of the official Python SDK with its result when the person decides seconds later', async () => {
