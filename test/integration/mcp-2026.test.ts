@@ -309,17 +309,17 @@ describe('MCP 2026-07-28 on /mcp', () => {
       expect(ended.content[0].text).toContain(`gateway_call {"approval_id": "${ended.structuredContent.approval_id}"}`);
       expect((await api()(t.auto, 'GET', `/v1/calls/${ended.structuredContent.call_id}`)).body.approval_status).toBe('pending');
     }
-    // Accepted but nobody decides: held for the bounded time, then the pending answer (no second input_required).
+    // Accepted but nobody decides: held for the bounded time, then the pending answer (no second
+    // input_required); the same retry from a client that declared tasks too gets its task instead.
     const asked = await c.request('tools/call', createItem('elicit-undecided'));
+    const retry = { ...createItem('elicit-undecided'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState };
+    const both = client2026(mcp, t.auto, { elicitation: { url: {} }, extensions: { [TASKS]: {} } });
     const started = Date.now();
-    const held = await c.request('tools/call', { ...createItem('elicit-undecided'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState });
+    const [held, heldTask] = await Promise.all([c.request('tools/call', retry), both.request('tools/call', retry)]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
     expect(held.resultType).toBe('complete');
     expect(held.structuredContent).toMatchObject({ status: 'pending_approval', approval_id: asked.inputRequests.approval.params.elicitationId });
     expect(held.content[0].text).toMatch(/Nobody has decided yet/);
-    // The same, for a client that declared tasks too: its task, which it polls to the end.
-    const both = client2026(mcp, t.auto, { elicitation: { url: {} }, extensions: { [TASKS]: {} } });
-    const heldTask = await both.request('tools/call', { ...createItem('elicit-undecided'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState });
     expect(heldTask).toMatchObject({ resultType: 'task', taskId: held.structuredContent.call_id, status: 'working' });
     expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${held.structuredContent.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
     const done = await pollTask(both, heldTask.taskId, (x) => x.status !== 'working');
