@@ -58,17 +58,21 @@ export function approvalElicitation(agentId: string, pending: PendingCall): Reco
 // An elicitation result (ElicitResult): URL mode carries no content, only the person's action.
 const inputResponsesSchema = z.looseObject({ [APPROVAL_INPUT]: z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']) }).optional() });
 
-/** What the person did with the elicitation. `accept` (or no answer: a state-only retry) waits for the decision. */
-export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+/**
+ * What the person did with the elicitation; `missing`: the retry carries no answer to it (a
+ * state-only retry, or the answer left out), so it is asked again (SEP-2322: re-request what is
+ * missing).
+ */
+export type ElicitationAction = 'accept' | 'decline' | 'cancel' | 'missing';
 
 /** The person's action, or an error message for `inputResponses` that are not an elicitation result. */
 export function readElicitationAction(inputResponses: unknown): { action: ElicitationAction } | { error: string } {
-  if (inputResponses === undefined) return { action: 'accept' };
+  if (inputResponses === undefined) return { action: 'missing' };
   const parsed = inputResponsesSchema.safeParse(inputResponses);
   if (!parsed.success) {
     return { error: `inputResponses must be an object whose "${APPROVAL_INPUT}" member, when present, is an elicitation result {action: "accept" | "decline" | "cancel"}` };
   }
-  return { action: parsed.data[APPROVAL_INPUT]?.action ?? 'accept' };
+  return { action: parsed.data[APPROVAL_INPUT]?.action ?? 'missing' };
 }
 
 /** The approval as the pending result needs it (the approval service's view). */

@@ -115,11 +115,12 @@ export function createStatelessHandler(deps: StatelessDeps) {
   }
 
   /**
-   * The retry after the approval elicitation. Accepted (or a state-only retry): held while the
-   * person has not decided or the approved call still executes, then answered with the call's
-   * result, or, still undecided, with what the client resumes from (its task, else the pending
-   * answer): never a second `input_required`, which the clients would retry at once until they give
-   * up. Declined or dismissed: the exchange ends with the pending answer (the approval stays open).
+   * The retry after the approval elicitation. Accepted: held while the person has not decided or the
+   * approved call still executes, then answered with the call's result, or, still undecided, with
+   * what the client resumes from (its task, else the pending answer): never a second
+   * `input_required`, which the clients would retry at once until they give up. Declined or
+   * dismissed: the exchange ends with the pending answer (the approval stays open). No answer at
+   * all: asked again while the approval is pending.
    */
   async function resumeAfterElicitation(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext, gone: AbortSignal): Promise<Result> {
     const state = decodeState(r.params.requestState);
@@ -127,26 +128,38 @@ export function createStatelessHandler(deps: StatelessDeps) {
     const answer = readElicitationAction(r.params.inputResponses);
     if ('error' in answer) throw invalidParams(r, answer.error);
     const read = () => readTask(ctx.services, p, state.call_id);
-    let task: DetailedTask | null;
-    if (answer.action === 'accept') {
+    let task: DetailedTask | null = await read();
+    if (!task) throw invalidParams(r, 'requestState names no call of yours');
+    if (answer.action === 'missing' && task.status === 'working' && r.capabilities.elicitation?.url) {
+      const asked = await askAgain(p, ctx, state.call_id);
+      if (asked) return asked;
+    }
+    if ((answer.action === 'accept' || answer.action === 'missing') && task.status === 'working') {
       const waker = await agentEventWaker(deps.events, p.identityId, gone, ctx.logger);
       try {
         task = await holdWhile(read, (t) => t.status === 'working', { deadline: Date.now() + RETRY_HOLD_MS, signal: gone, waker, pollMs: HOLD_POLL_MS });
       } finally {
         waker.close();
       }
-    } else {
-      task = await read();
     }
     if (!task) throw invalidParams(r, 'requestState names no call of yours');
     if (task.status === 'completed' && task.result) return task.result as Result;
     if (task.status === 'cancelled') return toolError(new AppError('conflict', task.statusMessage ?? 'the call was cancelled', { call_id: state.call_id })) as Result;
-    if (answer.action === 'accept' && declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...task, result: undefined };
+    const ended = answer.action === 'decline' || answer.action === 'cancel' ? answer.action : null;
+    if (!ended && declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...task, result: undefined };
     const view = await ctx.services.calls.get(p, state.call_id);
     const approval = view.approval_id ? await ctx.services.approvals.get(p, view.approval_id) : null;
-    if (approval?.status === 'pending') return pendingResult(view.call_id, view.action_description, approval, ENDED_BECAUSE[answer.action === 'accept' ? 'undecided' : answer.action]) as Result;
+    if (approval?.status === 'pending') return pendingResult(view.call_id, view.action_description, approval, ENDED_BECAUSE[ended ?? 'undecided']) as Result;
     // Allowed, and its execution outlasted the hold.
     return toolError(new AppError('conflict', `the call is not finished yet (${task.statusMessage ?? task.status}): resume it with gateway_call {approval_id}`, { call_id: view.call_id, approval_id: view.approval_id })) as Result;
+  }
+
+  /** The same elicitation again while the call's approval is still pending; null once it is not. */
+  async function askAgain(p: AgentPrincipal, ctx: ToolContext, callId: string): Promise<Result | null> {
+    const view = await ctx.services.calls.get(p, callId);
+    const approval = view.approval_id ? await ctx.services.approvals.get(p, view.approval_id) : null;
+    if (approval?.status !== 'pending') return null;
+    return approvalElicitation(p.identityId, { call_id: view.call_id, approval_id: approval.id, approval_url: approval.approval_url, expires_at: approval.expires_at, action_description: view.action_description });
   }
 
   function requireTasks(r: StatelessRequest): string {

@@ -282,6 +282,13 @@ describe('MCP 2026-07-28 on /mcp', () => {
       const bad = await c.raw('tools/call', { ...createItem('elicited'), inputResponses, requestState: asked.requestState });
       expect([bad.status, bad.body.error.code], JSON.stringify(inputResponses)).toEqual([400, -32602]);
     }
+    // A retry that carries no answer to the elicitation is asked again at once (SEP-2322).
+    for (const missing of [{ requestState: asked.requestState }, { requestState: asked.requestState, inputResponses: {} }]) {
+      const before = Date.now();
+      const again = await c.request('tools/call', { ...createItem('elicited'), ...missing });
+      expect(Date.now() - before).toBeLessThan(5_000);
+      expect(again).toMatchObject({ resultType: 'input_required', inputRequests: { approval: { params: { url: request.params.url } } }, requestState: asked.requestState });
+    }
     // The person decides 6 s after being asked; the retry sent at once is held until then.
     const decided = new Promise<number>((resolve, reject) =>
       setTimeout(() => api()(t.ownerToken, 'POST', `/v1/approvals/${request.params.elicitationId}/resolve`, { decision: 'allow_once' }).then((r) => resolve(r.status), reject), 6_000),

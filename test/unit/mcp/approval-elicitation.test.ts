@@ -9,9 +9,10 @@ const AGENT = '22222222-2222-4222-8222-222222222222';
 const APPROVAL = '33333333-3333-4333-8333-333333333333';
 
 describe('the approval elicitation', () => {
-  it("reads the person's action; no answer (a state-only retry) waits like accept", () => {
-    expect(readElicitationAction(undefined)).toEqual({ action: 'accept' });
-    expect(readElicitationAction({})).toEqual({ action: 'accept' });
+  it("reads the person's action, or that the retry carries none (asked again)", () => {
+    expect(readElicitationAction(undefined)).toEqual({ action: 'missing' });
+    expect(readElicitationAction({})).toEqual({ action: 'missing' });
+    expect(readElicitationAction({ other: { action: 'accept' } })).toEqual({ action: 'missing' });
     for (const action of ['accept', 'decline', 'cancel'] as const) expect(readElicitationAction({ approval: { action } })).toEqual({ action });
     expect(readElicitationAction({ approval: { action: 'accept', content: {} }, other: 1 })).toEqual({ action: 'accept' });
   });
