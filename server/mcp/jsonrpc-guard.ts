@@ -12,8 +12,9 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ZodType } from 'zod';
+import { messageIdOf, readMessageShape, type MessageId } from './jsonrpc-shape.ts';
 
-type Id = string | number | null;
+type Id = MessageId;
 
 export interface JsonRpcError {
   jsonrpc: '2.0';
@@ -30,35 +31,19 @@ const REQUEST_SCHEMAS: ReadonlyMap<string, ZodType> = new Map<string, ZodType>([
   ['logging/setLevel', SetLevelRequestSchema],
 ]);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The id of a message, when it has a valid one (JSON-RPC: a string or a number). */
-function idOf(message: unknown): Id {
-  if (!isRecord(message)) return null;
-  const id = message.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
-}
-
 const failure = (id: Id, code: number, message: string, data?: unknown): JsonRpcError => ({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
 
 /** The problem with one message, or null when the SDK may take it. */
 function checkMessage(message: unknown): JsonRpcError | null {
-  const id = idOf(message);
-  if (!isRecord(message) || message.jsonrpc !== '2.0') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
-  if ('id' in message && id === null && message.id !== null) return failure(null, ErrorCode.InvalidRequest, 'Invalid Request: id must be a string or a number');
-  // MCP: a request's id MUST NOT be null (JSON-RPC allows it only for errors about unreadable ids).
-  if ('method' in message && 'id' in message && message.id === null) return failure(null, ErrorCode.InvalidRequest, 'Invalid Request: a request id must not be null');
-  const isResponse = 'result' in message || 'error' in message;
-  if (isResponse) return 'method' in message ? failure(id, ErrorCode.InvalidRequest, 'Invalid Request: a message is either a request or a response') : null;
-  if (typeof message.method !== 'string' || message.method === '') return failure(id, ErrorCode.InvalidRequest, 'Invalid Request: method must be a non-empty string');
-  if ('params' in message && !isRecord(message.params)) return failure(id, ErrorCode.InvalidParams, 'Invalid params: params must be an object');
-  if (!('id' in message)) return null; // a notification: nothing may be answered
-  const schema = REQUEST_SCHEMAS.get(message.method);
+  const shape = readMessageShape(message);
+  if (shape.kind === 'invalid') return failure(shape.id, shape.code, shape.message);
+  if (shape.kind !== 'request') return null; // a response or a notification: nothing may be answered
+  const schema = REQUEST_SCHEMAS.get(shape.method);
   if (!schema) return null; // the SDK answers -32601 Method not found, with the id
   const parsed = schema.safeParse(message);
   if (parsed.success) return null;
   const issues = parsed.error.issues.map((i) => ({ path: i.path.filter((p) => p !== 'params').join('.'), message: i.message }));
-  return failure(id, ErrorCode.InvalidParams, `Invalid params for ${message.method}: ${issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, { issues });
+  return failure(shape.id, ErrorCode.InvalidParams, `Invalid params for ${shape.method}: ${issues.map((i) => `${i.path || '(params)'}: ${i.message}`).join('; ')}`, { issues });
 }
 
 /** The MCP revisions that allowed JSON-RPC batches (removed in 2025-06-18). */
@@ -83,7 +68,7 @@ export function guardJsonRpc(body: unknown, protocolVersion: string | undefined)
   }
   if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
     const message = `Invalid Request: unsupported MCP-Protocol-Version ${JSON.stringify(protocolVersion)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
-    const errors = messages.map((m) => failure(idOf(m), ErrorCode.InvalidRequest, message));
+    const errors = messages.map((m) => failure(messageIdOf(m), ErrorCode.InvalidRequest, message));
     return { status: 400, body: Array.isArray(body) ? errors : errors[0]! };
   }
   const problems = messages.map(checkMessage);

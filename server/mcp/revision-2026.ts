@@ -5,6 +5,7 @@
 // methods are dispatched by stateless.ts.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { readMessageShape } from './jsonrpc-shape.ts';
 
 export const STATELESS_REVISION = '2026-07-28';
 /** Every revision /mcp speaks, newest first: this one here, the older ones through the SDK. */
@@ -105,19 +106,19 @@ export type Headers = (name: string) => string | undefined;
  * (-32600), `_meta` missing or malformed (-32602), the version header not matching `_meta`
  * (-32020), a version this server does not speak (-32022), `Mcp-Method` / `Mcp-Name` absent or
  * not matching the body (-32020). All are HTTP 400 and keep the request's id.
- * A notification (no id) yields `null`: nothing is answered.
+ * A notification (no id) or a response yields `null`: nothing is answered.
  */
 export function readStatelessRequest(body: unknown, header: Headers): StatelessRequest | RpcFailure | null {
   if (Array.isArray(body)) return rpcFailure(400, null, RPC.invalidRequest, `Invalid Request: JSON-RPC batches are not part of MCP ${STATELESS_REVISION}`);
-  if (!isRecord(body) || body.jsonrpc !== '2.0') return rpcFailure(400, null, RPC.invalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
-  const rawId = body.id;
-  const id = typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId)) ? rawId : null;
-  if ('id' in body && id === null) return rpcFailure(400, null, RPC.invalidRequest, 'Invalid Request: a request id must be a string or a number');
-  if (typeof body.method !== 'string' || body.method === '') return rpcFailure(400, id, RPC.invalidRequest, 'Invalid Request: method must be a non-empty string');
-  if ('params' in body && !isRecord(body.params)) return rpcFailure(400, id, RPC.invalidParams, 'Invalid params: params must be an object');
-  if (id === null) return null;
-  const method = body.method;
-  const params = (body.params ?? {}) as Record<string, unknown>;
+  // The message's shape is read as on the SDK's path (jsonrpc-shape.ts): the same code and id for
+  // the same malformed message whichever revision it claims.
+  const shape = readMessageShape(body);
+  if (shape.kind === 'invalid') return rpcFailure(400, shape.id, shape.code, shape.message);
+  // A notification or a response (there are no server requests in this revision to answer, but
+  // JSON-RPC never answers a response): nothing is answered, as on the SDK's path.
+  if (shape.kind !== 'request') return null;
+  const { id, method } = shape;
+  const params = ((body as Record<string, unknown>).params ?? {}) as Record<string, unknown>;
 
   const rawMeta = params._meta;
   if (!isRecord(rawMeta)) return rpcFailure(400, id, RPC.invalidParams, `Invalid params: _meta is required in MCP ${STATELESS_REVISION} (with ${META.protocolVersion} and ${META.clientCapabilities})`);

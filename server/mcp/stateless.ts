@@ -23,10 +23,9 @@ import {
   type RpcFailure,
   type StatelessRequest,
 } from './revision-2026.ts';
-import { cancelTask, createdTask, EXECUTING, readTask } from './tasks.ts';
-
-/** How long a retry after the approval elicitation waits for an approved call to finish executing. */
-const EXECUTION_PATIENCE_MS = 30_000;
+import { cancelTask, createdTask, readTask, type DetailedTask } from './tasks.ts';
+import { approvalElicitation, decodeState, ENDED_BECAUSE, pendingResult, readElicitationAction } from './approval-elicitation.ts';
+import { agentEventWaker, holdWhile } from './hold.ts';
 import { GATEWAY_TOOLS, invokeToolAs, SELF_APPROVE_OFF, TOOL_NAMES, toolError, type GatewayTool, type ToolContext } from './tools.ts';
 
 export const SERVER_INFO = { name: 'agent-action-gateway', title: 'Agent Action Gateway', version: pkg.version };
@@ -37,6 +36,16 @@ export interface StatelessDeps {
   guard: StreamGuard;
   keepAliveMs: number;
 }
+
+/**
+ * How long a retry after the approval elicitation is held while the person has not decided (or the
+ * approved call still executes): the official clients retry at once and give up after 10 rounds,
+ * so each round waits for the decision instead. Below the clients' own request timeouts (30 s and
+ * more).
+ */
+export const RETRY_HOLD_MS = 20_000;
+/** A held retry re-reads on every agent event, and at this pace besides (events are best effort). */
+const HOLD_POLL_MS = 1_000;
 
 type Result = Record<string, unknown>;
 
@@ -68,48 +77,12 @@ function listTools(selfApprove: boolean) {
 
 const CALL_TOOLS: ReadonlySet<string> = new Set([TOOL_NAMES.call, TOOL_NAMES.read]);
 
-// --- the self-approval elicitation's request state -------------------------------------------------
-
-/**
- * What the client echoes after the URL elicitation: the call it waits for and who asked. Not a
- * secret and not trusted: every use re-reads the call with the caller's own authority.
- */
-const requestStateSchema = z.strictObject({ call_id: z.uuid(), agent_id: z.uuid() });
-const encodeState = (s: z.infer<typeof requestStateSchema>) => Buffer.from(JSON.stringify(s)).toString('base64url');
-function decodeState(raw: unknown): z.infer<typeof requestStateSchema> | null {
-  if (typeof raw !== 'string' || raw.length > 400) return null;
-  try {
-    const parsed = requestStateSchema.safeParse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-function approvalElicitation(p: AgentPrincipal, pending: { call_id: string; approval_id: string; approval_url: string; expires_at: string; action_description: string }): Result {
-  return {
-    resultType: 'input_required',
-    inputRequests: {
-      approval: {
-        method: 'elicitation/create',
-        params: {
-          mode: 'url',
-          elicitationId: pending.approval_id,
-          url: pending.approval_url,
-          message: `Approve or deny "${pending.action_description}" (the approval expires at ${pending.expires_at}).`,
-        },
-      },
-    },
-    requestState: encodeState({ call_id: pending.call_id, agent_id: p.identityId }),
-  };
-}
-
 // --- the handler ------------------------------------------------------------------------------------
 
 export function createStatelessHandler(deps: StatelessDeps) {
   const withMeta = (result: Result): Result => ({ ...result, resultType: result.resultType ?? 'complete', _meta: { [META.serverInfo]: SERVER_INFO } });
 
-  async function toolsCall(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext): Promise<Result> {
+  async function toolsCall(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext, gone: AbortSignal): Promise<Result> {
     const { name, arguments: args, requestState, inputResponses } = r.params;
     if (typeof name !== 'string') throw invalidParams(r, 'name must be a string');
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw invalidParams(r, 'arguments must be an object');
@@ -122,7 +95,7 @@ export function createStatelessHandler(deps: StatelessDeps) {
     // The retry after the approval elicitation: the answer is whatever became of the call.
     if (requestState !== undefined || inputResponses !== undefined) {
       if (!CALL_TOOLS.has(tool.name)) throw invalidParams(r, `${tool.name} does not ask for input: requestState and inputResponses do not go with it`);
-      return resumeAfterElicitation(r, p, ctx);
+      return resumeAfterElicitation(r, p, ctx, gone);
     }
     return answerCall(r, tool, await invokeToolAs(tool, args ?? {}, p, ctx), p, ctx);
   }
@@ -132,34 +105,61 @@ export function createStatelessHandler(deps: StatelessDeps) {
     const sc = result.structuredContent as Record<string, unknown> | undefined;
     if (!CALL_TOOLS.has(tool.name) || result.isError || sc?.status !== 'pending_approval') return result as Result;
     const pending = sc as { call_id: string; approval_id: string; approval_url: string; expires_at: string; action_description: string; relationship: string };
+    // A task client polls the task (and the person decides on the page its status names), even when
+    // it could also open a URL: a task outlives any one request, a held retry does not.
+    if (declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...createdTask(pending) };
     // `relationship` is the caller's to the requester (always `self` here); who decides is the
     // approval's resolver: the caller's own person can be asked right here, in their editor.
-    if (r.capabilities.elicitation?.url && (await ctx.services.approvals.get(p, pending.approval_id)).resolver_id === p.userId) return approvalElicitation(p, pending);
-    if (declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...createdTask(pending) };
+    if (r.capabilities.elicitation?.url && (await ctx.services.approvals.get(p, pending.approval_id)).resolver_id === p.userId) return approvalElicitation(p.identityId, pending);
     return result as Result;
   }
 
-  async function resumeAfterElicitation(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext): Promise<Result> {
+  /**
+   * The retry after the approval elicitation. Accepted: held while the person has not decided or the
+   * approved call still executes, then answered with the call's result, or, still undecided, with
+   * what the client resumes from (its task, else the pending answer): never a second
+   * `input_required`, which the clients would retry at once until they give up. Declined or
+   * dismissed: the exchange ends with the pending answer (the approval stays open). No answer at
+   * all: asked again while the approval is pending.
+   */
+  async function resumeAfterElicitation(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext, gone: AbortSignal): Promise<Result> {
     const state = decodeState(r.params.requestState);
     if (!state || state.agent_id !== p.identityId) throw invalidParams(r, 'requestState is not one this server issued for you');
-    let task = await readTask(ctx.services, p, state.call_id);
+    const answer = readElicitationAction(r.params.inputResponses);
+    if ('error' in answer) throw invalidParams(r, answer.error);
+    const read = () => readTask(ctx.services, p, state.call_id);
+    let task: DetailedTask | null = await read();
     if (!task) throw invalidParams(r, 'requestState names no call of yours');
-    // Approved and executing: the answer is moments away, so it is awaited (bounded).
-    for (const deadline = Date.now() + EXECUTION_PATIENCE_MS; task?.statusMessage === EXECUTING && Date.now() < deadline; ) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      task = await readTask(ctx.services, p, state.call_id);
+    if (answer.action === 'missing' && task.status === 'working' && r.capabilities.elicitation?.url) {
+      const asked = await askAgain(p, ctx, state.call_id);
+      if (asked) return asked;
+    }
+    if ((answer.action === 'accept' || answer.action === 'missing') && task.status === 'working') {
+      const waker = await agentEventWaker(deps.events, p.identityId, gone, ctx.logger);
+      try {
+        task = await holdWhile(read, (t) => t.status === 'working', { deadline: Date.now() + RETRY_HOLD_MS, signal: gone, waker, pollMs: HOLD_POLL_MS });
+      } finally {
+        waker.close();
+      }
     }
     if (!task) throw invalidParams(r, 'requestState names no call of yours');
     if (task.status === 'completed' && task.result) return task.result as Result;
     if (task.status === 'cancelled') return toolError(new AppError('conflict', task.statusMessage ?? 'the call was cancelled', { call_id: state.call_id })) as Result;
-    // Still waiting for the person: ask again (the same page), or hand a task client its task.
+    const ended = answer.action === 'decline' || answer.action === 'cancel' ? answer.action : null;
+    if (!ended && declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...task, result: undefined };
     const view = await ctx.services.calls.get(p, state.call_id);
     const approval = view.approval_id ? await ctx.services.approvals.get(p, view.approval_id) : null;
-    if (approval && approval.status === 'pending' && r.capabilities.elicitation?.url) {
-      return approvalElicitation(p, { call_id: view.call_id, approval_id: approval.id, approval_url: approval.approval_url, expires_at: approval.expires_at, action_description: view.action_description });
-    }
-    if (declaresExtension(r.capabilities, TASKS_EXTENSION)) return { resultType: 'task', ...task, result: undefined };
+    if (approval?.status === 'pending') return pendingResult(view.call_id, view.action_description, approval, ENDED_BECAUSE[ended ?? 'undecided']) as Result;
+    // Allowed, and its execution outlasted the hold.
     return toolError(new AppError('conflict', `the call is not finished yet (${task.statusMessage ?? task.status}): resume it with gateway_call {approval_id}`, { call_id: view.call_id, approval_id: view.approval_id })) as Result;
+  }
+
+  /** The same elicitation again while the call's approval is still pending; null once it is not. */
+  async function askAgain(p: AgentPrincipal, ctx: ToolContext, callId: string): Promise<Result | null> {
+    const view = await ctx.services.calls.get(p, callId);
+    const approval = view.approval_id ? await ctx.services.approvals.get(p, view.approval_id) : null;
+    if (approval?.status !== 'pending') return null;
+    return approvalElicitation(p.identityId, { call_id: view.call_id, approval_id: approval.id, approval_url: approval.approval_url, expires_at: approval.expires_at, action_description: view.action_description });
   }
 
   function requireTasks(r: StatelessRequest): string {
@@ -171,7 +171,7 @@ export function createStatelessHandler(deps: StatelessDeps) {
     return taskId;
   }
 
-  async function dispatch(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext): Promise<Result> {
+  async function dispatch(r: StatelessRequest, p: AgentPrincipal, ctx: ToolContext, gone: AbortSignal): Promise<Result> {
     switch (r.method) {
       case 'server/discover':
         return {
@@ -185,7 +185,7 @@ export function createStatelessHandler(deps: StatelessDeps) {
         // Private and never fresh: the list depends on the caller's self-approval flag.
         return { tools: listTools(await ctx.services.oauth.selfApproveEnabled(p)), ttlMs: 0, cacheScope: 'private' };
       case 'tools/call':
-        return toolsCall(r, p, ctx);
+        return toolsCall(r, p, ctx, gone);
       case 'tasks/get': {
         const task = await readTask(ctx.services, p, requireTasks(r));
         if (!task) throw invalidParams(r, 'no such task');
@@ -254,7 +254,10 @@ export function createStatelessHandler(deps: StatelessDeps) {
     }
     try {
       if (r.method === 'subscriptions/listen') return await listen(r, p, res, token);
-      const result = await dispatch(r, p, ctx);
+      // A request held for a person's decision stops waiting when its client goes away.
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      const result = await dispatch(r, p, ctx, gone.signal);
       res.status(200).json({ jsonrpc: '2.0', id: r.id, result: withMeta(result) });
     } catch (err) {
       if (err instanceof RpcError) {

@@ -3,11 +3,13 @@
 // envelope and its errors, tools, a pending approval as a task that survives a gateway restart,
 // task cancellation through the approval's workflow, the self-approval URL elicitation, and the
 // subscriptions/listen stream.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -38,6 +40,23 @@ describe('MCP 2026-07-28 on /mcp', () => {
   const pollTask = (c: Client2026, taskId: string, done: (task: any) => boolean) =>
     until(() => c.request('tasks/get', { taskId }), done, 60_000);
 
+  /** The Python SDK answering every URL elicitation with `action`: its JSON lines as they come. */
+  const pythonElicitingSdk = (item: string, action: string) => {
+    const script = path.join(import.meta.dirname, '..', 'support', 'python', 'mcp_sdk_2026_elicit.py');
+    const child = spawn(PYTHON, [script, mcp, t.auto, 'widgets', item, action], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const steps: any[] = [];
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    createInterface({ input: child.stdout }).on('line', (line) => steps.push(JSON.parse(line)));
+    children.push(child);
+    return {
+      /** The first line of one of these steps. */
+      step: (...names: string[]): Promise<any> => until(async () => steps.find((s) => names.includes(s.step)), Boolean, 150_000),
+      stderr: () => stderr,
+    };
+  };
+  const children: ChildProcess[] = [];
+
   beforeAll(async () => {
     up = await startUpstream();
     const port = await freePort();
@@ -48,6 +67,7 @@ describe('MCP 2026-07-28 on /mcp', () => {
     t = await setUpTenant(base, env, env.DATABASE_URL!, up.url);
   }, 240_000);
   afterAll(async () => {
+    for (const child of children) child.kill();
     await killHard(proc);
     await up?.close();
   });
@@ -74,6 +94,26 @@ describe('MCP 2026-07-28 on /mcp', () => {
     });
     expect(noMeta.status).toBe(400);
     expect(await noMeta.json()).toMatchObject({ id: 'no-meta', error: { code: -32602 } });
+
+    // Malformed JSON-RPC: Invalid Request as on the 2025 path (a request with a result is not served).
+    const post2026 = async (body: unknown) => {
+      const res = await fetch(mcp, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.auto}`, 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/list' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: res.status === 202 ? null : ((await res.json()) as any) };
+    };
+    const meta = { 'io.modelcontextprotocol/protocolVersion': REVISION, 'io.modelcontextprotocol/clientCapabilities': {} };
+    for (const [body, id] of [
+      [{ jsonrpc: '2.0', id: 'both', method: 'tools/list', params: { _meta: meta }, result: {} }, 'both'],
+      [{ jsonrpc: '2.0', id: 'r-e', result: {}, error: { code: 1, message: 'x' } }, 'r-e'],
+      [{ id: 'no-jsonrpc', method: 'tools/list', params: { _meta: meta } }, 'no-jsonrpc'],
+      [{ jsonrpc: '2.0', id: [1], method: 'tools/list', params: { _meta: meta } }, null],
+    ] as const) {
+      expect(await post2026(body), JSON.stringify(body)).toEqual({ status: 400, body: { jsonrpc: '2.0', id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request/) } } });
+    }
+    expect((await post2026({ jsonrpc: '2.0', id: 'resp', result: {} })).status).toBe(202);
 
     const noCaps = await c.raw('tools/list', {}, { meta: { 'io.modelcontextprotocol/clientCapabilities': undefined } });
     expect(noCaps.status).toBe(400);
@@ -227,27 +267,79 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect((await tasksClient(t.auto).request('tasks/get', { taskId: raised.body.call_id })).status).toBe('cancelled');
   }, 120_000);
 
-  it('asks a client with URL elicitation to open the approval page when its own person decides', async () => {
+  it('holds the retry after the URL elicitation until its own person decides, then answers the result', async () => {
     const c = client2026(mcp, t.auto, { elicitation: { url: {} } });
     const asked = await c.request('tools/call', createItem('elicited'));
+    const askedAt = Date.now();
     expect(asked.resultType).toBe('input_required');
     const request = asked.inputRequests.approval;
     expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url' } });
     expect(request.params.url).toBe(`${base}/approvals/${request.params.elicitationId}`);
-    // Retried before the person decided: asked again.
-    const again = await c.request('tools/call', { ...createItem('elicited'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState });
-    expect(again.resultType).toBe('input_required');
-    // A state this server did not issue for this caller is refused.
+    // A state this server did not issue for this caller, or an answer that is no elicitation result, is refused.
     const forged = await c.raw('tools/call', { ...createItem('elicited'), inputResponses: {}, requestState: Buffer.from(JSON.stringify({ call_id: '00000000-0000-4000-8000-000000000000', agent_id: '00000000-0000-4000-8000-000000000000' })).toString('base64url') });
     expect([forged.status, forged.body.error.code]).toEqual([400, -32602]);
-    expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${request.params.elicitationId}/resolve`, { decision: 'allow_once' })).status).toBe(200);
-    const done = await until(
-      () => c.request('tools/call', { ...createItem('elicited'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState }),
-      (x) => x.resultType === 'complete',
-      60_000,
+    for (const inputResponses of [{ approval: { action: 'maybe' } }, { approval: 'accept' }, ['accept']]) {
+      const bad = await c.raw('tools/call', { ...createItem('elicited'), inputResponses, requestState: asked.requestState });
+      expect([bad.status, bad.body.error.code], JSON.stringify(inputResponses)).toEqual([400, -32602]);
+    }
+    // A retry that carries no answer to the elicitation is asked again at once (SEP-2322).
+    for (const missing of [{ requestState: asked.requestState }, { requestState: asked.requestState, inputResponses: {} }]) {
+      const before = Date.now();
+      const again = await c.request('tools/call', { ...createItem('elicited'), ...missing });
+      expect(Date.now() - before).toBeLessThan(5_000);
+      expect(again).toMatchObject({ resultType: 'input_required', inputRequests: { approval: { params: { url: request.params.url } } }, requestState: asked.requestState });
+    }
+    // The person decides 6 s after being asked; the retry sent at once is held until then.
+    const decided = new Promise<number>((resolve, reject) =>
+      setTimeout(() => api()(t.ownerToken, 'POST', `/v1/approvals/${request.params.elicitationId}/resolve`, { decision: 'allow_once' }).then((r) => resolve(r.status), reject), 6_000),
     );
-    expect(done.structuredContent).toMatchObject({ status: 'called' });
+    const done = await c.request('tools/call', { ...createItem('elicited'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState });
+    expect(await decided).toBe(200);
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(5_500);
+    expect(done.resultType).toBe('complete');
+    expect(done.structuredContent).toMatchObject({ status: 'called', call_id: expect.any(String) });
     expect(upstreamCreates('elicited')).toBe(1);
+  }, 120_000);
+
+  it('ends the elicitation with the pending answer when nobody decides in time, or at once when declined or dismissed', async () => {
+    const c = client2026(mcp, t.auto, { elicitation: { url: {} } });
+    // Declined, dismissed: answered at once with the pending call, which stays open.
+    for (const action of ['decline', 'cancel'] as const) {
+      const asked = await c.request('tools/call', createItem(`elicit-${action}`));
+      const started = Date.now();
+      const ended = await c.request('tools/call', { ...createItem(`elicit-${action}`), inputResponses: { approval: { action } }, requestState: asked.requestState });
+      expect(Date.now() - started, action).toBeLessThan(5_000);
+      expect(ended.resultType).toBe('complete');
+      expect(ended.isError).toBeUndefined();
+      expect(ended.structuredContent).toMatchObject({ status: 'pending_approval', approval_id: asked.inputRequests.approval.params.elicitationId, relationship: 'self' });
+      expect(ended.content[0].text).toMatch(action === 'decline' ? /declined/ : /dismissed/);
+      expect(ended.content[0].text).toContain(`gateway_call {"approval_id": "${ended.structuredContent.approval_id}"}`);
+      expect((await api()(t.auto, 'GET', `/v1/calls/${ended.structuredContent.call_id}`)).body.approval_status).toBe('pending');
+    }
+    // Accepted but nobody decides: held for the bounded time, then the pending answer (no second
+    // input_required); the same retry from a client that declared tasks too gets its task instead.
+    const asked = await c.request('tools/call', createItem('elicit-undecided'));
+    const retry = { ...createItem('elicit-undecided'), inputResponses: { approval: { action: 'accept' } }, requestState: asked.requestState };
+    const both = client2026(mcp, t.auto, { elicitation: { url: {} }, extensions: { [TASKS]: {} } });
+    const started = Date.now();
+    const [held, heldTask] = await Promise.all([c.request('tools/call', retry), both.request('tools/call', retry)]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
+    expect(held.resultType).toBe('complete');
+    expect(held.structuredContent).toMatchObject({ status: 'pending_approval', approval_id: asked.inputRequests.approval.params.elicitationId });
+    expect(held.content[0].text).toMatch(/Nobody has decided yet/);
+    expect(heldTask).toMatchObject({ resultType: 'task', taskId: held.structuredContent.call_id, status: 'working' });
+    expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${held.structuredContent.approval_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const done = await pollTask(both, heldTask.taskId, (x) => x.status !== 'working');
+    expect(done.result.structuredContent).toMatchObject({ status: 'called', call_id: heldTask.taskId });
+    expect(upstreamCreates('elicit-undecided')).toBe(1);
+  }, 180_000);
+
+  it('gives a client that declares both tasks and URL elicitation a task, not an elicitation', async () => {
+    const c = client2026(mcp, t.auto, { elicitation: { url: {} }, extensions: { [TASKS]: {} } });
+    const created = await c.request('tools/call', createItem('elicit-or-task'));
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(created.inputRequests).toBeUndefined();
+    expect((await c.request('tasks/cancel', { taskId: created.taskId })).resultType).toBe('complete');
   }, 120_000);
 
   it('streams the approval events and nothing unrequested on subscriptions/listen', async () => {
@@ -315,5 +407,72 @@ describe('MCP 2026-07-28 on /mcp', () => {
     expect(steps.call).toMatchObject({ is_error: false, structured: { status: 'pending_approval', relationship: 'self' } });
     const call = await api()(t.auto, 'GET', `/v1/calls/${steps.call.structured.call_id}`);
     expect(call.body.status).toBe('pending_approval');
+  }, 180_000);
+
+  it('ends a URL-elicited call of the official TypeScript SDK v2 with its result, or at once when declined or dismissed', async () => {
+    // The SDK's own multi round-trip driver answers the URL elicitation (with `action`) and retries.
+    const tsSdk = async (action: 'accept' | 'decline' | 'cancel') => {
+      // 'auto': probe server/discover and speak 2026-07-28 (the SDK's default is the initialize handshake).
+      const client = new Client({ name: 'gateway-test-ts-sdk-v2', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } });
+      const elicited: Array<{ mode?: string; url?: string }> = [];
+      client.setRequestHandler('elicitation/create', async (request) => {
+        elicited.push(request.params as (typeof elicited)[number]);
+        return { action };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: { authorization: `Bearer ${t.auto}` } } }));
+      return { client, elicited };
+    };
+
+    const accepting = await tsSdk('accept');
+    expect(accepting.client.getNegotiatedProtocolVersion()).toBe(REVISION);
+    const started = Date.now();
+    const calling = accepting.client.callTool({ name: 'gateway_call', arguments: { service: 'widgets', action: 'create_item', params: { name: 'ts-sdk-elicited' } } });
+    const [request] = await until(async () => accepting.elicited, (e) => e.length > 0, 60_000);
+    // The SDK's 2026-era URL elicitation carries no elicitationId: the approval is named by its URL.
+    expect(request).toMatchObject({ mode: 'url', url: expect.stringMatching(new RegExp(`^${base}/approvals/[0-9a-f-]{36}$`)) });
+    const approvalId = request!.url!.split('/').pop();
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${approvalId}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const result = await calling;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5_500);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ status: 'called' });
+    expect(accepting.elicited).toHaveLength(1);
+    expect(upstreamCreates('ts-sdk-elicited')).toBe(1);
+    await accepting.client.close();
+
+    for (const action of ['decline', 'cancel'] as const) {
+      const sdk = await tsSdk(action);
+      const before = Date.now();
+      const ended = await sdk.client.callTool({ name: 'gateway_call', arguments: { service: 'widgets', action: 'create_item', params: { name: `ts-sdk-${action}` } } });
+      expect(Date.now() - before, action).toBeLessThan(5_000);
+      expect(ended.structuredContent).toMatchObject({ status: 'pending_approval', relationship: 'self' });
+      expect((ended.content as Array<{ text: string }>)[0]!.text).toMatch(action === 'decline' ? /declined/ : /dismissed/);
+      expect(sdk.elicited).toHaveLength(1);
+      await sdk.client.close();
+    }
+  }, 180_000);
+
+  it.skipIf(!existsSync(PYTHON))('ends a URL-elicited call of the official Python SDK with its result when the person decides seconds later', async () => {
+    const sdk = pythonElicitingSdk('python-elicited', 'accept');
+    const elicited = await sdk.step('elicited');
+    expect(elicited).toMatchObject({ mode: 'url', url: `${base}/approvals/${elicited.elicitation_id}` });
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect((await api()(t.ownerToken, 'POST', `/v1/approvals/${elicited.elicitation_id}/resolve`, { decision: 'allow_once' })).status).toBe(200);
+    const result = await sdk.step('result', 'failed');
+    expect(result, sdk.stderr()).toMatchObject({ step: 'result', is_error: false, structured: { status: 'called' }, elicitations: 1 });
+    expect(result.seconds).toBeGreaterThanOrEqual(5.5);
+    expect(upstreamCreates('python-elicited')).toBe(1);
+  }, 180_000);
+
+  it.skipIf(!existsSync(PYTHON))('ends the exchange of the official Python SDK at once when its person declines or dismisses the page', async () => {
+    for (const action of ['decline', 'cancel']) {
+      const sdk = pythonElicitingSdk(`python-${action}`, action);
+      const result = await sdk.step('result', 'failed');
+      expect(result, sdk.stderr()).toMatchObject({ step: 'result', is_error: false, structured: { status: 'pending_approval', relationship: 'self' }, elicitations: 1 });
+      expect(result.seconds, action).toBeLessThan(10);
+      expect(result.texts[0]).toMatch(action === 'decline' ? /declined/ : /dismissed/);
+      expect((await api()(t.auto, 'GET', `/v1/calls/${result.structured.call_id}`)).body.approval_status).toBe('pending');
+    }
   }, 180_000);
 });

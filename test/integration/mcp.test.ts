@@ -155,6 +155,9 @@ describe('the MCP endpoint', () => {
       expect((await answer(h, { jsonrpc: '1.0', id: 47, method: 'tools/list' })).body).toMatchObject({ id: 47, error: { code: -32600 } });
       expect((await answer(h, { jsonrpc: '2.0', id: 48 })).body).toMatchObject({ id: 48, error: { code: -32600 } });
       expect((await answer(h, { jsonrpc: '2.0', id: { x: 1 }, method: 'tools/list' })).body).toMatchObject({ id: null, error: { code: -32600 } });
+      // A request with a result, a response with a result and an error: Invalid Request (as on 2026-07-28).
+      expect((await answer(h, { jsonrpc: '2.0', id: 51, method: 'tools/list', result: {} })).body).toMatchObject({ id: 51, error: { code: -32600 } });
+      expect((await answer(h, { jsonrpc: '2.0', id: 52, result: {}, error: { code: 1, message: 'x' } })).body).toMatchObject({ id: 52, error: { code: -32600 } });
       // Unknown methods were already right: -32601 with the id.
       expect((await answer(h, { jsonrpc: '2.0', id: 49, method: 'nope/nope' })).body).toMatchObject({ id: 49, error: { code: -32601 } });
       // A supported version header and good params still work.
