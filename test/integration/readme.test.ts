@@ -1,11 +1,12 @@
-// Every shell block of README.md (```sh, ```bash, ```shell) runs, in document order, against a
-// real gateway started here, as a reader would paste them: one bash each, under `set -euo
-// pipefail`, with the variables earlier blocks set (so an undefined one such as `$GATEWAY` fails),
-// curl failing on an HTTP error status (`--fail-with-body`) and no error envelope in the output.
-// A block that cannot run here carries `<!-- not-tested: why -->` just before its fence; any other
-// block, old or new, is run.
+// Every shell block of README.md (```sh, ```bash, ```shell), and then of each guide in docs/ (in
+// name order; docs/decisions.md is a record, not a guide), runs in document order against a real
+// gateway started here, as a reader would paste them: one bash each, under `set -euo pipefail`,
+// with the variables earlier blocks set (so a guide that continues the README's walk has its `$GW`
+// and `$AGENT_KEY`, and an undefined one such as `$GATEWAY` fails), curl failing on an HTTP error
+// status (`--fail-with-body`) and no error envelope in the output. A block that cannot run here
+// carries `<!-- not-tested: why -->` just before its fence; any other block, old or new, is run.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,8 +17,9 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { shellBlocks } from '../support/readme-blocks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const README = path.join(ROOT, 'README.md');
-const blocks = shellBlocks(await readFile(README, 'utf8'));
+/** The README first (its walk sets up what the guides continue), then every guide. */
+const DOCUMENTS = ['README.md', ...(await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md') && f !== 'decisions.md').sort().map((f) => `docs/${f}`)];
+const blocks = (await Promise.all(DOCUMENTS.map(async (doc) => shellBlocks(await readFile(path.join(ROOT, doc), 'utf8')).map((b) => ({ ...b, where: `${doc}:${b.line}` }))))).flat();
 
 /** The person the README's walk signs in as: the gateway's default admin, with the password it starts with. */
 const PERSON = { email: 'admin@localhost', password: 'choose a long password' };
@@ -33,7 +35,7 @@ const portFree = (port: number) =>
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
-describe('README.md shell blocks', () => {
+describe('README.md and docs/ guides: shell blocks', () => {
   let gw: TestGateway;
   let slack: FakeSlack;
   let dir: string;
@@ -81,11 +83,11 @@ describe('README.md shell blocks', () => {
   });
 
   /** One block in bash; the variables it exports are the next block's (state.sh). */
-  async function run(code: string, line: number): Promise<{ code: number | null; output: string }> {
+  async function run(code: string, index: number): Promise<{ code: number | null; output: string }> {
     const state = path.join(dir, 'state.sh');
     const script = `set -a\nsource ${quote(state)}\nset -euo pipefail\n${code}\nexport -p > ${quote(state)}\n`;
     // Output to a file, not a pipe: a process the block leaves running would hold a pipe open.
-    const outFile = path.join(dir, `block-${line}.out`);
+    const outFile = path.join(dir, `block-${index}.out`);
     const out = await open(outFile, 'w');
     try {
       const child = spawn('bash', ['-c', script], { cwd: ROOT, env, detached: true, stdio: ['ignore', out.fd, out.fd] });
@@ -97,16 +99,21 @@ describe('README.md shell blocks', () => {
     }
   }
 
-  it('finds blocks to run, and every block it does not run says why', () => {
-    expect(blocks.filter((b) => !b.notTested).length).toBeGreaterThan(0);
-    for (const b of blocks.filter((x) => x.notTested)) expect(b.notTested, `README.md:${b.line}`).toMatch(/\w{3,}/);
+  it('finds blocks to run in the README and in the guides, and every block it does not run says why', () => {
+    expect(DOCUMENTS).toContain('docs/edit-before-approve.md');
+    const runnable = blocks.filter((b) => !b.notTested);
+    expect(runnable.filter((b) => b.where.startsWith('README.md:')).length).toBeGreaterThan(0);
+    expect(runnable.filter((b) => b.where.startsWith('docs/')).length).toBeGreaterThan(0);
+    for (const b of blocks.filter((x) => x.notTested)) expect(b.notTested, b.where).toMatch(/\w{3,}/);
   });
 
-  for (const block of blocks.filter((b) => !b.notTested)) {
-    it(`README.md:${block.line} runs as written`, { timeout: 180_000 }, async () => {
-      const r = await run(block.code, block.line);
-      expect(r.code, `README.md:${block.line} exited ${r.code}:\n${r.output}`).toBe(0);
-      expect(r.output, `README.md:${block.line} printed an error envelope`).not.toMatch(/"error"\s*:\s*\{/);
+  blocks
+    .filter((b) => !b.notTested)
+    .forEach((block, i) => {
+      it(`${block.where} runs as written`, { timeout: 180_000 }, async () => {
+        const r = await run(block.code, i);
+        expect(r.code, `${block.where} exited ${r.code}:\n${r.output}`).toBe(0);
+        expect(r.output, `${block.where} printed an error envelope`).not.toMatch(/"error"\s*:\s*\{/);
+      });
     });
-  }
 });
