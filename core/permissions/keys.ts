@@ -167,10 +167,6 @@ export function parsePermissionKey(key: string): ParsedPermissionKey | null {
   };
 }
 
-export function isHttpKey(parsed: ParsedPermissionKey): boolean {
-  return parsed.service === HTTP_SERVICE;
-}
-
 /** Splits the third segment of an `http` key into host and path (path without leading `/`). */
 export function splitHostPath(hostPath: string): { host: string; path: string } | null {
   const slash = hostPath.indexOf('/');

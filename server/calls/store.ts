@@ -402,27 +402,6 @@ export const getExecution = (db: Db, id: string) => db.maybeOne(sql.type(executi
 export const getExecutionByApproval = (db: Db, approvalId: string) =>
   db.maybeOne(sql.type(executionRow)`SELECT * FROM executions WHERE approval_id = ${approvalId}`);
 
-export interface ApprovalFilter {
-  orgId: string;
-  status?: string | undefined;
-  /** Approvals raised by these identities (the viewer's subtree). */
-  requesterIds?: readonly string[] | undefined;
-  resolverId?: string | undefined;
-  beforeCreatedAt?: { at: Date; id: string } | undefined;
-  limit: number;
-}
-
-export const listApprovals = (db: Db, f: ApprovalFilter) =>
-  db.any(sql.type(approvalRow)`
-    SELECT * FROM approvals
-    WHERE org_id = ${f.orgId}
-      ${f.status ? sql.fragment`AND status = ${f.status}` : sql.fragment``}
-      ${f.requesterIds ? sql.fragment`AND requester_id = ANY(${sql.array(f.requesterIds, 'uuid')})` : sql.fragment``}
-      ${f.resolverId ? sql.fragment`AND resolver_id = ${f.resolverId}` : sql.fragment``}
-      ${f.beforeCreatedAt ? sql.fragment`AND (created_at, id) < (${sql.timestamp(f.beforeCreatedAt.at)}, ${f.beforeCreatedAt.id})` : sql.fragment``}
-    ORDER BY created_at DESC, id DESC
-    LIMIT ${f.limit}`);
-
 /**
  * Closes an approval whose workflow is gone, so the read model never shows it open: a pending one
  * is cancelled; an allowed one's open execution fails with `workflow_gone`. True when this call closed it.

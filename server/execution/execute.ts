@@ -232,10 +232,6 @@ export interface PlannedUpstream {
   send(idempotencyKey: string | null, onRequestSent?: () => void): Promise<ExecuteOutput>;
 }
 
-export async function executeUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<ExecuteOutput> {
-  return (await planUpstream(deps, input)).send(null);
-}
-
 export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Promise<PlannedUpstream> {
   const { instance, request } = input;
   const service = instance.service;

@@ -37,10 +37,6 @@ export const listChannels = (db: Db, orgId: string) =>
   db.any(sql.type(channelRow)`
     SELECT ${CHANNEL_COLUMNS} FROM notification_channels WHERE org_id = ${orgId} AND deleted_at IS NULL ORDER BY created_at, id`);
 
-export const getChannel = (db: Db, orgId: string, id: string) =>
-  db.maybeOne(sql.type(channelRow)`
-    SELECT ${CHANNEL_COLUMNS} FROM notification_channels WHERE id = ${id} AND org_id = ${orgId} AND deleted_at IS NULL`);
-
 /** Whether the org announces approvals anywhere (no channel: no notice workflow is started). */
 export const orgHasChannels = (db: Db, orgId: string) =>
   db.exists(sql.unsafe`SELECT 1 FROM notification_channels WHERE org_id = ${orgId} AND deleted_at IS NULL`);

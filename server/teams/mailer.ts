@@ -18,9 +18,3 @@ export interface InvitationMailer {
   send(orgId: string, mail: InvitationEmail): Promise<void>;
 }
 
-export const notConfiguredMailer: InvitationMailer = {
-  configured: async () => false,
-  async send() {
-    throw new Error('email delivery is not configured');
-  },
-};
