@@ -2,13 +2,17 @@
 // filter the audit page offers, alone and in its combinations, with values that match nothing or a
 // few rows, is read through an index: the plan of the very statement the reader sends
 // (auditRowsQuery) has no sequential scan of audit_log and reads few rows of it, not the org's.
+// The approvals page's reads (approvalViewsQuery) the same, over 100,000 approvals of one org.
 // Not a timing test: EXPLAIN ANALYZE counts the rows each scan took from the table.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { approvalViews, approvalViewsQuery } from '../../server/approvals/store.ts';
 import { auditRowsQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
+import { approvalVolumeCases, approvalVolumePeople, QUIET_EVERY, seedApprovalVolume } from '../support/approvals-volume.ts';
 import { RARE_EVERY, seedAuditVolume, volumeCases } from '../support/audit-volume.ts';
 import { explainAnalyze, scansOf } from '../support/explain.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -20,6 +24,17 @@ const MAX_ROWS_READ = 500;
 
 const org = randomUUID();
 const cases = volumeCases(org, new Date());
+
+/** Asserts that every scan of `table` in `plan` goes through an index and reads few rows. */
+function expectIndexedAndNarrow(plan: Parameters<typeof scansOf>[0], table: string): void {
+  const scans = scansOf(plan, table);
+  expect(scans.length).toBeGreaterThan(0);
+  for (const scan of scans) {
+    expect(scan.nodeType, JSON.stringify(scans)).not.toBe('Seq Scan');
+    expect(scan.indexes.length, JSON.stringify(scans)).toBeGreaterThan(0);
+    expect(scan.rowsRead, JSON.stringify(scans)).toBeLessThanOrEqual(MAX_ROWS_READ);
+  }
+}
 
 describe('audit filters read through indexes at scale', () => {
   let pool: DatabasePool;
@@ -44,13 +59,7 @@ describe('audit filters read through indexes at scale', () => {
     it(`${c.name} (${c.query}): an index scan that reads few rows`, async () => {
       for (const below of [null, halfway]) {
         const plan = await explainAnalyze(pool, auditRowsQuery({ ...c.filter, orgId: org, visibleTo: c.visibleTo }, { below, limit: 51 }));
-        const scans = scansOf(plan, 'audit_log');
-        expect(scans.length).toBeGreaterThan(0);
-        for (const scan of scans) {
-          expect(scan.nodeType, JSON.stringify(scans)).not.toBe('Seq Scan');
-          expect(scan.indexes.length, JSON.stringify(scans)).toBeGreaterThan(0);
-          expect(scan.rowsRead, JSON.stringify(scans)).toBeLessThanOrEqual(MAX_ROWS_READ);
-        }
+        expectIndexedAndNarrow(plan, 'audit_log');
       }
     });
   }
@@ -67,5 +76,53 @@ describe('audit filters read through indexes at scale', () => {
     expect(await count(sql.fragment`decision = 'denied'`)).toBeGreaterThan(1_000);
     expect(await count(sql.fragment`event = 'call.called' AND decision = 'denied'`)).toBe(0);
     expect(await count(sql.fragment`action = 'rotate_keys'`)).toBe(ORG_ROWS / RARE_EVERY);
+  });
+});
+
+describe('the approvals page reads through indexes at scale', () => {
+  const APPROVALS = 100_000;
+  const approvalsOrg = randomUUID();
+  const people = approvalVolumePeople(approvalsOrg);
+  let pool: DatabasePool;
+  /** A keyset position halfway down the org's approvals (the next page of a long history). */
+  let halfway: { at: Date; id: string };
+
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    await migrate(url);
+    pool = await createDatabasePool(url);
+    await seedApprovalVolume(pool, approvalsOrg, APPROVALS);
+    await seedApprovalVolume(pool, randomUUID(), APPROVALS / 5);
+    await pool.query(sql.unsafe`ANALYZE`);
+    const mid = await pool.one(sql.type(z.object({ created_at: z.date(), id: z.string() }))`
+      SELECT created_at, id FROM approvals WHERE org_id = ${approvalsOrg} ORDER BY created_at DESC, id DESC OFFSET ${APPROVALS / 2} LIMIT 1`);
+    halfway = { at: mid.created_at, id: mid.id };
+  }, 300_000);
+  afterAll(async () => {
+    await pool?.end();
+  });
+
+  for (const c of approvalVolumeCases(people)) {
+    it(`${c.name}: an index scan that reads few rows`, async () => {
+      for (const before of [undefined, halfway]) {
+        const plan = await explainAnalyze(pool, approvalViewsQuery({ ...c.query, orgId: approvalsOrg, before }));
+        expectIndexedAndNarrow(plan, 'approvals');
+      }
+    });
+  }
+
+  it('the narrowed reads return what the scope holds: the quiet member\'s approvals, newest first, paged', async () => {
+    const expected = (await pool.anyFirst(sql.unsafe`
+      SELECT a.id FROM approvals a JOIN identities i ON i.id = a.requester_id
+      WHERE a.org_id = ${approvalsOrg} AND i.user_id = ${people.quietMemberId} ORDER BY a.created_at DESC, a.id DESC`)).map(String);
+    expect(expected).toHaveLength(APPROVALS / QUIET_EVERY);
+    for (const scope of ['visible', 'mine'] as const) {
+      const all = await approvalViews(pool, { orgId: approvalsOrg, viewerId: people.quietMemberId, admin: false, scope, limit: 101 });
+      expect(all.map((r) => r.id)).toEqual(expected);
+      const first = await approvalViews(pool, { orgId: approvalsOrg, viewerId: people.quietMemberId, admin: false, scope, limit: 2 });
+      const last = first.at(-1)!;
+      const next = await approvalViews(pool, { orgId: approvalsOrg, viewerId: people.quietMemberId, admin: false, scope, limit: 2, before: { at: last.created_at, id: last.id } });
+      expect([...first, ...next].map((r) => r.id)).toEqual(expected.slice(0, 4));
+    }
   });
 });
