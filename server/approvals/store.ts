@@ -107,7 +107,7 @@ function candidates(q: ApprovalQuery, viewer: SqlFragment, delegated: boolean) {
 /**
  * The statement behind `approvalViews`: the org's approvals in `q`'s scope, newest first
  * (created_at, id), a keyset page. The approvals indexes serve it
- * (migrations/0019_approval_history_indexes.sql); the index test explains this very statement.
+ * (migrations/0025_approval_history_indexes.sql); the index test explains this very statement.
  */
 export function approvalViewsQuery(q: ApprovalQuery) {
   const viewer = sql.fragment`${q.viewerId}::uuid`;

@@ -95,7 +95,7 @@ export interface AuditPageBounds {
 /**
  * The statement that reads one page of rows matching `f`, newest first. Its shape (equality
  * filters, the time range, ORDER BY id DESC LIMIT) is what the audit indexes are made for
- * (migrations/0018_audit_filter_indexes.sql); the index test explains this very statement.
+ * (migrations/0024_audit_filter_indexes.sql); the index test explains this very statement.
  */
 export function auditRowsQuery(f: AuditFilter, page: AuditPageBounds) {
   const filters = conditions(f);
