@@ -4,19 +4,21 @@
 // audit page with values that match nothing or little — the reader's own statement
 // (auditRowsQuery), one page of 50 — twice: with the migrations before the audit indexes, and
 // after migrations/0024_audit_filter_indexes.sql. Prints p50/p95 of each and the ratio; the goal is
-// under 20 ms for every case after. Also times appending 50,000 rows, what the indexes cost writes.
+// under 20 ms for every case after. Also times appends (50,000 rows in one statement, and single
+// rows as the gateway writes them): what the indexes cost writes.
 import { randomUUID } from 'node:crypto';
 import { chmod, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'slonik';
-import { auditRowsQuery } from '../server/audit/store.ts';
+import type { AuditEntry } from '../server/audit/entry.ts';
+import { appendAudit, auditRowsQuery } from '../server/audit/store.ts';
 import { migrate, MIGRATIONS_DIR, readMigrations } from '../server/db/migrate.ts';
 import { createDatabasePool, type DatabasePool } from '../server/db/pool.ts';
 import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
 import { createLogger } from '../server/logger.ts';
-import { seedAuditVolume, volumeCases, type VolumeCase } from '../test/support/audit-volume.ts';
+import { seedAuditVolume, volumeCases, volumeIds, type VolumeCase } from '../test/support/audit-volume.ts';
 import { latency, round, type Latency } from './support/figures.ts';
 import { timed } from './support/load.ts';
 
@@ -27,6 +29,8 @@ const GOAL_MS = 20;
 const CASE_BUDGET_MS = 4_000;
 const MIN_RUNS = 5;
 const APPEND_ROWS = 50_000;
+/** Single-row appends as the gateway writes them (appendAudit), one statement each. */
+const SINGLE_APPENDS = 500;
 
 const { values: opts } = parseArgs({
   options: { rows: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '20' } },
@@ -41,6 +45,8 @@ if (!Number.isInteger(rows) || rows < 25_000 || !Number.isInteger(runs) || runs 
 interface Phase {
   byCase: Map<string, Latency>;
   appendMs: number;
+  /** One appendAudit each: what a call pays for the indexes. */
+  singleAppend: Latency;
 }
 
 /** One page of each case, `runs` times (fewer for a slow case), after one untimed warm-up run. */
@@ -64,7 +70,13 @@ async function measure(pool: DatabasePool, orgId: string, cases: readonly Volume
   const byCase = await timeCases(pool, orgId, cases);
   // Another org's rows: the searched org's stay as they were for the next phase.
   const appendMs = await timed(() => seedAuditVolume(pool, randomUUID(), APPEND_ROWS));
-  return { byCase, appendMs };
+  const ids = volumeIds(orgId);
+  const single: number[] = [];
+  for (let i = 0; i < SINGLE_APPENDS; i++) {
+    const entry: AuditEntry = { orgId, event: 'call.called', userId: ids.user(i % 40), identityChain: [ids.user(i % 40), ids.agent(i % 400)], service: 'slack', action: 'list', decision: 'covered' };
+    single.push(await timed(() => appendAudit(pool, entry)));
+  }
+  return { byCase, appendMs, singleAppend: latency(single) };
 }
 
 /** A folder with the migrations that come before `name`: the schema as it was without it. */
@@ -97,6 +109,7 @@ function report(cases: readonly VolumeCase[], before: Phase, after: Phase, index
     `appending ${APPEND_ROWS.toLocaleString('en')} rows in one statement: ${round(before.appendMs / 1000, 2)} s before, ` +
       `${round(after.appendMs / 1000, 2)} s after (${round(after.appendMs / before.appendMs, 2)}×)`,
   );
+  console.log(`one appendAudit (ms p50 / p95 of ${SINGLE_APPENDS}): ${fmt(before.singleAppend)} before, ${fmt(after.singleAppend)} after`);
 }
 
 async function main(): Promise<void> {
