@@ -2,7 +2,7 @@
 // execution, the gated call, the requester and the viewer's relationship to it. Who may see or
 // decide it is decided in SQL here exactly as core/permissions/authority.ts states it: the viewer's
 // subtree comes from the identities' parent links, an admin sees the whole org.
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken, type IdentifierSqlToken } from 'slonik';
 import { z } from 'zod';
 // The approval and execution rows are written by the call's statements (calls/store.ts): one schema for both.
 import { approvalRow, executionRow } from '../calls/rows.ts';
@@ -79,7 +79,37 @@ const viewColumns = (viewer: SqlFragment) => sql.fragment`
     'user', (SELECT jsonb_build_object('id', u.id, 'name', u.name, 'role', u.role, 'approver_id', u.approver_id) FROM identities u WHERE u.id = a.user_id),
     'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from)) AS people`;
 
-export function approvalViews(db: Db, q: ApprovalQuery) {
+/** The page's own conditions on approvals row `t`: the status asked for and the keyset position. */
+function pageConditions(q: ApprovalQuery, t: IdentifierSqlToken) {
+  return sql.fragment`
+    ${q.status && q.scope !== 'actionable' ? sql.fragment`AND ${t}.status = ${q.status}` : sql.fragment``}
+    ${q.before ? sql.fragment`AND (${t}.created_at, ${t}.id) < (${sql.timestamp(q.before.at)}, ${q.before.id})` : sql.fragment``}`;
+}
+
+/**
+ * A superset of the page for a scope bounded by requesters (and, with `delegated`, by what was
+ * routed to the viewer): each identity of the viewer's subtree's newest `limit` approvals after
+ * the page's conditions, one short range of approvals_requester_time each, plus the newest
+ * `limit` delegated ones (approvals_resolver_time). The page's rows are among them, since a row
+ * in the newest `limit` of the scope is in the newest `limit` of its own requester. Without it the
+ * planner cannot know the subtree is small and walks the org's approvals newest-first, filtering.
+ */
+function candidates(q: ApprovalQuery, viewer: SqlFragment, delegated: boolean) {
+  const c = sql.identifier(['c']);
+  const newest = sql.fragment`${pageConditions(q, c)} ORDER BY c.created_at DESC, c.id DESC LIMIT ${q.limit}`;
+  return sql.fragment`
+    candidates AS (
+      SELECT x.id FROM subtree s
+        CROSS JOIN LATERAL (SELECT c.id FROM approvals c WHERE c.requester_id = s.id AND c.org_id = ${q.orgId} ${newest}) x
+      ${delegated ? sql.fragment`UNION ALL (SELECT c.id FROM approvals c WHERE c.resolver_id = ${viewer} AND c.routed_to = 'approver' AND c.org_id = ${q.orgId} ${newest})` : sql.fragment``})`;
+}
+
+/**
+ * The statement behind `approvalViews`: the org's approvals in `q`'s scope, newest first
+ * (created_at, id), a keyset page. The approvals indexes serve it
+ * (migrations/0025_approval_history_indexes.sql); the index test explains this very statement.
+ */
+export function approvalViewsQuery(q: ApprovalQuery) {
   const viewer = sql.fragment`${q.viewerId}::uuid`;
   const inSubtree = sql.fragment`a.requester_id IN (SELECT id FROM subtree)`;
   // Routed past the requester's user to the viewer, as that user's approver.
@@ -92,16 +122,23 @@ export function approvalViews(db: Db, q: ApprovalQuery) {
       : sql.fragment`a.resolver_id = ${viewer}`,
     actionable: sql.fragment`a.status IN ('pending', 'bubbled') AND a.requester_id <> ${viewer} AND ${q.admin ? sql.fragment`TRUE` : sql.fragment`(${belowViewer} OR ${delegated})`}`,
   }[q.scope];
-  return db.any(sql.type(approvalViewRow)`
-    WITH RECURSIVE ${subtreeOf(viewer)}
+  // The scopes that are a few requesters' approvals read them through `candidates` (one approval
+  // by id and the admin's whole org need not).
+  const narrowed = !q.id && (q.scope === 'mine' || (q.scope === 'visible' && !q.admin));
+  return sql.type(approvalViewRow)`
+    WITH RECURSIVE ${subtreeOf(viewer)}${narrowed ? sql.fragment`, ${candidates(q, viewer, q.scope === 'visible')}` : sql.fragment``}
     SELECT ${viewColumns(viewer)}
     FROM approvals a
     WHERE a.org_id = ${q.orgId}
       AND ${q.id ? sql.fragment`a.id = ${q.id}` : scope}
-      ${q.status && q.scope !== 'actionable' ? sql.fragment`AND a.status = ${q.status}` : sql.fragment``}
-      ${q.before ? sql.fragment`AND (a.created_at, a.id) < (${sql.timestamp(q.before.at)}, ${q.before.id})` : sql.fragment``}
+      ${narrowed ? sql.fragment`AND a.id IN (SELECT id FROM candidates)` : sql.fragment``}
+      ${pageConditions(q, sql.identifier(['a']))}
     ORDER BY a.created_at DESC, a.id DESC
-    LIMIT ${q.limit}`);
+    LIMIT ${q.limit}`;
+}
+
+export function approvalViews(db: Db, q: ApprovalQuery) {
+  return db.any(approvalViewsQuery(q));
 }
 
 /**

@@ -86,13 +86,28 @@ function conditions(f: AuditFilter) {
   return filters;
 }
 
-/** The rows matching `f`, newest first: at most `limit`, with ids below `below` when given (keyset pages). */
-export function readAuditRows(db: CommonQueryMethods, f: AuditFilter, page: { below: number | null; limit: number }): Promise<readonly AuditReadRow[]> {
+export interface AuditPageBounds {
+  /** Only ids below this one (the keyset cursor), or null for the newest. */
+  below: number | null;
+  limit: number;
+}
+
+/**
+ * The statement that reads one page of rows matching `f`, newest first. Its shape (equality
+ * filters, the time range, ORDER BY id DESC LIMIT) is what the audit indexes are made for
+ * (migrations/0024_audit_filter_indexes.sql); the index test explains this very statement.
+ */
+export function auditRowsQuery(f: AuditFilter, page: AuditPageBounds) {
   const filters = conditions(f);
   if (page.below !== null) filters.push(sql.fragment`id < ${page.below}`);
-  return db.any(sql.type(auditReadRow)`
+  return sql.type(auditReadRow)`
     ${SELECT_READ_ROW} WHERE ${sql.join(filters, sql.fragment` AND `)}
-    ORDER BY id DESC LIMIT ${page.limit}`);
+    ORDER BY id DESC LIMIT ${page.limit}`;
+}
+
+/** The rows matching `f`, newest first: at most `limit`, with ids below `below` when given (keyset pages). */
+export function readAuditRows(db: CommonQueryMethods, f: AuditFilter, page: AuditPageBounds): Promise<readonly AuditReadRow[]> {
+  return db.any(auditRowsQuery(f, page));
 }
 
 export interface RecentCallsQuery {
