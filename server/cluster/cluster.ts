@@ -14,6 +14,7 @@ import type { Logger } from '../logger.ts';
 import { acquireDataDirLock, ensureDataDir } from '../embedded/data-dir.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-postgres.ts';
 import { freePort } from '../embedded/processes.ts';
+import { startReadOnlyUi } from '../embedded/read-only-ui.ts';
 import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
 import { keepRunning, type KeptRunning, type StartStep } from './kept-running.ts';
@@ -245,8 +246,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     let uiUrl: string | undefined;
     const uiPath = await uiBinary;
     if (uiPath) {
-      const ui = await kept('temporal-ui', () => startTemporalUi({ dir: opts.dir, ui: uiPath, port: ports.ui, temporalAddress, namespace, logger }));
+      // The UI server on an internal port, read-only itself and behind the read-only proxy on the
+      // UI port (server/embedded/read-only-ui.ts), as the embedded dev server's UI is.
+      const innerUiPort = await freePort();
+      const ui = await kept('temporal-ui', () => startTemporalUi({ dir: opts.dir, ui: uiPath, port: innerUiPort, publicPort: ports.ui, temporalAddress, namespace, logger }));
       stops.push({ name: 'Temporal UI', run: ui.stop });
+      const readOnly = await startReadOnlyUi({ port: ports.ui, upstreamPort: innerUiPort });
+      stops.push({ name: 'Temporal UI proxy', run: readOnly.close });
       uiUrl = `http://localhost:${ports.ui}`;
     }
 

@@ -7,3 +7,8 @@ export class StartupError extends Error {
     this.name = 'StartupError';
   }
 }
+
+/** The one line for a port some other process holds, naming the variable that chooses it. */
+export function portInUseError(variable: string, port: number): StartupError {
+  return new StartupError(`${variable} ${port} is in use by another process: set ${variable} to a free port`);
+}
