@@ -154,6 +154,8 @@ export async function startChild(opts: {
   logger: Logger;
 }): Promise<Supervised> {
   const signal = opts.stopSignal ?? 'SIGTERM';
+  // What its command line holds: its arguments name its script or its config folder.
+  const marker = opts.args.length ? opts.args.join(' ') : path.basename(opts.command);
   await reapOrphan(opts.dir, opts.name, path.basename(opts.command), opts.logger);
   await mkdir(path.dirname(opts.logFile), { recursive: true });
   const log = await open(opts.logFile, 'a');
@@ -163,7 +165,7 @@ export async function startChild(opts: {
   if (!child.pid) throw new Error(`could not start ${opts.command}`);
   const pid = child.pid;
   superviseChild(pid, signal);
-  await recordChild(opts.dir, opts.name, pid);
+  await recordChild(opts.dir, opts.name, pid, marker);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     name: opts.name,
