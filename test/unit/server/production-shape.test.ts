@@ -111,3 +111,14 @@ describe('the Temporal UI of the production shape', () => {
     expect(readFileSync(path.join(root, 'server', 'cluster', 'cluster.ts'), 'utf8')).toContain('startReadOnlyUi({ port: ports.ui');
   });
 });
+
+describe('the secrets of the compose file', () => {
+  const text = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+  it('requires GATEWAY_MASTER_KEY and POSTGRES_PASSWORD instead of defaulting them', () => {
+    expect(text).not.toMatch(/\$\{(GATEWAY_MASTER_KEY|POSTGRES_PASSWORD):?-/);
+    expect(text).not.toContain('change-me');
+    const uses = [...text.matchAll(/\$\{(GATEWAY_MASTER_KEY|POSTGRES_PASSWORD)([^}]*)\}/g)];
+    expect(uses.length).toBeGreaterThanOrEqual(5);
+    for (const [whole, , rest] of uses) expect(rest, whole).toMatch(/^:\?./);
+  });
+});
