@@ -83,12 +83,13 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       onStop('embedded PostgreSQL', pg.stop);
       databaseUrl = pg.url;
     }
-    const pool = await createDatabasePool(databaseUrl, { preparedStatements: config.databasePreparedStatements });
-    onStop('database pool', () => pool.end());
     // An external DATABASE_URL nobody answers at, or that refuses the login: one line naming it.
-    const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) }).catch((err: unknown) => {
+    const namingDatabaseUrl = (err: unknown) => {
       throw (config.databaseUrl && databaseUrlError(config.databaseUrl, err)) || err;
-    });
+    };
+    const pool = await createDatabasePool(databaseUrl, { preparedStatements: config.databasePreparedStatements }).catch(namingDatabaseUrl);
+    onStop('database pool', () => pool.end());
+    const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) }).catch(namingDatabaseUrl);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     await bootstrapFirstAdmin(pool, config, logger);
 

@@ -27,7 +27,7 @@ const POSTGRES_LOGIN_CODES: Readonly<Record<string, string>> = {
  * Names only host and port: the URL carries the password.
  */
 export function databaseUrlError(databaseUrl: string, err: unknown): StartupError | null {
-  const code = (err as { code?: unknown } | null)?.code;
+  const code = errorCode(err);
   const where = describeDatabase(databaseUrl);
   if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) {
     return new StartupError(`DATABASE_URL: no PostgreSQL answers at ${where} (${code}): check DATABASE_URL`);
@@ -36,6 +36,15 @@ export function databaseUrlError(databaseUrl: string, err: unknown): StartupErro
     return new StartupError(`DATABASE_URL: PostgreSQL at ${where} ${POSTGRES_LOGIN_CODES[code]} (${code}): check DATABASE_URL`);
   }
   return null;
+}
+
+/** The first `code` along an error's cause chain (slonik wraps the driver's error). */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
 }
 
 function describeDatabase(databaseUrl: string): string {
