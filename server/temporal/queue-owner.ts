@@ -50,24 +50,32 @@ export async function claimTaskQueue(opts: {
 }): Promise<void> {
   const { connection, namespace, taskQueue, instanceId, logger } = opts;
   const taken = () => new TaskQueueTakenError({ taskQueue, namespace, address: opts.address });
-  const claim = claimOf(await recordedOwner(connection, namespace, taskQueue), instanceId);
-  if (claim === 'ours') return;
-  if (claim === 'taken') throw taken();
-  try {
-    // Namespace data is merged: other keys (other queues' owners) are kept.
-    await connection.workflowService.updateNamespace({ namespace, updateInfo: { data: { [ownerKey(taskQueue)]: instanceId } } });
-  } catch (err) {
-    const code = isGrpcServiceError(err) ? err.code : undefined;
-    if (code === GRPC_PERMISSION_DENIED || code === GRPC_UNAUTHENTICATED || code === GRPC_UNIMPLEMENTED) {
-      // A Temporal that lets the gateway run workflows but not edit its namespace: nothing to
-      // record the owner in. Say so; a queue of its own per gateway is then the operator's care.
-      logger.warn({ namespace, taskQueue, err: (err as Error).message }, 'could not record this database as the task queue\'s owner in the Temporal namespace');
-      return;
+  for (let attempt = 1; ; attempt++) {
+    const claim = claimOf(await recordedOwner(connection, namespace, taskQueue), instanceId);
+    if (claim === 'ours') return;
+    if (claim === 'taken') throw taken();
+    try {
+      // Namespace data is merged: other keys (other queues' owners) are kept.
+      await connection.workflowService.updateNamespace({ namespace, updateInfo: { data: { [ownerKey(taskQueue)]: instanceId } } });
+    } catch (err) {
+      const code = isGrpcServiceError(err) ? err.code : undefined;
+      if (code === GRPC_PERMISSION_DENIED || code === GRPC_UNAUTHENTICATED || code === GRPC_UNIMPLEMENTED) {
+        // A Temporal that lets the gateway run workflows but not edit its namespace: nothing to
+        // record the owner in. Say so; a queue of its own per gateway is then the operator's care.
+        logger.warn({ namespace, taskQueue, err: (err as Error).message }, "could not record this database as the task queue's owner in the Temporal namespace");
+        return;
+      }
+      // Namespace updates are conditional on the namespace's version: another gateway's claim
+      // at the same moment fails this one. Read again: it may be ours to take still, or theirs.
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+      continue;
     }
-    throw err;
+    // Without compare-and-set on the key, two gateways claiming in the same instant could both
+    // pass (the later write wins). The case this guards against, one started beside another
+    // that runs, cannot.
+    if (claimOf(await recordedOwner(connection, namespace, taskQueue), instanceId) !== 'ours') throw taken();
+    break;
   }
-  // Without compare-and-set, two gateways claiming in the same instant could both pass (the later
-  // write wins). The case this guards against, one started beside another that runs, cannot.
-  if (claimOf(await recordedOwner(connection, namespace, taskQueue), instanceId) !== 'ours') throw taken();
   logger.info({ namespace, taskQueue }, 'task queue claimed for this database');
 }
