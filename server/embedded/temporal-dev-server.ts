@@ -113,6 +113,9 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     }
     return { pid, exited: exitedP };
   };
+  // Both ports before anything starts, TEMPORAL_PORT first: a second gateway with the defaults
+  // hears about the Temporal it would otherwise have joined.
+  if (!(await portIsFree(port))) throw portInUseError('TEMPORAL_PORT', port);
   if (opts.uiPort && !(await portIsFree(opts.uiPort))) throw portInUseError('TEMPORAL_UI_PORT', opts.uiPort);
   const first = await launch();
   // With a database file, a dev server that dies is started again on the same file and port

@@ -59,8 +59,9 @@ describe('two gateways on one machine', () => {
     const b = await refusedStart(
       gatewayEnv(await freePort(), {
         DATA_DIR: await dataDir('b'),
+        // A's Temporal ports, as two gateways with the defaults have.
         TEMPORAL_PORT: String(temporalPort),
-        TEMPORAL_UI_PORT: String(await freePort()),
+        TEMPORAL_UI_PORT: envA.TEMPORAL_UI_PORT!,
         TEMPORAL_CLI_PATH: inject('temporalCliPath'),
         TEMPORAL_TASK_QUEUE: envA.TEMPORAL_TASK_QUEUE!,
       }),
