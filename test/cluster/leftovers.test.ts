@@ -43,6 +43,8 @@ describe('npm run cluster after a SIGKILL', () => {
 
   afterAll(async () => {
     for (const s of started) await stopClusterProcess(s);
+    // Replicas do not name the folder on their command line: a failed run's leftovers by pid.
+    for (const r of started.flatMap((s) => s.replicas)) if (isAlive(r.pid)) process.kill(r.pid, 'SIGKILL');
     if (dir) {
       for (const pid of await processesMentioning(dir)) process.kill(pid, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });
