@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isAlive } from '../../server/embedded/processes.ts';
+import { commandLine, isAlive } from '../../server/embedded/processes.ts';
 import { processesMentioning } from '../support/processes.ts';
 
 const CHILD = path.resolve(import.meta.dirname, '..', 'support', 'cluster-child.ts');
@@ -44,7 +44,9 @@ describe('npm run cluster after a SIGKILL', () => {
   afterAll(async () => {
     for (const s of started) await stopClusterProcess(s);
     // Replicas do not name the folder on their command line: a failed run's leftovers by pid.
-    for (const r of started.flatMap((s) => s.replicas)) if (isAlive(r.pid)) process.kill(r.pid, 'SIGKILL');
+    for (const r of started.flatMap((s) => s.replicas)) {
+      if (isAlive(r.pid) && (await commandLine(r.pid)).includes('gateway.ts serve')) process.kill(r.pid, 'SIGKILL');
+    }
     if (dir) {
       for (const pid of await processesMentioning(dir)) process.kill(pid, 'SIGKILL');
       await rm(dir, { recursive: true, force: true });
