@@ -1,6 +1,6 @@
 // The one place the process reads its environment. Every variable is validated by zod; a bad
 // value stops start-up with a single line that names the variable (see ConfigError).
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseAllowlist } from '../core/execution/address-policy.ts';
@@ -182,19 +182,47 @@ export function decodeMasterKey(value: string): Buffer | null {
 
 const builtinServicesDir = path.resolve(import.meta.dirname, '..', 'services');
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Secrets that may come from a file instead (`<NAME>_FILE`, as Docker and Kubernetes secrets are
+ * mounted). Their values are never repeated in an error.
+ */
+export const FILE_VARIABLES = ['GATEWAY_MASTER_KEY', 'DATABASE_URL', 'GATEWAY_ADMIN_PASSWORD'] as const;
+
+/** `env` with each `<NAME>_FILE` read into `<NAME>`; both set, or an unreadable file, is a ConfigError. */
+export function withFileVariables(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; fromFile: Set<string> } {
+  const out: NodeJS.ProcessEnv = { ...env };
+  const fromFile = new Set<string>();
+  for (const name of FILE_VARIABLES) {
+    const file = env[`${name}_FILE`]?.trim();
+    if (!file) continue;
+    if (env[name]?.trim()) throw new ConfigError(`${name}_FILE`, `and ${name} are both set: set only one of them`);
+    try {
+      // A file written by `echo` or an editor ends with a newline that is not part of the secret.
+      out[name] = readFileSync(file, 'utf8').replace(/[\r\n]+$/, '');
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE`, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}: ${file})`);
+    }
+    fromFile.add(name);
+  }
+  return { env: out, fromFile };
+}
+
+export function loadConfig(processEnv: NodeJS.ProcessEnv = process.env): Config {
+  const { env, fromFile } = withFileVariables(processEnv);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
     const raw = env[variable];
-    throw new ConfigError(variable, `${issue.message}${raw !== undefined ? ` (got ${JSON.stringify(raw)})` : ''}`);
+    const secret = (FILE_VARIABLES as readonly string[]).includes(variable);
+    const got = fromFile.has(variable) ? ` (read from ${variable}_FILE)` : raw !== undefined && !secret ? ` (got ${JSON.stringify(raw)})` : '';
+    throw new ConfigError(variable, `${issue.message}${got}`);
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
   const masterKey = e.GATEWAY_MASTER_KEY ? decodeMasterKey(e.GATEWAY_MASTER_KEY)! : undefined;
   if (production && !masterKey) {
-    throw new ConfigError('GATEWAY_MASTER_KEY', 'is required when NODE_ENV=production');
+    throw new ConfigError('GATEWAY_MASTER_KEY', 'is required when NODE_ENV=production (or GATEWAY_MASTER_KEY_FILE)');
   }
   const extraDirs = (e.SERVICES_DIR ?? '')
     .split(':')

@@ -20,11 +20,14 @@ import type { Logger } from './logger.ts';
 import { checkReadiness } from './readiness.ts';
 import { acquireDataDirLock, ensureDataDir, loadOrCreateMasterKey } from './embedded/data-dir.ts';
 import { startEmbeddedPostgres } from './embedded/embedded-postgres.ts';
+import { databaseUrlError, listenError, temporalAddressError } from './embedded/startup-error.ts';
 import { cachedCliPath, resolveTemporalCli, TemporalCliUnavailableError } from './embedded/temporal-cli.ts';
 import { startTemporalDevServer, startTemporalViaSdkDownload } from './embedded/temporal-dev-server.ts';
 import { connectTemporalClient } from './temporal/client.ts';
 import { watchTemporal } from './temporal/health.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
+import { readInstanceId } from './temporal/instance-store.ts';
+import { claimTaskQueue } from './temporal/queue-owner.ts';
 import { connectWorker, createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
@@ -80,9 +83,13 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       onStop('embedded PostgreSQL', pg.stop);
       databaseUrl = pg.url;
     }
-    const pool = await createDatabasePool(databaseUrl, { preparedStatements: config.databasePreparedStatements });
+    // An external DATABASE_URL nobody answers at, or that refuses the login: one line naming it.
+    const namingDatabaseUrl = (err: unknown) => {
+      throw (config.databaseUrl && databaseUrlError(config.databaseUrl, err)) || err;
+    };
+    const pool = await createDatabasePool(databaseUrl, { preparedStatements: config.databasePreparedStatements }).catch(namingDatabaseUrl);
     onStop('database pool', () => pool.end());
-    const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) });
+    const applied = await migrate(databaseUrl, { log: (m) => logger.info(m) }).catch(namingDatabaseUrl);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     await bootstrapFirstAdmin(pool, config, logger);
 
@@ -101,7 +108,9 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       temporalAddress = dev.address;
       temporalUiUrl = dev.uiUrl;
     }
-    const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+    const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace).catch((err: unknown) => {
+      throw config.temporal.address ? temporalAddressError(config.temporal.address, err) : err;
+    });
     onStop('Temporal client', temporalConn.close);
     const temporalHealth = watchTemporal(temporalConn.client, logger);
     onStop('Temporal health probe', async () => temporalHealth.stop());
@@ -111,6 +120,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       register: config.temporal.registerSearchAttributes,
       logger,
     });
+    await claimTaskQueue({ connection: temporalConn.client.connection, namespace: config.temporal.namespace, taskQueue, address: temporalAddress, instanceId: await readInstanceId(pool), logger });
 
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
@@ -149,7 +159,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     answerClientErrors(server);
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err) => reject(listenError('PORT', config.port, config.host, err) ?? err));
       // HOST picks the interface (the cluster: loopback); unset, every interface as before.
       if (config.host) server.listen(config.port, config.host, () => resolve());
       else server.listen(config.port, () => resolve());

@@ -11,9 +11,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GATEWAY_ENV_NAMES } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { acquireDataDirLock, ensureDataDir } from '../embedded/data-dir.ts';
+import { acquireDataDirLock, ensureDataDir, reapRecordedChildren } from '../embedded/data-dir.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-postgres.ts';
-import { freePort } from '../embedded/processes.ts';
+import { freePort, portIsFree } from '../embedded/processes.ts';
+import { startReadOnlyUi } from '../embedded/read-only-ui.ts';
 import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
 import { keepRunning, type KeptRunning, type StartStep } from './kept-running.ts';
@@ -143,15 +144,27 @@ async function freeLowPort(): Promise<number> {
   throw new Error('no free port below 32768');
 }
 
+/** `ports` grown to `n`: each new one the preferred port when free, otherwise a free one. */
+async function extendPorts(ports: number[], n: number, preferred: number[] = []): Promise<number[]> {
+  const out = [...ports];
+  for (let i = out.length; i < n; i++) {
+    const want = preferred[i];
+    out.push(want && want > 0 && !out.includes(want) && (await portIsFree(want)) ? want : await freePort());
+  }
+  return out;
+}
+
 /** The folder's settings: chosen once, then reused, because Temporal records its addresses. */
 async function loadOrCreateSettings(opts: ClusterOptions, apiN: number, workerN: number): Promise<Stored> {
   const file = path.join(opts.dir, 'cluster.json');
   try {
     const stored = JSON.parse(await readFile(file, 'utf8')) as Stored;
-    if (stored.ports.api.length !== apiN || stored.ports.worker.length !== workerN) {
-      // Replica counts may change; keep existing ports, add free ones.
-      stored.ports.api = await Promise.all(Array.from({ length: apiN }, (_, i) => stored.ports.api[i] ?? freePort()));
-      stored.ports.worker = await Promise.all(Array.from({ length: workerN }, (_, i) => stored.ports.worker[i] ?? freePort()));
+    if (stored.ports.api.length < apiN || stored.ports.worker.length < workerN) {
+      // More replicas than ever before: ports for the new ones. A smaller start forgets none, so a
+      // replica that comes back keeps its port (its health URL).
+      const pref = opts.preferredPorts ?? {};
+      stored.ports.api = await extendPorts(stored.ports.api, apiN, pref.api);
+      stored.ports.worker = await extendPorts(stored.ports.worker, workerN, pref.worker);
       await writeFile(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
     }
     return stored;
@@ -213,8 +226,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     await ensureDataDir(opts.dir);
     const unlock = await acquireDataDirLock(opts.dir);
     stops.push({ name: 'folder lock', run: unlock });
+    // Everything a killed cluster left running, also the replicas this start will not run.
+    await reapRecordedChildren(opts.dir, logger);
     const settings = await loadOrCreateSettings(opts, apiN, workerN);
-    const { ports } = settings;
+    // The folder keeps a port for every replica it ever had; this start uses the first N.
+    const ports: ClusterPorts = { ...settings.ports, api: settings.ports.api.slice(0, apiN), worker: settings.ports.worker.slice(0, workerN) };
 
     // The Go builds are the long part on a fresh machine: run them while PostgreSQL starts.
     const binaries = ensureTemporalServer({ progress: say });
@@ -228,7 +244,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     binaries.catch(() => undefined);
     cli.catch(() => undefined);
 
-    const pg = await startEmbeddedPostgres({ dataDir: opts.dir, logger, database: 'gateway', port: ports.postgres, announce });
+    const pg = await startEmbeddedPostgres({ dataDir: opts.dir, logger, database: 'gateway', port: ports.postgres, portSource: `the PostgreSQL port ("postgres" in ${path.join(opts.dir, 'cluster.json')})`, announce });
     stops.push({ name: 'PostgreSQL', run: pg.stop });
     const password = (await readFile(path.join(opts.dir, 'postgres.password'), 'utf8')).trim();
     const db = { host: '127.0.0.1', port: ports.postgres, user: 'gateway', password };
@@ -245,8 +261,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     let uiUrl: string | undefined;
     const uiPath = await uiBinary;
     if (uiPath) {
-      const ui = await kept('temporal-ui', () => startTemporalUi({ dir: opts.dir, ui: uiPath, port: ports.ui, temporalAddress, namespace, logger }));
+      // The UI server on an internal port, read-only itself and behind the read-only proxy on the
+      // UI port (server/embedded/read-only-ui.ts), as the embedded dev server's UI is.
+      const innerUiPort = await freePort();
+      const ui = await kept('temporal-ui', () => startTemporalUi({ dir: opts.dir, ui: uiPath, port: innerUiPort, publicPort: ports.ui, temporalAddress, namespace, logger }));
       stops.push({ name: 'Temporal UI', run: ui.stop });
+      const readOnly = await startReadOnlyUi({ port: ports.ui, upstreamPort: innerUiPort });
+      stops.push({ name: 'Temporal UI proxy', run: readOnly.close });
       uiUrl = `http://localhost:${ports.ui}`;
     }
 

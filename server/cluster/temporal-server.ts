@@ -12,6 +12,7 @@ import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from '../embedded/data-dir.ts';
 import { releaseChild, superviseChild, terminate, waitForPort } from '../embedded/processes.ts';
 import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
+import { READ_ONLY_UI_CONFIG } from '../embedded/read-only-ui.ts';
 import { compareSearchAttributes, registerCommand } from '../temporal/search-attributes.ts';
 
 const run = promisify(execFile);
@@ -87,16 +88,20 @@ export function serverConfig(opts: { ports: TemporalPorts; db: SqlTarget; dynami
   };
 }
 
-/** The standalone UI server's config (`temporalio/ui` takes the same settings from its environment). */
-export function uiConfig(opts: { port: number; temporalAddress: string; namespace: string }): Record<string, unknown> {
+/**
+ * The standalone UI server's config (`temporalio/ui` takes the same settings from its environment):
+ * write actions off, on an internal port behind the cluster's read-only proxy at `publicPort`.
+ */
+export function uiConfig(opts: { port: number; publicPort: number; temporalAddress: string; namespace: string }): Record<string, unknown> {
   return {
     temporalGrpcAddress: opts.temporalAddress,
     host: '127.0.0.1',
     port: opts.port,
     enableUi: true,
     defaultNamespace: opts.namespace,
-    cors: { cookieInsecure: true, allowOrigins: [`http://localhost:${opts.port}`, `http://127.0.0.1:${opts.port}`] },
+    cors: { cookieInsecure: true, allowOrigins: [`http://localhost:${opts.publicPort}`, `http://127.0.0.1:${opts.publicPort}`] },
     refreshInterval: '1m',
+    ...READ_ONLY_UI_CONFIG,
   };
 }
 
@@ -149,6 +154,8 @@ export async function startChild(opts: {
   logger: Logger;
 }): Promise<Supervised> {
   const signal = opts.stopSignal ?? 'SIGTERM';
+  // What its command line holds: its arguments name its script or its config folder.
+  const marker = opts.args.length ? opts.args.join(' ') : path.basename(opts.command);
   await reapOrphan(opts.dir, opts.name, path.basename(opts.command), opts.logger);
   await mkdir(path.dirname(opts.logFile), { recursive: true });
   const log = await open(opts.logFile, 'a');
@@ -158,7 +165,7 @@ export async function startChild(opts: {
   if (!child.pid) throw new Error(`could not start ${opts.command}`);
   const pid = child.pid;
   superviseChild(pid, signal);
-  await recordChild(opts.dir, opts.name, pid);
+  await recordChild(opts.dir, opts.name, pid, marker);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     name: opts.name,
@@ -202,7 +209,7 @@ export async function startTemporalServer(opts: {
   return proc;
 }
 
-export async function startTemporalUi(opts: { dir: string; ui: string; port: number; temporalAddress: string; namespace: string; logger: Logger }): Promise<Supervised> {
+export async function startTemporalUi(opts: { dir: string; ui: string; port: number; publicPort: number; temporalAddress: string; namespace: string; logger: Logger }): Promise<Supervised> {
   const root = path.join(opts.dir, 'temporal-ui');
   await mkdir(path.join(root, 'config'), { recursive: true });
   await writeFile(path.join(root, 'config', 'cluster.yaml'), stringify(uiConfig(opts)));

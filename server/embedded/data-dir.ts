@@ -1,7 +1,7 @@
 // DATA_DIR bookkeeping for embedded mode: one gateway per folder, pid files of the children it
 // started (so a SIGKILLed gateway's orphans are stopped on the next start), the generated master key.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rm, writeFile, chmod } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../logger.ts';
 import { commandLine, isAlive, terminate } from './processes.ts';
@@ -50,9 +50,18 @@ export async function acquireDataDirLock(dataDir: string): Promise<() => Promise
   throw new Error(`could not lock ${dataDir}`);
 }
 
-export async function recordChild(dataDir: string, name: string, pid: number): Promise<void> {
+/**
+ * Records a child's pid in DATA_DIR/run/<name>.pid; with `marker` (a string its command line
+ * holds) on the second line, so a later start can stop it without knowing its name.
+ */
+export async function recordChild(dataDir: string, name: string, pid: number, marker?: string): Promise<void> {
   await mkdir(path.join(dataDir, 'run'), { recursive: true, mode: 0o755 });
-  await writeFile(path.join(dataDir, 'run', `${name}.pid`), String(pid));
+  await writeFile(path.join(dataDir, 'run', `${name}.pid`), marker ? `${pid}\n${marker}\n` : String(pid));
+}
+
+async function readMarker(file: string): Promise<string | undefined> {
+  const line = (await readFile(file, 'utf8').catch(() => '')).split('\n')[1]?.trim();
+  return line || undefined;
 }
 
 export async function forgetChild(dataDir: string, name: string): Promise<void> {
@@ -70,6 +79,22 @@ export async function reapOrphan(dataDir: string, name: string, marker: string, 
     await terminate(pid, 'SIGINT', 15_000);
   }
   await forgetChild(dataDir, name);
+}
+
+/**
+ * Stops every child recorded under DATA_DIR/run with a marker, whatever its name: a cluster
+ * started again with fewer replicas must also stop those it no longer starts (a SIGKILLed
+ * cluster's `worker-2` would otherwise keep running calls). The folder's lock is not a child.
+ */
+export async function reapRecordedChildren(dataDir: string, logger: Logger): Promise<void> {
+  const names = (await readdir(path.join(dataDir, 'run')).catch(() => [] as string[]))
+    .filter((f) => f.endsWith('.pid') && f !== 'gateway.pid')
+    .map((f) => f.slice(0, -'.pid'.length));
+  for (const name of names) {
+    const marker = await readMarker(path.join(dataDir, 'run', `${name}.pid`));
+    // Without a marker there is no telling a recycled pid from our child: leave it to its own start.
+    if (marker) await reapOrphan(dataDir, name, marker, logger);
+  }
 }
 
 /** The embedded-mode master key: generated once, 32 random bytes, file mode 0600. */

@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
-import { commandLine, freePort, isAlive, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { commandLine, freePort, isAlive, listensOn, portIsFree, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
 import { superviseRestarts, type RunningChild } from './supervisor.ts';
 import { StartupError } from './startup-error.ts';
 
@@ -127,7 +127,10 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   logger: Logger;
   database?: string;
+  /** Unset: a free port. */
   port?: number;
+  /** Where a given `port` was chosen, for the one line when another process holds it. */
+  portSource?: string;
   /** Where a restart is also told in plain words (the cluster's output); the log always has it. */
   announce?: (line: string) => void;
 }
@@ -171,6 +174,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
 
   /** One postmaster on this data folder and port; resolves once it accepts connections. */
   const launch = async (): Promise<RunningChild> => {
+    // Another server on the port would answer the readiness probe in our postmaster's place.
+    if (!(await portIsFree(port))) throw postgresPortInUse(port, opts.portSource);
     const child: ChildProcess = spawn(
       bins.postgres,
       ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
@@ -192,6 +197,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await waitForPort('127.0.0.1', port, 60_000, () => exited).catch((err: Error) => {
         throw new Error(`embedded PostgreSQL did not start: ${err.message}\n${stderr.trim()}`);
       });
+      if (!(await listensOn(pid, port))) throw postgresPortInUse(port, opts.portSource);
       await ensureDatabase(`${admin}/postgres`, database);
     } catch (err) {
       await terminate(pid, 'SIGINT', 15_000);
@@ -226,6 +232,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       await forgetChild(opts.dataDir, 'postgres');
     },
   };
+}
+
+function postgresPortInUse(port: number, source = 'the PostgreSQL port'): StartupError {
+  return new StartupError(`${source} ${port} is in use by another process: stop that process or choose another port there`);
 }
 
 /**

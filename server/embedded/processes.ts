@@ -1,6 +1,6 @@
 // Small helpers for the child processes the gateway supervises (embedded PostgreSQL, Temporal).
 import net from 'node:net';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -164,4 +164,48 @@ export async function waitForPort(host: string, port: number, timeoutMs: number,
     await sleep(100);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${host}:${port}`);
+}
+
+/** Whether nothing listens on `port` (on `host`, and on the wildcard addresses that would clash). */
+export async function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return listensFreeEverywhere(port, host);
+}
+
+/**
+ * Whether the process `pid` itself holds the listening socket on `port` (Linux: /proc). A port
+ * that accepts connections proves only that someone listens there: a child that failed to bind
+ * would otherwise pass for ready, and the caller would talk to whoever owns the port. Where /proc
+ * is missing it cannot be told, and the answer is true.
+ */
+export async function listensOn(pid: number, port: number): Promise<boolean> {
+  const inodes = new Set<string>();
+  let tables = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => null);
+    if (text === null) continue;
+    tables += 1;
+    for (const inode of listeningInodes(text, port)) inodes.add(inode);
+  }
+  if (tables === 0) return true;
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => null);
+  if (fds === null) return true;
+  for (const fd of fds) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode && inodes.has(inode)) return true;
+  }
+  return false;
+}
+
+/** Socket inodes listening on `port` in one /proc/net/tcp{,6} table (pure). */
+export function listeningInodes(table: string, port: number): string[] {
+  const LISTEN = '0A';
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const out: string[] = [];
+  for (const line of table.split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 10) continue;
+    if (cols[1]!.split(':')[1] === hexPort && cols[3] === LISTEN) out.push(cols[9]!);
+  }
+  return out;
 }

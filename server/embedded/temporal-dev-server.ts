@@ -6,7 +6,9 @@ import path from 'node:path';
 import { CALL_SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from './data-dir.ts';
-import { freePort, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { freePort, listensOn, portIsFree, releaseChild, superviseChild, terminate, waitForPort } from './processes.ts';
+import { startReadOnlyUi, type ReadOnlyUi } from './read-only-ui.ts';
+import { portInUseError } from './startup-error.ts';
 import { superviseRestarts, type RunningChild } from './supervisor.ts';
 
 /** Search attributes the Temporal UI filters calls by (DESIGN.md §4). */
@@ -36,7 +38,7 @@ export interface DevServerOptions {
   dataDir?: string;
   namespace: string;
   port?: number;
-  /** 0 or undefined: no Web UI. */
+  /** 0 or undefined: no Web UI. The UI answers here read-only (read-only-ui.ts). */
   uiPort?: number;
   logger: Logger;
   /** Name used for the pid file under DATA_DIR/run (embedded mode only). */
@@ -75,10 +77,15 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     await mkdir(path.join(opts.dataDir, 'temporal'), { recursive: true });
     dbFile = path.join(opts.dataDir, 'temporal', 'temporal.db');
   }
-  const args = devServerArgs({ dbFile, namespace: opts.namespace, port, uiPort: opts.uiPort });
+  // The dev server's own UI listens on an internal port; the read-only proxy takes TEMPORAL_UI_PORT.
+  const innerUiPort = opts.uiPort ? await freePort() : undefined;
+  const args = devServerArgs({ dbFile, namespace: opts.namespace, port, uiPort: innerUiPort });
   logger.info({ port, uiPort: opts.uiPort || null, dbFile: dbFile ?? ':memory:' }, 'starting Temporal dev server');
   /** One dev server on this database file and port; resolves once it accepts connections. */
   const launch = async (): Promise<RunningChild> => {
+    // Another Temporal on this port (a second gateway's) would answer our readiness probe: the
+    // gateway would then run against it. Refuse before starting, and check who listens after.
+    if (!(await portIsFree(port))) throw portInUseError('TEMPORAL_PORT', port);
     // Own process group: a Ctrl-C in the terminal reaches the gateway, which stops this in order.
     const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
     let exited = false;
@@ -95,13 +102,21 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
     if (opts.dataDir) await recordChild(opts.dataDir, opts.pidName ?? 'temporal', pid);
     try {
       await waitForPort('127.0.0.1', port, 60_000, () => exited);
-      if (opts.uiPort) await waitForPort('127.0.0.1', opts.uiPort, 30_000, () => exited);
+      if (innerUiPort) await waitForPort('127.0.0.1', innerUiPort, 30_000, () => exited);
     } catch (err) {
       await terminate(pid, 'SIGTERM', 5_000);
       throw new Error(`Temporal dev server did not start: ${(err as Error).message}\n${stderr.trim()}`, { cause: err });
     }
+    if (!(await listensOn(pid, port))) {
+      await terminate(pid, 'SIGTERM', 5_000);
+      throw portInUseError('TEMPORAL_PORT', port);
+    }
     return { pid, exited: exitedP };
   };
+  // Both ports before anything starts, TEMPORAL_PORT first: a second gateway with the defaults
+  // hears about the Temporal it would otherwise have joined.
+  if (!(await portIsFree(port))) throw portInUseError('TEMPORAL_PORT', port);
+  if (opts.uiPort && !(await portIsFree(opts.uiPort))) throw portInUseError('TEMPORAL_UI_PORT', opts.uiPort);
   const first = await launch();
   // With a database file, a dev server that dies is started again on the same file and port
   // (issue 11): clients and workers reconnect to the same address. In memory there is nothing
@@ -109,19 +124,34 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   const supervision = opts.dataDir
     ? superviseRestarts({ name: 'Temporal dev server', logger, first, restart: launch, stopLate: (pid) => terminate(pid, 'SIGTERM', 15_000) })
     : { pid: () => first.pid, release: () => undefined };
+  const stopServer = async () => {
+    supervision.release();
+    await terminate(supervision.pid(), 'SIGTERM', 15_000);
+    releaseChild(supervision.pid());
+    if (opts.dataDir) await forgetChild(opts.dataDir, opts.pidName ?? 'temporal');
+  };
+  const ui = opts.uiPort && innerUiPort ? await readOnlyUiOrStop(opts.uiPort, innerUiPort, stopServer) : undefined;
   return {
     address: `127.0.0.1:${port}`,
-    uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined,
+    uiUrl: ui ? `http://127.0.0.1:${ui.port}` : undefined,
     get pid() {
       return supervision.pid();
     },
     async stop() {
-      supervision.release();
-      await terminate(supervision.pid(), 'SIGTERM', 15_000);
-      releaseChild(supervision.pid());
-      if (opts.dataDir) await forgetChild(opts.dataDir, opts.pidName ?? 'temporal');
+      await ui?.close();
+      await stopServer();
     },
   };
+}
+
+/** The read-only UI on TEMPORAL_UI_PORT; when it cannot listen, the dev server is stopped again. */
+async function readOnlyUiOrStop(uiPort: number, innerUiPort: number, stopServer: () => Promise<void>): Promise<ReadOnlyUi> {
+  try {
+    return await startReadOnlyUi({ port: uiPort, upstreamPort: innerUiPort });
+  } catch (err) {
+    await stopServer();
+    throw (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? portInUseError('TEMPORAL_UI_PORT', uiPort) : err;
+  }
 }
 
 /** The CLI path's flags minus `server start-dev` and those the SDK sets itself (ip, ports, log level, UI). */
@@ -153,18 +183,31 @@ export async function startTemporalViaSdkDownload(opts: Omit<DevServerOptions, '
     await mkdir(path.join(opts.dataDir, 'temporal'), { recursive: true });
     dbFile = path.join(opts.dataDir, 'temporal', 'temporal.db');
   }
-  const extraArgs = sdkExtraArgs(port, opts.uiPort);
+  if (!(await portIsFree(port))) throw portInUseError('TEMPORAL_PORT', port);
+  if (opts.uiPort && !(await portIsFree(opts.uiPort))) throw portInUseError('TEMPORAL_UI_PORT', opts.uiPort);
+  // As with the CLI: its UI on an internal port, the read-only proxy on TEMPORAL_UI_PORT.
+  const innerUiPort = opts.uiPort ? await freePort() : undefined;
+  const extraArgs = sdkExtraArgs(port, innerUiPort);
   opts.logger.info({ port, downloadDir: opts.downloadDir }, 'starting the Temporal dev server through the SDK download');
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'cached-download', downloadDir: opts.downloadDir },
       ip: '127.0.0.1',
       port,
-      ...(opts.uiPort ? { ui: true, uiPort: opts.uiPort } : { ui: false }),
+      ...(innerUiPort ? { ui: true, uiPort: innerUiPort } : { ui: false }),
       ...(dbFile ? { dbFilename: dbFile } : {}),
       namespace: opts.namespace,
       extraArgs: dbFile ? [...extraArgs, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'] : extraArgs,
     },
   });
-  return { address: env.address, uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : undefined, pid: null, stop: () => env.teardown() };
+  const ui = opts.uiPort && innerUiPort ? await readOnlyUiOrStop(opts.uiPort, innerUiPort, () => env.teardown()) : undefined;
+  return {
+    address: env.address,
+    uiUrl: ui ? `http://127.0.0.1:${ui.port}` : undefined,
+    pid: null,
+    async stop() {
+      await ui?.close();
+      await env.teardown();
+    },
+  };
 }

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../server/config.ts';
 
 const KEY_HEX = 'ab'.repeat(32);
@@ -84,5 +86,47 @@ describe('configuration', () => {
 
   it('treats empty values as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PUBLIC_URL: '' }).databaseUrl).toBeUndefined();
+  });
+
+  describe('secrets from files (<NAME>_FILE)', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'config-files-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const file = (name: string, text: string) => {
+      const p = path.join(dir, name);
+      writeFileSync(p, text, { mode: 0o600 });
+      return p;
+    };
+
+    it('reads GATEWAY_MASTER_KEY_FILE, DATABASE_URL_FILE and GATEWAY_ADMIN_PASSWORD_FILE, without the final newline', () => {
+      const c = loadConfig({
+        NODE_ENV: 'production',
+        GATEWAY_MASTER_KEY_FILE: file('key', `${KEY_HEX}\n`),
+        DATABASE_URL_FILE: file('db', 'postgres://gateway:s3cret@db:5432/gateway\n'),
+        GATEWAY_ADMIN_PASSWORD_FILE: file('pw', 'a password from a file\r\n'),
+      });
+      expect(c.masterKey).toEqual(Buffer.from(KEY_HEX, 'hex'));
+      expect(c.databaseUrl).toBe('postgres://gateway:s3cret@db:5432/gateway');
+      expect(c.admin.password).toBe('a password from a file');
+    });
+
+    it('refuses a variable set both ways, naming both', () => {
+      const err = errorFor({ GATEWAY_MASTER_KEY: KEY_HEX, GATEWAY_MASTER_KEY_FILE: file('key2', KEY_HEX) });
+      expect(err.variable).toBe('GATEWAY_MASTER_KEY_FILE');
+      expect(err.message).toBe('invalid configuration: GATEWAY_MASTER_KEY_FILE and GATEWAY_MASTER_KEY are both set: set only one of them');
+    });
+
+    it('names an unreadable file', () => {
+      const err = errorFor({ DATABASE_URL_FILE: path.join(dir, 'missing') });
+      expect(err.variable).toBe('DATABASE_URL_FILE');
+      expect(err.message).toContain('cannot be read (ENOENT');
+    });
+
+    it('never repeats a secret in an error, from a file or not', () => {
+      const fromFile = errorFor({ DATABASE_URL_FILE: file('bad-db', 'mysql://root:hunter2@db/x') });
+      expect(fromFile.message).toBe('invalid configuration: DATABASE_URL must be a postgres:// URL (read from DATABASE_URL_FILE)');
+      const direct = errorFor({ DATABASE_URL: 'mysql://root:hunter2@db/x' });
+      expect(direct.message).not.toContain('hunter2');
+      expect(errorFor({ GATEWAY_MASTER_KEY: 'not-a-key-hunter2' }).message).not.toContain('hunter2');
+    });
   });
 });

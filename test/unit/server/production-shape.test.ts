@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_VERSION } from '../../../server/cluster/binaries.ts';
 import { GATEWAY_NODE_FLAGS, GATEWAY_PROCESS_ENV } from '../../../server/cluster/cluster.ts';
-import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig } from '../../../server/cluster/temporal-server.ts';
+import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, serverConfig, uiConfig } from '../../../server/cluster/temporal-server.ts';
+import { READ_ONLY_UI_CONFIG } from '../../../server/embedded/read-only-ui.ts';
 import { DYNAMIC_CONFIG, SEARCH_ATTRIBUTES } from '../../../server/embedded/temporal-dev-server.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -85,5 +86,39 @@ describe('the V8 flags and environment of the gateway processes', () => {
     // The cluster and the benchmark spread the same constant into the processes they start.
     expect(readFileSync(path.join(root, 'server', 'cluster', 'cluster.ts'), 'utf8')).toContain('...GATEWAY_PROCESS_ENV,');
     expect(readFileSync(path.join(root, 'bench', 'targets.ts'), 'utf8')).toContain('...GATEWAY_PROCESS_ENV,');
+  });
+});
+
+describe('the Temporal UI of the production shape', () => {
+  const ui = compose.services['temporal-ui'];
+  it('is read-only in compose, with every switch the UI server reads from its environment', () => {
+    // temporalio/ui's config template: disableWriteActions ← TEMPORAL_DISABLE_WRITE_ACTIONS,
+    // workflowTerminateDisabled ← TEMPORAL_WORKFLOW_TERMINATE_DISABLED, …
+    for (const key of Object.keys(READ_ONLY_UI_CONFIG)) {
+      const variable = key === 'disableWriteActions' ? 'TEMPORAL_DISABLE_WRITE_ACTIONS' : `TEMPORAL_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+      expect(ui.environment[variable], variable).toBe('true');
+    }
+  });
+
+  it('is published on the loopback only in compose', () => {
+    expect(ui.ports).toEqual(['127.0.0.1:8233:8080']);
+  });
+
+  it('is read-only in the cluster, behind the read-only proxy', () => {
+    const cfg = uiConfig({ port: 1, publicPort: 2, temporalAddress: 't:1', namespace: 'default' });
+    expect(cfg).toMatchObject(READ_ONLY_UI_CONFIG);
+    expect(Object.keys(READ_ONLY_UI_CONFIG)).toEqual(expect.arrayContaining(['disableWriteActions', 'workflowSignalDisabled', 'workflowUpdateDisabled', 'workflowTerminateDisabled', 'workflowCancelDisabled']));
+    expect(readFileSync(path.join(root, 'server', 'cluster', 'cluster.ts'), 'utf8')).toContain('startReadOnlyUi({ port: ports.ui');
+  });
+});
+
+describe('the secrets of the compose file', () => {
+  const text = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+  it('requires GATEWAY_MASTER_KEY and POSTGRES_PASSWORD instead of defaulting them', () => {
+    expect(text).not.toMatch(/\$\{(GATEWAY_MASTER_KEY|POSTGRES_PASSWORD):?-/);
+    expect(text).not.toContain('change-me');
+    const uses = [...text.matchAll(/\$\{(GATEWAY_MASTER_KEY|POSTGRES_PASSWORD)([^}]*)\}/g)];
+    expect(uses.length).toBeGreaterThanOrEqual(5);
+    for (const [whole, , rest] of uses) expect(rest, whole).toMatch(/^:\?./);
   });
 });
