@@ -180,21 +180,24 @@ describe('the statements of an approval transition', () => {
   });
 
   it('stores and announces a person’s event once, with the id it was stored under', async () => {
+    // Real approvals the person may read: a stream delivers only events about those.
+    const [first, second] = [await raise('event-once-1', false), await raise('event-once-2', false)];
     const s = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${humanToken}` });
     try {
-      const approvalId = randomUUID();
+      const approvalId = first.id;
       const e = { orgId, userId, type: 'approval.resolved', data: { approval_id: approvalId, status: 'denied' }, dedupeKey: `evt_${approvalId}_resolved_denied` };
       await publishUserEvent(gw.pool, e);
       await publishUserEvent(gw.pool, e);
-      const got = await s.waitFor((x) => x.data?.approval_id === approvalId);
-      const stored = await gw.pool.any(sql.type(z.object({ id: z.string() }))`SELECT id::text FROM user_events WHERE approval_id = ${approvalId}`);
+      const resolvedOf = (id: string) => (x: { event?: string; data?: { approval_id?: string } }) => x.event === 'approval.resolved' && x.data?.approval_id === id;
+      const got = await s.waitFor(resolvedOf(approvalId));
+      const stored = await gw.pool.any(sql.type(z.object({ id: z.string() }))`SELECT id::text FROM user_events WHERE dedupe_key = ${e.dedupeKey}`);
       expect(stored).toHaveLength(1);
       expect(got.id).toBe(stored[0]!.id);
       // A second announcement would have arrived by the time a later one does.
-      const later = randomUUID();
+      const later = second.id;
       await publishUserEvent(gw.pool, { ...e, data: { approval_id: later, status: 'denied' }, dedupeKey: `evt_${later}_resolved_denied` });
-      await s.waitFor((x) => x.data?.approval_id === later);
-      expect(s.events.filter((x) => x.data?.approval_id === approvalId)).toHaveLength(1);
+      await s.waitFor(resolvedOf(later));
+      expect(s.events.filter(resolvedOf(approvalId))).toHaveLength(1);
     } finally {
       s.close();
     }
@@ -207,11 +210,18 @@ describe('the statements of an approval transition', () => {
     const a = await raise(tag);
     try {
       const resolved = await human('POST', `/v1/approvals/${a.id}/resolve`, { decision: 'allow_once' });
+      const answeredAt = Date.now();
       expect(resolved.status).toBe(200);
       expect(resolved.body).toMatchObject({ id: a.id, status: 'allowed' });
-      // The approver's answer follows the request out (its work never delays the request); the
-      // upstream still holds its own answer, so the execution is still running.
-      expect(up.requests.filter((r) => r.body.includes(tag))).toHaveLength(1);
+      // The approver's answer follows the request out (its work never delays the request): by the
+      // time it came, the send was marked (the mark is written just before the request leaves).
+      // The upstream's server may read the request a moment after this process read the answer.
+      const execution = (await human('GET', `/v1/approvals/${a.id}`)).body.execution;
+      const markedAt = (await calls.getExecution(gw.pool, execution.id))?.send_marked_at;
+      expect(markedAt).toBeInstanceOf(Date);
+      expect(markedAt!.getTime()).toBeLessThanOrEqual(answeredAt);
+      await until(async () => up.requests.filter((r) => r.body.includes(tag)).length, (n) => n === 1);
+      // The upstream still holds its own answer, so the execution is still running.
       expect((await human('GET', `/v1/approvals/${a.id}`)).body.execution?.status).toBe('executing');
     } finally {
       release();

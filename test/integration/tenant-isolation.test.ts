@@ -122,6 +122,9 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   schema_migrations: null,
   oauth_keys: null,
   oauth_revoked_access_tokens: null,
+  // Deployment-wide: the key that signs messages to call workflows, and this database's instance id.
+  message_signing_keys: null,
+  gateway_instance: null,
 };
 /** Tables org A's setup does not populate (no approval was ever allowed, no OAuth server flow). */
 const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_domain_claims', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links']);
