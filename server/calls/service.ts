@@ -297,7 +297,8 @@ export function createCallService(deps: CallServiceDeps) {
     assertForwardableHeaders(input.headers ?? {});
 
     const keys = [httpPermissionKey(method, url)];
-    let description = `${method} ${url.origin}${url.pathname}`;
+    // The query is part of what is sent: an approver reads it where they read the target (issue 9).
+    let description = `${method} ${url.origin}${url.pathname}${url.search}`;
     const disclosed: DisclosedValue[] = [];
     if (input.secret) {
       // Refused before anything is stored or sent: a secret the caller's user may not use, or a
@@ -351,7 +352,7 @@ export function createCallService(deps: CallServiceDeps) {
       // secret is named (never its value).
       redacted: {
         method,
-        url: `${url.origin}${url.pathname}`,
+        url: `${url.origin}${url.pathname}${url.search}`,
         params: Object.fromEntries(url.searchParams),
         body: input.body ?? null,
         headers: Object.keys(input.headers ?? {}),
