@@ -1,6 +1,7 @@
 // What an approval notice says, in Slack Block Kit and in email: risk, description, who asks (the
 // requester's path up to the person), the disclosed fields, the request as recorded (already
 // redacted: no secret ever reaches it), the expiry; and, once decided, the outcome. Pure.
+import { absoluteTime } from '../text/when.ts';
 
 export interface NoticeContent {
   approvalId: string;
@@ -55,7 +56,7 @@ export function outcomeText(o: NoticeOutcome): string {
 }
 
 function factsMarkdown(c: NoticeContent): string {
-  const lines = [`*Requested by:* ${c.requesterPath.join(' → ')}`, `*Expires:* ${c.expiresAt}`];
+  const lines = [`*Requested by:* ${c.requesterPath.join(' → ')}`, `*Expires:* ${absoluteTime(new Date(c.expiresAt))}`];
   for (const d of c.disclosed) lines.push(`*${d.label}:* ${clip(show(d.value), 300)}`);
   return lines.join('\n');
 }
@@ -115,7 +116,7 @@ export function emailMessage(c: NoticeContent, links: { review: string; deny: st
   const subject = `${headline(c)}: ${clip(c.description, 120)}`;
   const facts = [
     `Requested by: ${c.requesterPath.join(' → ')}`,
-    `Expires: ${c.expiresAt}`,
+    `Expires: ${absoluteTime(new Date(c.expiresAt))}`,
     ...c.disclosed.map((d) => `${d.label}: ${clip(show(d.value), 300)}`),
   ];
   const text = [c.description, '', ...facts, '', requestText(c), '', `Review and decide: ${links.review}`, `Deny: ${links.deny}`, '', `Open in the gateway: ${c.approvalUrl}`].join('\n');
