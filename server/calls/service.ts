@@ -649,7 +649,8 @@ export function createCallService(deps: CallServiceDeps) {
     const shown = (call.request_redacted ?? {}) as { method?: string; url?: string; params?: Record<string, unknown>; body?: unknown; headers?: string[] };
     if (stored.kind === 'http') {
       const url = new URL(shown.url ?? stored.url);
-      for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
+      // The redacted URL carries its query; calls stored before it did kept the query in `params` only.
+      if (!url.search) for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
       return {
         kind: 'request',
         editable: true,
