@@ -2,6 +2,7 @@
 // gateway's error envelope as the client receives it.
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../web/src/lib/client.ts';
+import { channelControl, labelOf, reminderControl, ruleControl } from '../../../web/src/lib/admin/notice-fields.ts';
 import { placeProblems, problemsOf } from '../../../web/src/lib/form-problems.ts';
 
 const invalid = (details: Record<string, unknown>, message = 'the request is not valid') => new ApiError(400, { code: 'invalid_request', message, details });
@@ -39,5 +40,17 @@ describe('problems of a refused form', () => {
 
   it("reads a call's parameter problems (`details.problems`) too", () => {
     expect(problemsOf(invalid({ problems: [{ field: 'amount', message: 'must be integer' }] }, 'the action parameters are not valid'), 'x')).toEqual([{ field: 'amount', message: 'must be integer' }]);
+  });
+});
+
+describe('the notice settings forms', () => {
+  it("place a new rule's fields at its controls, and leave other rules' to the summary", () => {
+    const control = ruleControl(2);
+    expect(control('rules.2.match.service.0')).toBe('rule-service');
+    expect(control('rules.2.routes.0.channel_id')).toBe('rule-channel');
+    expect(control('rules.0.name')).toBeNull();
+    expect(channelControl('slack.bot_token')).toBe('slack-token');
+    expect(reminderControl('reminders.1')).toBe('reminders');
+    expect(labelOf('rule-service')).toBe('Service');
   });
 });
