@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   invitation_unusable: 410,
   /** The change would leave the org without an active admin. */
   last_admin: 409,
+  /** Sign-in with the right password to an account an admin deactivated (never said before the password is checked). */
+  account_deactivated: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { resolveApprovalRef } from '../lib/approval-ref.ts';
 import { Command, Option } from 'commander';
 import { actionParams, rawBody, type Reader } from '../lib/call-input.ts';
-import { envelopeMessage, resolveCaller, type Caller } from '../lib/caller.ts';
+import { envelopeMessage, envelopeText, resolveCaller, type Caller } from '../lib/caller.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../lib/errors.ts';
 import { followApproval, type Approval, type FollowEnd } from '../lib/follow.ts';
 import { clock, expiresIn, parseDuration } from '../lib/format.ts';
@@ -68,9 +68,9 @@ async function post(caller: Caller, body: Record<string, unknown>, idempotencyKe
     await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
   }
   if (r.data) return r.data as Outcome;
-  const { code, message } = envelopeMessage(r.error, r.response.status);
+  const { code } = envelopeMessage(r.error, r.response.status);
   const details = (r.error as { error?: { details?: Record<string, unknown> } } | undefined)?.error?.details;
-  const err = new CliError(`${message} (${code})`, UPSTREAM_FAILURES.has(code) ? EXIT.failed : EXIT.usage) as CliError & { code?: string; details?: unknown };
+  const err = new CliError(envelopeText(r.error, r.response.status), UPSTREAM_FAILURES.has(code) ? EXIT.failed : EXIT.usage) as CliError & { code?: string; details?: unknown };
   err.code = code;
   err.details = details;
   if (code === 'needs_authentication' && typeof details?.auth_url === 'string') err.message += `\n  connect at: ${details.auth_url}`;

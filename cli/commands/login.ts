@@ -1,7 +1,7 @@
 // `gateway login`, `gateway logout`, `gateway whoami`: a person's session per profile.
 import type { Command } from 'commander';
 import { createClient } from '../../core/api/client.ts';
-import { checkUrl, envelopeMessage, ok, profileName, resolveCaller } from '../lib/caller.ts';
+import { checkUrl, envelopeMessage, envelopeText, ok, profileName, resolveCaller } from '../lib/caller.ts';
 import { CliError } from '../lib/errors.ts';
 import { print, printJson, say } from '../lib/output.ts';
 import { checkProfileName, readProfile, writeProfile, profilesPath } from '../lib/profiles.ts';
@@ -39,7 +39,7 @@ async function login(o: LoginOptions, cmd: Command): Promise<void> {
     });
     if (!r.data) {
       const e = envelopeMessage(r.error, r.response.status);
-      throw new CliError(e.code === 'unauthenticated' ? `sign-in refused: ${e.message}` : `${e.message} (${e.code})`);
+      throw new CliError(e.code === 'unauthenticated' ? `sign-in refused: ${e.message}` : envelopeText(r.error, r.response.status));
     }
     token = r.data.token;
     expiresAt = r.data.expires_at;

@@ -102,6 +102,27 @@ export function envelopeMessage(error: unknown, status: number): { code: string;
   return { code: `http_${status}`, message: `the gateway answered HTTP ${status}` };
 }
 
+const listOf = (v: unknown) => (Array.isArray(v) ? (v as Record<string, unknown>[]).filter((x) => x && typeof x === 'object') : []);
+
+/**
+ * What the envelope's details say about the request's fields, one line each ("  slack.bot_token:
+ * must be a Slack bot token (xoxb-…)"): the validation issues (`path`) or a call's parameter
+ * problems (`field`), else the one field named.
+ */
+export function detailLines(error: unknown): string[] {
+  const details = (error as { error?: { details?: Record<string, unknown> } } | undefined)?.error?.details;
+  if (!details) return [];
+  const items = [...listOf(details.issues).map((i) => ({ at: i.path, message: i.message })), ...listOf(details.problems).map((p) => ({ at: p.field, message: p.message }))];
+  if (items.length) return items.map((i) => `  ${typeof i.at === 'string' && i.at ? i.at : '(request)'}: ${String(i.message)}`);
+  return typeof details.field === 'string' ? [`  field: ${details.field}`] : [];
+}
+
+/** The gateway's error as the CLI prints it: "<message> (<code>)", then what it says of each field. */
+export function envelopeText(error: unknown, status: number): string {
+  const { code, message } = envelopeMessage(error, status);
+  return [`${message} (${code})`, ...detailLines(error)].join('\n');
+}
+
 /** The data of a 2xx answer, or a CliError (exit 2) naming the gateway's error. */
 export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   let r: Awaited<typeof call>;
@@ -111,6 +132,5 @@ export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response:
     throw new CliError(`could not reach the gateway: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
   }
   if (r.response.ok) return r.data as T;
-  const { code, message } = envelopeMessage(r.error, r.response.status);
-  throw new CliError(`${message} (${code})`);
+  throw new CliError(envelopeText(r.error, r.response.status));
 }

@@ -1472,6 +1472,8 @@ export interface components {
             } | null;
             approval_url: string;
             auto_call_on_approve: boolean;
+            /** @description Whether `bubble` would move the approval now: it is open and someone is above where it sits (the next identity in the chain, the user's approver, or other admins). */
+            can_bubble: boolean;
             /** Format: date-time */
             created_at: string;
             decision: string | null;
@@ -2668,7 +2670,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host, account_deactivated */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2677,7 +2679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host" | "account_deactivated";
                         };
                     };
                 };
@@ -2926,7 +2928,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host */
+            /** @description Error: forbidden, not_in_your_chain, missing_scopes, secret_not_allowed_for_host, account_deactivated */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2935,7 +2937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host";
+                            code?: "forbidden" | "not_in_your_chain" | "missing_scopes" | "secret_not_allowed_for_host" | "account_deactivated";
                         };
                     };
                 };
@@ -4559,7 +4561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: forbidden */
+            /** @description Error: forbidden, account_deactivated */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4568,7 +4570,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "forbidden";
+                            code?: "forbidden" | "account_deactivated";
                         };
                     };
                 };

@@ -4,6 +4,7 @@
 // Everything the Slack side shows goes through slack-mrkdwn.ts: agents name themselves and write
 // the descriptions, so no value may reach Slack as a mention or a link.
 import { clipMrkdwn, escapeMrkdwn } from './slack-mrkdwn.ts';
+import { absoluteTime } from '../text/when.ts';
 
 export interface NoticeContent {
   approvalId: string;
@@ -64,7 +65,7 @@ export const slackText = (c: NoticeContent): string => clipMrkdwn(`${headline(c)
 export const slackOutcomeText = (o: NoticeOutcome): string => clipMrkdwn(outcomeText(o), 3000);
 
 function factsMarkdown(c: NoticeContent): string {
-  const lines = [`*Requested by:* ${c.requesterPath.map(escapeMrkdwn).join(' → ')}`, `*Expires:* ${escapeMrkdwn(c.expiresAt)}`];
+  const lines = [`*Requested by:* ${c.requesterPath.map(escapeMrkdwn).join(' → ')}`, `*Expires:* ${escapeMrkdwn(absoluteTime(new Date(c.expiresAt)))}`];
   for (const d of c.disclosed) lines.push(`*${clipMrkdwn(d.label, 100)}:* ${clipMrkdwn(show(d.value), 300)}`);
   return lines.join('\n');
 }
@@ -124,7 +125,7 @@ export function emailMessage(c: NoticeContent, links: { review: string; deny: st
   const subject = `${headline(c)}: ${clip(c.description, 120)}`;
   const facts = [
     `Requested by: ${c.requesterPath.join(' → ')}`,
-    `Expires: ${c.expiresAt}`,
+    `Expires: ${absoluteTime(new Date(c.expiresAt))}`,
     ...c.disclosed.map((d) => `${d.label}: ${clip(show(d.value), 300)}`),
   ];
   const text = [c.description, '', ...facts, '', requestText(c), '', `Review and decide: ${links.review}`, `Deny: ${links.deny}`, '', `Open in the gateway: ${c.approvalUrl}`].join('\n');

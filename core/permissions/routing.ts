@@ -43,6 +43,15 @@ export function nextRouting(from: Stage, user: Person, people: readonly Person[]
   return admins.length > 0 ? { stage: 'admins', resolverIds: admins.map((p) => p.id) } : null;
 }
 
+/**
+ * Whether "Bubble up" can move an open approval: inside the chain below the user its workflow
+ * hands it to the next identity up; from the user on, `nextRouting` must find someone above.
+ */
+export function canBubble(a: { stage: Stage; resolverId: string; user: Person }, people: readonly Person[]): boolean {
+  if (a.stage === 'chain' && a.resolverId !== a.user.id) return true;
+  return nextRouting(a.stage, a.user, people) !== null;
+}
+
 /** Everyone who may decide an approval at `stage` (with `resolverId` its recorded resolver). */
 export function resolversAt(stage: Stage, resolverId: string, people: readonly Person[]): string[] {
   if (stage === 'admins') return activeAdmins(people).map((p) => p.id);

@@ -1,6 +1,7 @@
 // The approval as the API shows it ("Approval record" of the spec, with the gated action and the
 // requester), built in one place from the row approvals/store.ts reads; the execution summary is
 // shared with the webhook and event payloads the call activities send.
+import { canBubble, type Person } from '../../core/permissions/routing.ts';
 import type { ApprovalExecution, ApprovalViewRow } from './store.ts';
 
 /** An execution as its viewers see it: why it did not run (e.g. `outcome_unknown`) included. */
@@ -28,6 +29,23 @@ export function editOfApproval(a: Pick<ApprovalViewRow, 'edit_diff' | 'edited_re
   };
 }
 
+/**
+ * Whether "Bubble up" would move this approval now (open, and someone above where it sits), so
+ * no client offers a step that can only be refused. The people come with the row (store.ts).
+ */
+export function bubbleUpPossible(a: Pick<ApprovalViewRow, 'status' | 'routed_to' | 'resolver_id' | 'people'>): boolean {
+  if (a.status !== 'pending' && a.status !== 'bubbled') return false;
+  const u = a.people.user;
+  const user: Person = { id: u.id, name: u.name, role: u.role, approverId: u.approver_id, active: true };
+  const approver = a.people.approver;
+  const people: Person[] = [
+    user,
+    ...(approver && approver.id !== user.id ? [{ id: approver.id, name: approver.name, role: approver.role, approverId: null, active: approver.active }] : []),
+    ...a.people.admin_ids.filter((id) => id !== user.id && id !== approver?.id).map((id): Person => ({ id, name: '', role: 'admin', approverId: null, active: true })),
+  ];
+  return canBubble({ stage: a.routed_to, resolverId: a.resolver_id, user }, people);
+}
+
 /** `description` replaces the stored one (names looked up with the viewer's own authority). */
 export function presentApproval(a: ApprovalViewRow, publicUrl: string, description?: string, routing?: { stage: string; why: string | null }) {
   const exec = a.execution;
@@ -52,6 +70,7 @@ export function presentApproval(a: ApprovalViewRow, publicUrl: string, descripti
     resolved_at: a.resolved_at?.toISOString() ?? null,
     created_at: a.created_at.toISOString(),
     approval_url: `${publicUrl}/approvals/${a.id}`,
+    can_bubble: bubbleUpPossible(a),
     ...(routing ? { routing } : {}),
   };
 }

@@ -35,6 +35,9 @@ export const approvalViewRow = approvalRow.extend({
   people: z.object({
     user: z.object({ id: z.string(), name: z.string(), role: z.enum(['admin', 'member', 'approver']), approver_id: z.string().nullable() }),
     routed_from: z.object({ id: z.string(), name: z.string() }).nullable(),
+    // Who is above the user ("Bubble up" from the user or their approver): the approver, the active admins.
+    approver: z.object({ id: z.string(), name: z.string(), role: z.enum(['admin', 'member', 'approver']), active: z.boolean() }).nullable(),
+    admin_ids: z.array(z.string()),
   }),
 });
 export type ApprovalViewRow = z.infer<typeof approvalViewRow>;
@@ -77,7 +80,11 @@ const viewColumns = (viewer: SqlFragment) => sql.fragment`
   (SELECT jsonb_build_object('id', r.id, 'kind', r.kind, 'name', r.name) FROM identities r WHERE r.id = a.requester_id) AS requester,
   jsonb_build_object(
     'user', (SELECT jsonb_build_object('id', u.id, 'name', u.name, 'role', u.role, 'approver_id', u.approver_id) FROM identities u WHERE u.id = a.user_id),
-    'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from)) AS people`;
+    'routed_from', (SELECT jsonb_build_object('id', f.id, 'name', f.name) FROM identities f WHERE f.id = a.routed_from),
+    'approver', (SELECT jsonb_build_object('id', v.id, 'name', v.name, 'role', v.role, 'active', v.status = 'active')
+                   FROM identities u JOIN identities v ON v.id = u.approver_id WHERE u.id = a.user_id),
+    'admin_ids', (SELECT coalesce(jsonb_agg(d.id), '[]'::jsonb) FROM identities d
+                   WHERE d.org_id = a.org_id AND d.kind = 'user' AND d.role = 'admin' AND d.status = 'active')) AS people`;
 
 /** The page's own conditions on approvals row `t`: the status asked for and the keyset position. */
 function pageConditions(q: ApprovalQuery, t: IdentifierSqlToken) {

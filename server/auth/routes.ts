@@ -46,7 +46,7 @@ export function loginRoutes(auth: AuthService, publicUrl: string): Router {
       auth: 'none',
       body: loginBody,
       responses: { 200: Session },
-      errors: ['unauthenticated', 'rate_limited', 'forbidden'],
+      errors: ['unauthenticated', 'rate_limited', 'forbidden', 'account_deactivated'],
     },
     async (req, res, { body }) => {
     // A throttled sign-in becomes 429 with Retry-After in the error handler.

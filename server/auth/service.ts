@@ -54,8 +54,11 @@ export function createAuthService(deps: AuthDeps) {
       const user = await identities.getUserByEmail(email);
       // Always run scrypt, so an unknown email costs the same time as a wrong password.
       const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-      if (!user || !ok || user.status !== 'active') throw new AppError('unauthenticated', 'wrong email or password');
+      if (!user || !ok) throw new AppError('unauthenticated', 'wrong email or password');
+      // The password was right: the attempt is not a guess, whatever comes next.
       await attempt.succeeded();
+      // Said only to whoever knows the password: anyone else learns nothing about the account.
+      if (user.status !== 'active') throw new AppError('account_deactivated', 'this account was deactivated by an admin of your organisation: ask them to restore your access');
       // Checked after the password, so only the person themself learns their org uses SSO only.
       if (deps.passwordSigninAllowed && !(await deps.passwordSigninAllowed(user.org_id))) {
         throw new AppError('forbidden', 'your organisation signs in with single sign-on only: use the "Sign in with …" button');

@@ -149,6 +149,7 @@ export const Approval = z
     resolved_at: timestamp.nullable(),
     created_at: timestamp,
     approval_url: z.string(),
+    can_bubble: z.boolean().describe('Whether `bubble` would move the approval now: it is open and someone is above where it sits (the next identity in the chain, the user\'s approver, or other admins).'),
     routing: z
       .strictObject({
         stage: z.enum(['chain', 'approver', 'admins']).describe('`chain`: inside the requester\'s identity chain; `approver`: bubbled past the user to their approver; `admins`: to the org\'s admins.'),

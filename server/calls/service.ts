@@ -302,7 +302,8 @@ export function createCallService(deps: CallServiceDeps) {
     assertForwardableHeaders(input.headers ?? {});
 
     const keys = [httpPermissionKey(method, url)];
-    let description = `${method} ${url.origin}${url.pathname}`;
+    // The query is part of what is sent: an approver reads it where they read the target (issue 9).
+    let description = `${method} ${url.origin}${url.pathname}${url.search}`;
     const disclosed: DisclosedValue[] = [];
     if (input.secret) {
       // Refused before anything is stored or sent: a secret the caller's user may not use, or a
@@ -356,7 +357,7 @@ export function createCallService(deps: CallServiceDeps) {
       // secret is named (never its value).
       redacted: {
         method,
-        url: `${url.origin}${url.pathname}`,
+        url: `${url.origin}${url.pathname}${url.search}`,
         params: Object.fromEntries(url.searchParams),
         body: input.body ?? null,
         headers: Object.keys(input.headers ?? {}),
@@ -656,7 +657,8 @@ export function createCallService(deps: CallServiceDeps) {
     const shown = (call.request_redacted ?? {}) as { method?: string; url?: string; params?: Record<string, unknown>; body?: unknown; headers?: string[] };
     if (stored.kind === 'http') {
       const url = new URL(shown.url ?? stored.url);
-      for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
+      // The redacted URL carries its query; calls stored before it did kept the query in `params` only.
+      if (!url.search) for (const [k, v] of Object.entries(shown.params ?? {})) url.searchParams.append(k, String(v));
       return {
         kind: 'request',
         editable: true,

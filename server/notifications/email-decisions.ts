@@ -5,6 +5,7 @@
 // decides; it expires with the approval. Recorded in the audit as "decided by email".
 import type { DatabasePool } from 'slonik';
 import { linkSignatureHolds, parseLinkToken } from '../../core/notifications/email-links.ts';
+import { timeForPeople } from '../../core/text/when.ts';
 import type { ApprovalRecord } from '../../workflows/definitions.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -63,7 +64,7 @@ export function createEmailDecisions(deps: EmailDecisionDeps) {
 <li>Risk: ${escapeHtml(f.risk)}</li>
 <li>Requested by: ${escapeHtml(f.chain.map((x) => x.name).join(' → '))}</li>
 ${req?.method && req.url ? `<li>Request: <code>${escapeHtml(`${req.method} ${req.url}`)}</code></li>` : ''}
-<li>Expires: ${escapeHtml(f.expires_at.toISOString())}</li>
+<li>Expires: ${escapeHtml(timeForPeople(f.expires_at, new Date()))}</li>
 </ul>
 <p class="muted">Deciding as ${escapeHtml(c.person.name)} (${escapeHtml(c.person.email)}).</p>`;
     const action = `/v1/integrations/email/decisions/${encodeURIComponent(token)}`;

@@ -1,6 +1,7 @@
 // Invitations by email (issue 29's seam, issue 30's channels): when the org has an email channel,
 // the invitation's link goes to the invited address through it. Without one, nothing is sent and
 // the admin's answer says so (`email_sent: false`): the link is shown to them once.
+import { absoluteTime } from '../../core/text/when.ts';
 import type { DatabasePool } from 'slonik';
 import type { InvitationEmail, InvitationMailer } from '../teams/mailer.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -17,7 +18,7 @@ export function invitationMessage(m: InvitationEmail): { subject: string; text: 
       '',
       `Join: ${m.link}`,
       '',
-      `The link works once and expires at ${m.expiresAt.toISOString()}. If you did not expect it, ignore this message.`,
+      `The link works once and expires on ${absoluteTime(m.expiresAt)}. If you did not expect it, ignore this message.`,
     ].join('\n'),
   };
 }

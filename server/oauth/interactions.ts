@@ -192,6 +192,7 @@ export function interactionRoutes(deps: InteractionDeps): Router {
         session = await auth.login(email, password, req.ip ?? req.socket.remoteAddress ?? 'unknown');
       } catch (err) {
         if (err instanceof AppError && err.code === 'unauthenticated') return again(401, 'Wrong email or password.');
+        if (err instanceof AppError && err.code === 'account_deactivated') return again(403, 'This account was deactivated by an admin of your organisation. Ask them to restore your access.');
         if (err instanceof AppError && err.code === 'rate_limited') {
           res.setHeader('Retry-After', String(err.details?.retry_after_seconds ?? 60));
           return again(429, 'Too many failed sign-in attempts. Wait a moment, then try again.');

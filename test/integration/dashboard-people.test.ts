@@ -122,7 +122,7 @@ describe('teams in the dashboard', () => {
 
   it('the admin invites an approver and a member from the People page; one joins through SSO, the other with a password', async () => {
     await adminPage.goto(`${base}/settings`);
-    await adminPage.getByRole('link', { name: 'People' }).click();
+    await adminPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'People' }).click();
     await adminPage.getByRole('heading', { name: 'People', exact: true }).waitFor(WAIT);
     await accessible(adminPage, 'people page');
 

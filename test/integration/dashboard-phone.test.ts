@@ -33,7 +33,7 @@ const VALUE_400 = `start-${'x'.repeat(390)}-end`;
 /** A long path: one item id of 200-odd characters. */
 const LONG_ID = `${'path-segment-'.repeat(15)}tail`;
 const PASSWORD = 'hunter2-on-a-phone';
-const NAV_ITEMS = ['Approvals', 'Agents', 'Secrets', 'Connections', 'Services', 'Audit', 'Webhooks', 'Settings'];
+const NAV_ITEMS = ['Approvals', 'Agents', 'Secrets', 'Connections', 'Services', 'Audit', 'Webhooks', 'People', 'Settings'];
 
 describe('the dashboard on a 390 px phone', () => {
   let gw: TestGateway;

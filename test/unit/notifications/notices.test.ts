@@ -95,7 +95,7 @@ describe('notice wording', () => {
   };
   it('Slack blocks carry risk, path, disclosed fields, the request and three buttons', () => {
     const text = JSON.stringify(slackBlocks(content));
-    for (const s of ['HIGH risk', 'Ada → billing-bot', 'Amount:* 12.00 EUR', 'POST https://api.example.test/refunds', '[redacted]', '2030-01-01']) expect(text).toContain(s);
+    for (const s of ['HIGH risk', 'Ada → billing-bot', 'Amount:* 12.00 EUR', 'POST https://api.example.test/refunds', '[redacted]', '1 Jan 2030, 00:00 UTC']) expect(text).toContain(s);
     expect((slackBlocks(content).at(-1) as { elements: { action_id: string }[] }).elements.map((e) => e.action_id)).toEqual(['allow_once', 'deny', 'open']);
   });
   it('the email has both links and escapes HTML', () => {

@@ -1,6 +1,6 @@
 // Who decides an approval past the requester's user (core/permissions/routing.ts).
 import { describe, expect, it } from 'vitest';
-import { nextRouting, resolversAt, whyYours, type Person } from '../../../core/permissions/routing.ts';
+import { canBubble, nextRouting, resolversAt, whyYours, type Person } from '../../../core/permissions/routing.ts';
 
 const person = (id: string, role: Person['role'], approverId: string | null = null, active = true): Person => ({ id, name: id[0]!.toUpperCase() + id.slice(1), role, approverId, active });
 
@@ -46,5 +46,21 @@ describe('whyYours', () => {
     expect(whyYours(dana, { stage: 'admins', resolverId: 'dana', routedFrom: dana, user: sam })).toBeNull();
     expect(whyYours(ann, { stage: 'chain', resolverId: 'sam', routedFrom: null, user: sam })).toBeNull();
     expect(whyYours(lee, { stage: 'approver', resolverId: 'dana', routedFrom: sam, user: sam })).toBeNull();
+  });
+});
+
+describe('canBubble', () => {
+  it('moves an approval inside the chain below the user, always', () => {
+    expect(canBubble({ stage: 'chain', resolverId: 'parent-agent', user: ann }, [ann])).toBe(true);
+  });
+
+  it('from the user or their approver, only when someone is above', () => {
+    expect(canBubble({ stage: 'chain', resolverId: 'sam', user: sam }, [dana, sam, ann])).toBe(true);
+    expect(canBubble({ stage: 'approver', resolverId: 'dana', user: sam }, [dana, sam, ann])).toBe(true);
+    // The only admin's own approval, and one already with the admins: nobody is above.
+    expect(canBubble({ stage: 'chain', resolverId: 'ann', user: ann }, [ann, lee])).toBe(false);
+    expect(canBubble({ stage: 'admins', resolverId: 'sam', user: sam }, [dana, sam, ann])).toBe(false);
+    // With the approver, and no admin besides the user: nobody.
+    expect(canBubble({ stage: 'approver', resolverId: 'bob', user: ann }, [{ ...ann, approverId: 'bob' }, { ...bob, active: false }])).toBe(false);
   });
 });

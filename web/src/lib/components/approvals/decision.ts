@@ -22,3 +22,12 @@ export const DECISION_TEXT: Record<string, string> = {
   supersede: 'superseded',
   cancel: 'cancelled',
 };
+
+/**
+ * The approval's headline: what ran when the approver allowed an edited request (the amount they
+ * set, not the agent's), else what the agent asked for.
+ */
+export function headlineOf(a: { action: { description: string } | null; modified_by_approver?: boolean; edited_description?: string }): string {
+  if (a.modified_by_approver && a.edited_description) return a.edited_description;
+  return a.action?.description ?? 'An action';
+}

@@ -17,5 +17,16 @@ export const NAV: NavItem[] = [
   { href: '/services', label: 'Services' },
   { href: '/audit', label: 'Audit' },
   { href: '/webhooks', label: 'Webhooks', admin: true },
+  // Everyone sees the org's people (members read-only); admins manage them there.
+  { href: '/settings/people', label: 'People' },
   { href: '/settings', label: 'Settings', admin: true },
 ];
+
+/**
+ * The entry a page belongs to: the one whose href is the longest prefix of the path, so People
+ * (/settings/people) is current there, not Settings as well.
+ */
+export function currentHref(items: readonly NavItem[], pathname: string): string | null {
+  const matching = items.filter((i) => pathname === i.href || pathname.startsWith(`${i.href}/`));
+  return matching.sort((a, b) => b.href.length - a.href.length)[0]?.href ?? null;
+}
