@@ -1,12 +1,14 @@
 // What a call answers when its first answer is lost on the way (issue: defects 2, 10, 16a): the
 // call row, GET /v1/calls/{id}, a keyed retry, a resume and the audit all tell what happened — a
 // call that ran is never reported as never started or failed, and every 503 names its call.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
+import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.ts';
 import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
 
@@ -46,6 +48,24 @@ describe('call outcomes that outlive their first answer', () => {
   afterAll(async () => {
     await gw?.stop();
     await up?.close();
+  });
+
+  it('a call its workflow claimed is never closed as "never started, nothing was sent", however old its row', async () => {
+    const made = await gw.as(covered.key)('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'claimed-src' } });
+    expect(made.body.status).toBe('called');
+    // A row past the start's grace, still `checking`, whose workflow got as far as its check (the
+    // send mark) and is not found: it may have sent, so nothing may say it did not.
+    const claimed = randomUUID();
+    await gw.pool.query(sql.unsafe`
+      INSERT INTO calls (id, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys, description,
+                         request_redacted, request_envelope, disclosed, request_id, request_digest, status, created_at, send_marked_at)
+      SELECT ${claimed}, org_id, requester_id, user_id, service, template, action, runtime, risk, permission_keys, description,
+             request_redacted, request_envelope, disclosed, request_id, request_digest, 'checking', now() - '2 minutes'::interval, now() - '2 minutes'::interval
+      FROM calls WHERE id = ${made.body.call_id}`);
+    const view = await gw.as(covered.key)('GET', `/v1/calls/${claimed}`);
+    expect(view.body).toMatchObject({ status: 'checking', finished_at: null });
+    expect(view.body.error).toBeUndefined();
+    expect(await auditOf(claimed)).toEqual([]);
   });
 
   it('a keyed retry of a call that went through an approval answers the execution\'s result once it ran, as a resume does', async () => {
@@ -89,5 +109,89 @@ describe('call outcomes that outlive their first answer', () => {
     expect(again.status).toBe(502);
     expect(again.body.error).toMatchObject({ code: 'outcome_unknown', details: { call_id: raised.body.call_id } });
     expect(hits('sending-when-gone')).toBe(1);
+  });
+});
+
+describe('a call whose start answer is lost between the API and Temporal (split roles)', () => {
+  let api: TestGateway;
+  let worker: TestGateway;
+  let relay: TcpRelay;
+  let up: Upstream;
+  let agentKey: string;
+
+  const named = (name: string) => (r: RecordedRequest) => r.method === 'POST' && r.body.includes(`"${name}"`);
+  const hits = (name: string) => up.requests.filter(named(name)).length;
+  const keyed = (key: string, body: unknown) =>
+    api.request('POST', '/v1/actions/call', { body, headers: { authorization: `Bearer ${agentKey}`, 'idempotency-key': key } });
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    // The API reaches Temporal through the relay; the worker directly.
+    relay = await startTcpRelay(inject('temporalAddress'));
+    api = await startTestGateway({ role: 'api', env: { TEMPORAL_ADDRESS: relay.address } });
+    worker = await startTestGateway({ role: 'worker', databaseUrl: api.databaseUrl, taskQueue: api.taskQueue, env: { GATEWAY_MASTER_KEY: api.config.masterKey!.toString('base64') } });
+    const admin = api.as(api.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const owner = await seedUser(api.databaseUrl, { orgId, email: 'lost-answer-owner@example.test' });
+    const human = api.as(await api.login(owner.email, owner.password));
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'lost-answer-secret' })).status).toBe(201);
+    const made = await human('POST', '/v1/identities/agents', { name: 'lost-answer' });
+    expect(made.status, made.text).toBe(201);
+    agentKey = made.body.key.token;
+    expect((await human('POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await worker?.stop();
+    await relay?.close();
+    await up?.close();
+  });
+
+  /**
+   * Runs a covered call whose workflow runs it to its end while what Temporal answers the API is
+   * lost, and the connection then breaks (as when Temporal restarts): the client sends the start
+   * again, to a workflow that has completed. Returns the first answer and the call id.
+   */
+  async function callWithLostAnswer(name: string, headers: Record<string, string>) {
+    const release = holdRequests(up, named(name));
+    const answer = api.request('POST', '/v1/actions/call', { body: bodyOf(name), headers: { authorization: `Bearer ${agentKey}`, ...headers } });
+    await until(async () => hits(name), (n) => n === 1, 30_000);
+    relay.loseReplies();
+    release();
+    const callId = await api.pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM calls WHERE description = ${`Create item "${name}"`}`);
+    await until(() => api.pool.oneFirst(sql.type(z.object({ status: z.string() }))`SELECT status FROM calls WHERE id = ${callId}`), (s) => s === 'called', 30_000);
+    // Asked on the worker's own (direct) connection: the workflow has completed.
+    await until(async () => (await worker.temporal.workflow.getHandle(callWorkflowId(callId)).describe()).status.name, (s) => s === 'COMPLETED', 30_000);
+    relay.cut();
+    return { first: await answer, callId };
+  }
+  const bodyOf = (name: string) => ({ service: 'widgets', action: 'create_item', params: { name } });
+
+  /** The row, GET, the audit and the upstream say the call ran once and answered 201. */
+  async function expectCalledOnce(name: string, callId: string) {
+    const view = await api.as(agentKey)('GET', `/v1/calls/${callId}`);
+    expect(view.body).toMatchObject({ status: 'called', http_status_code: 201, result: { status_code: 201 } });
+    expect(view.body.error).toBeUndefined();
+    const audit = await api.pool.any(sql.type(z.object({ event: z.string(), decision: z.string().nullable() }))`
+      SELECT event, decision FROM audit_log WHERE call_id = ${callId} ORDER BY id`);
+    expect(audit).toEqual([{ event: 'call.called', decision: 'covered' }]);
+    expect(hits(name)).toBe(1);
+  }
+
+  it('a keyed covered call that ran while its start\'s answer was lost answers its result; its row, GET, a keyed retry and the audit agree', async () => {
+    const key = `lost-${Date.now()}`;
+    const { first, callId } = await callWithLostAnswer('lost-keyed', { 'idempotency-key': key });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'called', result: { status_code: 201 }, call_id: callId });
+    expect((await keyed(key, bodyOf('lost-keyed'))).body).toEqual(first.body);
+    await expectCalledOnce('lost-keyed', callId);
+  });
+
+  it('an unkeyed covered call that ran while its start\'s answer was lost answers its result, never "could not be started"', async () => {
+    const { first, callId } = await callWithLostAnswer('lost-unkeyed', {});
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'called', result: { status_code: 201 }, call_id: callId });
+    await expectCalledOnce('lost-unkeyed', callId);
   });
 });
