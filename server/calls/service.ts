@@ -776,7 +776,9 @@ export function createCallService(deps: CallServiceDeps) {
         return await settleWithoutWorkflow(approvalId);
       } catch (err) {
         // Closed by its workflow (or a concurrent request) since the read above: that is the answer.
-        return (await rowsAnswer(approvalId, callId)) ?? Promise.reject(err);
+        const closed = await rowsAnswer(approvalId, callId);
+        if (closed) return closed;
+        throw err;
       }
     }
   }
