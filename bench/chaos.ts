@@ -21,7 +21,9 @@
 //
 // Two deployments run side by side: an embedded one (`serve`, PostgreSQL and Temporal as its
 // children) for the gateway / Temporal / PostgreSQL kills, and a split one (`serve --role api` and
-// `serve --role worker` on a PostgreSQL and Temporal this script runs) for the role kills.
+// `serve --role worker` on a PostgreSQL and Temporal this script runs) for the role kills and for
+// `split_temporal` / `split_postgres`: the split deployment's Temporal or PostgreSQL, SIGKILLed
+// and restarted on the same data and port by this script's own supervisor.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
@@ -53,7 +55,7 @@ const TRIALS = Number(args.trials);
 const PER_PATH = Math.max(1, Number(args.calls));
 const DEADLINE = Date.now() + Number(args['max-minutes']) * 60_000;
 const LOST_AFTER_MS = 60_000;
-const ALL_KINDS = ['gateway', 'worker', 'api', 'temporal', 'postgres'] as const;
+const ALL_KINDS = ['gateway', 'worker', 'api', 'temporal', 'postgres', 'split_temporal', 'split_postgres'] as const;
 type Kind = (typeof ALL_KINDS)[number];
 const KINDS = args.kinds ? ALL_KINDS.filter((k) => args.kinds!.split(',').includes(k)) : ALL_KINDS;
 
@@ -250,6 +252,18 @@ async function main() {
         await killHard(apiProc);
         apiProc = await startServe(sEnv, 'api');
         break;
+      case 'split_temporal':
+      case 'split_postgres': {
+        const child = kind === 'split_temporal' ? temporal : pg;
+        const pid = child.pid!;
+        process.kill(pid, 'SIGKILL');
+        // Restarted by the supervisor this script runs them under: a new pid, then both roles ready.
+        while (child.pid === pid || !isAlive(child.pid!) || !(await ready(split.base))) {
+          if (performance.now() - killedAt > 120_000) throw new Error(`${kind}: not back within 120 s (pid ${pid} → ${child.pid})`);
+          await sleep(100);
+        }
+        break;
+      }
       case 'temporal':
       case 'postgres': {
         const pid = await childPid(eDir, kind);
@@ -268,7 +282,8 @@ async function main() {
         break;
       }
     }
-    while (!(await ready(kind === 'worker' ? workerUrl : kind === 'api' ? split.base : embedded.base))) await sleep(100);
+    const readyAt = kind === 'worker' ? [workerUrl] : kind === 'api' ? [split.base] : kind.startsWith('split_') ? [split.base, workerUrl] : [embedded.base];
+    for (const url of readyAt) while (!(await ready(url))) await sleep(100);
     return Math.round(performance.now() - killedAt);
   }
 
@@ -300,7 +315,7 @@ async function main() {
     }).then(async (res) => ({ status: res.status, headers: res.headers, body: await res.json().catch(() => null) }));
 
   async function trial(n: number, kind: Kind): Promise<TrialResult> {
-    const d = kind === 'worker' || kind === 'api' ? split : embedded;
+    const d = kind === 'worker' || kind === 'api' || kind.startsWith('split_') ? split : embedded;
     const { api, tenant } = d;
     const nameOf = (path: PathName, i: number) => `chaos-${seed}-${n}-${path}-${i}`;
     const names = (path: PathName) => Array.from({ length: PER_PATH }, (_, i) => nameOf(path, i));
@@ -460,7 +475,7 @@ async function main() {
 
   const results: TrialResult[] = [];
   console.log(`chaos: ${TRIALS} trials, ${PER_PATH} call(s) per path each (${PATHS.join(', ')}), seed ${seed}`);
-  console.log('trial  killed     calls lost dup unknown resent disagree recover_ms');
+  console.log('trial  killed         calls lost dup unknown resent disagree recover_ms');
   try {
     for (let n = 1; n <= TRIALS; n++) {
       if (Date.now() > DEADLINE) {
@@ -472,7 +487,7 @@ async function main() {
       results.push(r);
       const t = total(Object.values(r.paths));
       console.log(
-        `${String(n).padStart(5)}  ${kind.padEnd(10)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(r.recoverMs).padStart(10)}`,
+        `${String(n).padStart(5)}  ${kind.padEnd(14)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(r.recoverMs).padStart(10)}`,
       );
     }
   } finally {
@@ -485,7 +500,7 @@ async function main() {
   console.log(
     `per path and kill target (${results.length} trials; duplicated: a non-idempotent request that reached the upstream twice; resent: an idempotent one sent again, as allowed; disagree: a covered call whose row, GET, keyed retry, audit and upstream hits disagree)`,
   );
-  console.log('path          killed     trials calls lost dup unknown resent disagree recover_p50 recover_p95');
+  console.log('path          killed         trials calls lost dup unknown resent disagree recover_p50 recover_p95');
   for (const path of PATHS) {
     for (const kind of KINDS) {
       const of = results.filter((r) => r.kind === kind);
@@ -493,7 +508,7 @@ async function main() {
       const t = total(of.map((r) => r.paths[path]));
       const rec = of.map((r) => r.recoverMs).sort((a, b) => a - b);
       console.log(
-        `${path.padEnd(13)} ${kind.padEnd(10)} ${String(of.length).padStart(6)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(pct(rec, 50)).padStart(11)} ${String(pct(rec, 95)).padStart(11)}`,
+        `${path.padEnd(13)} ${kind.padEnd(14)} ${String(of.length).padStart(6)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(pct(rec, 50)).padStart(11)} ${String(pct(rec, 95)).padStart(11)}`,
       );
     }
   }
