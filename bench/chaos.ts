@@ -49,6 +49,8 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     /** Only these kinds of kill (comma-separated), e.g. to reproduce one. */
     kinds: { type: 'string' },
+    /** Kill this long after the calls are made (default: a random moment within 1.5 s), e.g. 150 to catch starts in flight. */
+    'kill-after-ms': { type: 'string' },
   },
 });
 const TRIALS = Number(args.trials);
@@ -368,7 +370,7 @@ async function main() {
     // Without a key the client cannot retry safely: one attempt, whatever it gets.
     const firstUnkeyed = names('covered_nokey').map((name) => api(tenant.covered, 'POST', '/v1/actions/call', coveredBody('covered_post', name)).catch(() => null));
     const firstDrive = decide(Date.now() + 5_000).catch(() => undefined);
-    await sleep(Math.floor(random() * 1_500));
+    await sleep(args['kill-after-ms'] !== undefined ? Number(args['kill-after-ms']) : Math.floor(random() * 1_500));
     const recoverMs = await killAndRecover(kind);
     await firstDrive;
     await Promise.all(firstCovered);
