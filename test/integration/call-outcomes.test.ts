@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
+import { startGrpcFaultProxy, type GrpcFaultProxy } from '../support/grpc-fault-proxy.ts';
 import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.ts';
 import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
@@ -193,5 +194,85 @@ describe('a call whose start answer is lost between the API and Temporal (split 
     expect(first.status, first.text).toBe(200);
     expect(first.body).toMatchObject({ status: 'called', result: { status_code: 201 }, call_id: callId });
     await expectCalledOnce('lost-unkeyed', callId);
+  });
+});
+
+describe('a call whose start RPC fails after Temporal took it (split roles, through a gRPC proxy)', () => {
+  let api: TestGateway;
+  let worker: TestGateway;
+  let proxy: GrpcFaultProxy;
+  let up: Upstream;
+  let agentKey: string;
+  const DEADLINE_EXCEEDED = 4;
+
+  const named = (name: string) => (r: RecordedRequest) => r.method === 'POST' && r.body.includes(`"${name}"`);
+  const hits = (name: string) => up.requests.filter(named(name)).length;
+  const bodyOf = (name: string) => ({ service: 'widgets', action: 'create_item', params: { name } });
+  const call = (name: string, headers: Record<string, string> = {}) =>
+    api.request('POST', '/v1/actions/call', { body: bodyOf(name), headers: { authorization: `Bearer ${agentKey}`, ...headers } });
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    proxy = await startGrpcFaultProxy(inject('temporalAddress'));
+    api = await startTestGateway({ role: 'api', env: { TEMPORAL_ADDRESS: proxy.address } });
+    worker = await startTestGateway({ role: 'worker', databaseUrl: api.databaseUrl, taskQueue: api.taskQueue, env: { GATEWAY_MASTER_KEY: api.config.masterKey!.toString('base64') } });
+    const admin = api.as(api.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const owner = await seedUser(api.databaseUrl, { orgId, email: 'rpc-fault-owner@example.test' });
+    const human = api.as(await api.login(owner.email, owner.password));
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'rpc-fault-secret' })).status).toBe(201);
+    const made = await human('POST', '/v1/identities/agents', { name: 'rpc-fault' });
+    expect(made.status, made.text).toBe(201);
+    agentKey = made.body.key.token;
+    expect((await human('POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' })).status).toBe(201);
+    // Update-with-Start reaches Temporal and the call runs, but its reply is replaced by a deadline error.
+    proxy.failAfterReply('ExecuteMultiOperation', DEADLINE_EXCEEDED, 'context deadline exceeded');
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await worker?.stop();
+    await proxy?.close();
+    await up?.close();
+  });
+
+  /** The row, GET and the audit say the call ran once and answered 200. */
+  async function expectCalledOnce(name: string, callId: string) {
+    const view = await api.as(agentKey)('GET', `/v1/calls/${callId}`);
+    expect(view.body).toMatchObject({ status: 'called', http_status_code: 200, result: { status_code: 200 } });
+    expect(view.body.error).toBeUndefined();
+    const audit = await api.pool.any(sql.type(z.object({ event: z.string(), decision: z.string().nullable() }))`
+      SELECT event, decision FROM audit_log WHERE call_id = ${callId} ORDER BY id`);
+    expect(audit).toEqual([{ event: 'call.called', decision: 'covered' }]);
+    expect(hits(name)).toBe(1);
+  }
+
+  it('an unkeyed covered call is followed to its result, never marked "could not be started"', async () => {
+    const before = proxy.calls('ExecuteMultiOperation');
+    const first = await call('rpc-fault-unkeyed');
+    expect(proxy.calls('ExecuteMultiOperation')).toBeGreaterThan(before);
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    await expectCalledOnce('rpc-fault-unkeyed', first.body.call_id);
+  });
+
+  it('a keyed covered call answers its result, and a keyed retry answers the same without sending again', async () => {
+    const key = `rpc-fault-${Date.now()}`;
+    const first = await call('rpc-fault-keyed', { 'idempotency-key': key });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    expect((await call('rpc-fault-keyed', { 'idempotency-key': key })).body).toEqual(first.body);
+    await expectCalledOnce('rpc-fault-keyed', first.body.call_id);
+  });
+
+  it('a start that never reached Temporal is started again once Temporal answers, and runs once', async () => {
+    proxy.heal('ExecuteMultiOperation');
+    proxy.refuseNext('ExecuteMultiOperation', DEADLINE_EXCEEDED, 'context deadline exceeded');
+    const before = proxy.calls('ExecuteMultiOperation');
+    const first = await call('rpc-refused');
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
+    expect(proxy.calls('ExecuteMultiOperation') - before).toBe(2);
+    await expectCalledOnce('rpc-refused', first.body.call_id);
   });
 });
