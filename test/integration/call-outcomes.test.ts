@@ -203,7 +203,10 @@ describe('a call whose start RPC fails after Temporal took it (split roles, thro
   let proxy: GrpcFaultProxy;
   let up: Upstream;
   let agentKey: string;
+  let manualKey: string;
+  let human: ReturnType<TestGateway['as']>;
   const DEADLINE_EXCEEDED = 4;
+  const NOT_FOUND = 5;
 
   const named = (name: string) => (r: RecordedRequest) => r.method === 'POST' && r.body.includes(`"${name}"`);
   const hits = (name: string) => up.requests.filter(named(name)).length;
@@ -219,12 +222,15 @@ describe('a call whose start RPC fails after Temporal took it (split roles, thro
     const admin = api.as(api.adminToken);
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
     const owner = await seedUser(api.databaseUrl, { orgId, email: 'rpc-fault-owner@example.test' });
-    const human = api.as(await api.login(owner.email, owner.password));
+    human = api.as(await api.login(owner.email, owner.password));
     expect((await admin('POST', '/v1/templates', { scope: 'org', document: upstreamServiceDoc('widgets', up.url) })).status).toBe(201);
     expect((await human('POST', '/v1/secrets', { name: 'WIDGETS_KEY', value: 'rpc-fault-secret' })).status).toBe(201);
     const made = await human('POST', '/v1/identities/agents', { name: 'rpc-fault' });
     expect(made.status, made.text).toBe(201);
     agentKey = made.body.key.token;
+    const manual = await human('POST', '/v1/identities/agents', { name: 'rpc-fault-manual', auto_call_on_approve: false });
+    expect(manual.status, manual.text).toBe(201);
+    manualKey = manual.body.key.token;
     expect((await human('POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' })).status).toBe(201);
     // Update-with-Start reaches Temporal and the call runs, but its reply is replaced by a deadline error.
     proxy.failAfterReply('ExecuteMultiOperation', DEADLINE_EXCEEDED, 'context deadline exceeded');
@@ -274,5 +280,18 @@ describe('a call whose start RPC fails after Temporal took it (split roles, thro
     expect(first.body).toMatchObject({ status: 'called', result: { status_code: 200 } });
     expect(proxy.calls('ExecuteMultiOperation') - before).toBe(2);
     await expectCalledOnce('rpc-refused', first.body.call_id);
+  });
+
+  it('a resume answered "not found" while Temporal still runs the workflow (just after a restart) is sent again, not settled as gone', async () => {
+    proxy.heal('ExecuteMultiOperation');
+    const raised = await api.as(manualKey)('POST', '/v1/actions/call', bodyOf('not-yet-visible'));
+    expect(raised.status, raised.text).toBe(202);
+    expect((await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow' })).status).toBe(200);
+    proxy.refuseNext('UpdateWorkflowExecution', NOT_FOUND, 'workflow not found');
+    const resumed = await api.as(manualKey)('POST', '/v1/actions/call', { approval_id: raised.body.approval_id });
+    expect(resumed.status, resumed.text).toBe(200);
+    expect(resumed.body).toMatchObject({ status: 'called', result: { status_code: 200 }, call_id: raised.body.call_id });
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.execution).toMatchObject({ status: 'executed' });
+    expect(hits('not-yet-visible')).toBe(1);
   });
 });
