@@ -14,12 +14,16 @@
 // carry an Idempotency-Key and are retried with it through the outage; approvals are allowed
 // (again) and resumed (again) until they answer. Per path and per kill target it counts calls,
 // lost (no final state 60 s after recovery), duplicated (a non-idempotent request that reached the
-// upstream more than once), outcome_unknown, and the time to recover. Exits 1 if anything was lost
-// or duplicated. Loopback only; bounded by --trials and --max-minutes.
+// upstream more than once), outcome_unknown, disagree (a covered call whose row, GET
+// /v1/calls/{id}, keyed retry, audit rows and upstream hits do not tell the same story), and the
+// time to recover. Exits 1 if anything was lost, duplicated or disagreed. Loopback only; bounded
+// by --trials and --max-minutes.
 //
 // Two deployments run side by side: an embedded one (`serve`, PostgreSQL and Temporal as its
 // children) for the gateway / Temporal / PostgreSQL kills, and a split one (`serve --role api` and
-// `serve --role worker` on a PostgreSQL and Temporal this script runs) for the role kills.
+// `serve --role worker` on a PostgreSQL and Temporal this script runs) for the role kills and for
+// `split_temporal` / `split_postgres`: the split deployment's Temporal or PostgreSQL, SIGKILLed
+// and restarted on the same data and port by this script's own supervisor.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
@@ -45,13 +49,15 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     /** Only these kinds of kill (comma-separated), e.g. to reproduce one. */
     kinds: { type: 'string' },
+    /** Kill this long after the calls are made (default: a random moment within 1.5 s), e.g. 150 to catch starts in flight. */
+    'kill-after-ms': { type: 'string' },
   },
 });
 const TRIALS = Number(args.trials);
 const PER_PATH = Math.max(1, Number(args.calls));
 const DEADLINE = Date.now() + Number(args['max-minutes']) * 60_000;
 const LOST_AFTER_MS = 60_000;
-const ALL_KINDS = ['gateway', 'worker', 'api', 'temporal', 'postgres'] as const;
+const ALL_KINDS = ['gateway', 'worker', 'api', 'temporal', 'postgres', 'split_temporal', 'split_postgres'] as const;
 type Kind = (typeof ALL_KINDS)[number];
 const KINDS = args.kinds ? ALL_KINDS.filter((k) => args.kinds!.split(',').includes(k)) : ALL_KINDS;
 
@@ -86,6 +92,55 @@ interface PathResult {
   outcomeUnknown: number;
   /** Idempotent requests sent again after a crash (allowed: GET, or keyed). */
   resent: number;
+  /** Covered calls whose row, GET, keyed retry, audit and upstream hits disagree. */
+  disagree: number;
+}
+
+/** A covered call's final state as the caller saw it: the GET, and the keyed retry's answer (none without a key). */
+interface CoveredFinal {
+  status: string;
+  error?: { code: string } | undefined;
+  callId: string;
+  view: { status: string; result?: unknown; error?: { code: string } };
+  retry: ApiResponse | null;
+}
+
+const isCoveredFinal = (f: unknown): f is CoveredFinal => typeof (f as Partial<CoveredFinal> | null)?.callId === 'string';
+
+/** The call's row and its audit rows, read from the gateway's database. */
+async function callRecord(databaseUrl: string, callId: string) {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const row = await db.query<{ status: string; result: unknown; error: { code: string } | null }>('SELECT status, result, error FROM calls WHERE id = $1', [callId]);
+    const audit = await db.query<{ event: string; decision: string | null }>('SELECT event, decision FROM audit_log WHERE call_id = $1 ORDER BY id', [callId]);
+    return { row: row.rows[0] ?? null, audit: audit.rows };
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * Why a covered call's records disagree (null: they agree). The row and GET say the same status;
+ * the keyed retry answers that state (`called` with the result, or the row's error code); the
+ * audit has exactly one final row, of that outcome; a call that reached the upstream is `called`
+ * or `outcome_unknown`, never "not sent", and a `called` one reached it.
+ */
+function disagreement(f: CoveredFinal, rec: Awaited<ReturnType<typeof callRecord>>, hits: number): string | null {
+  const { row, audit } = rec;
+  if (!row) return 'no call row';
+  if (row.status !== f.view.status) return `row ${row.status}, GET ${f.view.status}`;
+  if (f.retry) {
+    const answered = f.retry.body?.status ?? `error ${f.retry.body?.error?.code}`;
+    const expected = row.status === 'called' ? 'called' : `error ${row.error?.code}`;
+    if (answered !== expected) return `row ${row.status}${row.error ? ` (${row.error.code})` : ''}, keyed retry ${f.retry.status} ${answered}`;
+  }
+  const finals = audit.filter((a) => a.event === 'call.called' || a.event === 'call.failed');
+  const expectedEvent = row.status === 'called' ? 'call.called' : 'call.failed';
+  if (finals.length !== 1 || finals[0]!.event !== expectedEvent) return `row ${row.status}, audit ${finals.map((a) => `${a.event}/${a.decision}`).join(', ') || 'none'}`;
+  if (row.status === 'called' && hits === 0) return 'called, but the upstream saw no request';
+  if (row.status === 'failed' && hits > 0 && row.error?.code !== 'outcome_unknown') return `failed ${row.error?.code} ("not sent"), but the upstream saw ${hits} request(s)`;
+  return null;
 }
 
 interface TrialResult {
@@ -199,6 +254,18 @@ async function main() {
         await killHard(apiProc);
         apiProc = await startServe(sEnv, 'api');
         break;
+      case 'split_temporal':
+      case 'split_postgres': {
+        const child = kind === 'split_temporal' ? temporal : pg;
+        const pid = child.pid!;
+        process.kill(pid, 'SIGKILL');
+        // Restarted by the supervisor this script runs them under: a new pid, then both roles ready.
+        while (child.pid === pid || !isAlive(child.pid!) || !(await ready(split.base))) {
+          if (performance.now() - killedAt > 120_000) throw new Error(`${kind}: not back within 120 s (pid ${pid} → ${child.pid})`);
+          await sleep(100);
+        }
+        break;
+      }
       case 'temporal':
       case 'postgres': {
         const pid = await childPid(eDir, kind);
@@ -217,7 +284,8 @@ async function main() {
         break;
       }
     }
-    while (!(await ready(kind === 'worker' ? workerUrl : kind === 'api' ? split.base : embedded.base))) await sleep(100);
+    const readyAt = kind === 'worker' ? [workerUrl] : kind === 'api' ? [split.base] : kind.startsWith('split_') ? [split.base, workerUrl] : [embedded.base];
+    for (const url of readyAt) while (!(await ready(url))) await sleep(100);
     return Math.round(performance.now() - killedAt);
   }
 
@@ -249,7 +317,7 @@ async function main() {
     }).then(async (res) => ({ status: res.status, headers: res.headers, body: await res.json().catch(() => null) }));
 
   async function trial(n: number, kind: Kind): Promise<TrialResult> {
-    const d = kind === 'worker' || kind === 'api' ? split : embedded;
+    const d = kind === 'worker' || kind === 'api' || kind.startsWith('split_') ? split : embedded;
     const { api, tenant } = d;
     const nameOf = (path: PathName, i: number) => `chaos-${seed}-${n}-${path}-${i}`;
     const names = (path: PathName) => Array.from({ length: PER_PATH }, (_, i) => nameOf(path, i));
@@ -302,7 +370,7 @@ async function main() {
     // Without a key the client cannot retry safely: one attempt, whatever it gets.
     const firstUnkeyed = names('covered_nokey').map((name) => api(tenant.covered, 'POST', '/v1/actions/call', coveredBody('covered_post', name)).catch(() => null));
     const firstDrive = decide(Date.now() + 5_000).catch(() => undefined);
-    await sleep(Math.floor(random() * 1_500));
+    await sleep(args['kill-after-ms'] !== undefined ? Number(args['kill-after-ms']) : Math.floor(random() * 1_500));
     const recoverMs = await killAndRecover(kind);
     await firstDrive;
     await Promise.all(firstCovered);
@@ -337,7 +405,7 @@ async function main() {
             console.log(`  trial ${n}: ${path} ${name} has no final state: answer ${r ? `${r.status} ${JSON.stringify(r.body).slice(0, 300)}` : `none (last: ${lastSeen.get(name) ?? 'nothing'})`}; call ${view ? JSON.stringify(view.body).slice(0, 300) : 'unreadable'}`);
             return null;
           }
-          return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
+          return { status: view.body.status as string, error: view.body.error as { code: string } | undefined, callId, view: view.body, retry: r } satisfies CoveredFinal;
         }),
       ),
     );
@@ -350,7 +418,9 @@ async function main() {
           const callId = answered ?? (await callIdByDescription(await d.databaseUrl(), `Create item "${name}"`).catch(() => undefined));
           if (callId === null) return hitsFor(name) === 0 ? { status: 'not_started' } : null;
           const view = callId ? await api(tenant.covered, 'GET', `/v1/calls/${callId}`).catch(() => null) : null;
-          if (view && ['called', 'failed'].includes(view.body?.status)) return { status: view.body.status as string, error: view.body.error as { code: string } | undefined };
+          if (callId && view && ['called', 'failed'].includes(view.body?.status)) {
+            return { status: view.body.status as string, error: view.body.error as { code: string } | undefined, callId, view: view.body, retry: null } satisfies CoveredFinal;
+          }
           await sleep(250);
         }
         const seen = answered ?? (await callIdByDescription(await d.databaseUrl(), `Create item "${name}"`).catch(() => undefined));
@@ -365,11 +435,27 @@ async function main() {
     await Promise.race([driving, sleep(5_000)]);
     await sleep(500); // stragglers at the upstream
 
+    // Every covered call with a final state: do its records agree with each other and the upstream?
+    const databaseUrl = await d.databaseUrl();
+    const disagreeing = new Set<string>();
+    for (const [path, finals] of [['covered_get', coveredFinals.slice(0, PER_PATH)], ['covered_post', coveredFinals.slice(PER_PATH)], ['covered_nokey', unkeyedFinals]] as const) {
+      for (const [i, f] of finals.entries()) {
+        if (!isCoveredFinal(f)) continue; // lost, or never written (nothing to compare)
+        const name = names(path)[i]!;
+        const why = disagreement(f, await callRecord(databaseUrl, f.callId), hitsFor(name));
+        if (why) {
+          disagreeing.add(name);
+          console.log(`  trial ${n}: ${path} ${name} (call ${f.callId}) disagrees: ${why}`);
+        }
+      }
+    }
+
     const result = (path: PathName, finals: Array<{ status: string; error?: { code: string } } | null>, idempotent: boolean): PathResult => {
       const ns = names(path);
       const hits = ns.map(hitsFor);
       for (const [i, f] of finals.entries()) if (f === null) console.log(`  trial ${n}: ${path} ${ns[i]} has no final state`);
       return {
+        disagree: ns.filter((name) => disagreeing.has(name)).length,
         calls: path === 'deduplicated' ? ns.length * 2 : ns.length,
         lost: finals.filter((f) => f === null).length,
         duplicated: idempotent ? 0 : hits.filter((h) => h > 1).length,
@@ -391,7 +477,7 @@ async function main() {
 
   const results: TrialResult[] = [];
   console.log(`chaos: ${TRIALS} trials, ${PER_PATH} call(s) per path each (${PATHS.join(', ')}), seed ${seed}`);
-  console.log('trial  killed     calls lost dup unknown resent recover_ms');
+  console.log('trial  killed         calls lost dup unknown resent disagree recover_ms');
   try {
     for (let n = 1; n <= TRIALS; n++) {
       if (Date.now() > DEADLINE) {
@@ -403,7 +489,7 @@ async function main() {
       results.push(r);
       const t = total(Object.values(r.paths));
       console.log(
-        `${String(n).padStart(5)}  ${kind.padEnd(10)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(r.recoverMs).padStart(10)}`,
+        `${String(n).padStart(5)}  ${kind.padEnd(14)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(r.recoverMs).padStart(10)}`,
       );
     }
   } finally {
@@ -413,8 +499,10 @@ async function main() {
   }
 
   console.log('');
-  console.log(`per path and kill target (${results.length} trials; duplicated: a non-idempotent request that reached the upstream twice; resent: an idempotent one sent again, as allowed)`);
-  console.log('path          killed     trials calls lost dup unknown resent recover_p50 recover_p95');
+  console.log(
+    `per path and kill target (${results.length} trials; duplicated: a non-idempotent request that reached the upstream twice; resent: an idempotent one sent again, as allowed; disagree: a covered call whose row, GET, keyed retry, audit and upstream hits disagree)`,
+  );
+  console.log('path          killed         trials calls lost dup unknown resent disagree recover_p50 recover_p95');
   for (const path of PATHS) {
     for (const kind of KINDS) {
       const of = results.filter((r) => r.kind === kind);
@@ -422,23 +510,30 @@ async function main() {
       const t = total(of.map((r) => r.paths[path]));
       const rec = of.map((r) => r.recoverMs).sort((a, b) => a - b);
       console.log(
-        `${path.padEnd(13)} ${kind.padEnd(10)} ${String(of.length).padStart(6)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(pct(rec, 50)).padStart(11)} ${String(pct(rec, 95)).padStart(11)}`,
+        `${path.padEnd(13)} ${kind.padEnd(14)} ${String(of.length).padStart(6)} ${String(t.calls).padStart(5)} ${String(t.lost).padStart(4)} ${String(t.duplicated).padStart(3)} ${String(t.outcomeUnknown).padStart(7)} ${String(t.resent).padStart(6)} ${String(t.disagree).padStart(8)} ${String(pct(rec, 50)).padStart(11)} ${String(pct(rec, 95)).padStart(11)}`,
       );
     }
   }
   const all = total(results.flatMap((r) => Object.values(r.paths)));
   const recover = results.map((r) => r.recoverMs).sort((a, b) => a - b);
   console.log('');
-  console.log(`totals: trials ${results.length}, calls ${all.calls}, lost ${all.lost}, duplicated ${all.duplicated}, outcome_unknown ${all.outcomeUnknown}, resent (idempotent) ${all.resent}`);
+  console.log(`totals: trials ${results.length}, calls ${all.calls}, lost ${all.lost}, duplicated ${all.duplicated}, outcome_unknown ${all.outcomeUnknown}, resent (idempotent) ${all.resent}, disagree ${all.disagree}`);
   console.log(`time to recover (ms): p50 ${pct(recover, 50)}, p95 ${pct(recover, 95)}, max ${recover.at(-1) ?? 0}`);
-  const failed = all.lost > 0 || all.duplicated > 0;
-  console.log(failed ? 'FAIL: calls were lost or duplicated' : 'OK: nothing lost, nothing duplicated');
+  const failed = all.lost > 0 || all.duplicated > 0 || all.disagree > 0;
+  console.log(failed ? 'FAIL: calls were lost, duplicated or disagree' : 'OK: nothing lost, nothing duplicated, every covered call agrees');
   process.exitCode = failed ? 1 : 0;
 }
 
 function total(rs: PathResult[]): PathResult {
   const sum = (f: (r: PathResult) => number) => rs.reduce((a, r) => a + f(r), 0);
-  return { calls: sum((r) => r.calls), lost: sum((r) => r.lost), duplicated: sum((r) => r.duplicated), outcomeUnknown: sum((r) => r.outcomeUnknown), resent: sum((r) => r.resent) };
+  return {
+    calls: sum((r) => r.calls),
+    lost: sum((r) => r.lost),
+    duplicated: sum((r) => r.duplicated),
+    outcomeUnknown: sum((r) => r.outcomeUnknown),
+    resent: sum((r) => r.resent),
+    disagree: sum((r) => r.disagree),
+  };
 }
 
 function pct(sorted: number[], p: number): number {

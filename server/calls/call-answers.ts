@@ -2,6 +2,7 @@
 // call has an outcome, and the keyed call id itself. No I/O here: the service reads the rows.
 import { createHash } from 'node:crypto';
 import type { CallOutcome, CallResult, ErrorBody, Tier } from '../../workflows/definitions.ts';
+import { AppError } from '../errors.ts';
 import type { ApprovalRow, CallRow, ExecutionRow } from './store.ts';
 
 /**
@@ -41,6 +42,34 @@ export function pendingAnswer(a: ApprovalRow, publicUrl: string): CallOutcome {
     risk: a.risk,
     permission_keys: a.permission_keys,
   };
+}
+
+/**
+ * What a call that raised (or joined) an approval answers now, from its approval and execution
+ * rows: `denied`; the execution's outcome once it ran (`called`, or its error, e.g.
+ * `outcome_unknown`); `conflict` when the approval or its execution closed without running. Null
+ * while it is still open (pending, or allowed and not yet run): its workflow answers then. A resume
+ * and a keyed retry read the same answer, so they never disagree with `GET /v1/calls/{id}`.
+ */
+export function approvalAnswer(
+  a: Pick<ApprovalRow, 'status' | 'reason' | 'edit_diff' | 'edited_description'>,
+  exec: Pick<ExecutionRow, 'status' | 'result' | 'error'> | null | undefined,
+  callDescription: string,
+): CallOutcome | null {
+  if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied' };
+  if (a.status === 'pending' || a.status === 'bubbled') return null;
+  if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
+  if (exec?.status === 'executed' || exec?.status === 'failed') {
+    // An approver's edit ran: the agent learns what actually ran (issue 31).
+    const edited = a.edit_diff ? { modified_by_approver: true as const, diff: a.edit_diff } : {};
+    return exec.status === 'executed'
+      ? { status: 'called', result: exec.result as CallResult, action_description: a.edited_description ?? callDescription, ...edited }
+      : { status: 'error', error: exec.error as ErrorBody, ...edited };
+  }
+  if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) {
+    throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status });
+  }
+  return null;
 }
 
 /**

@@ -55,7 +55,9 @@ import { openOutcome } from './sealed-results.ts';
 import type { MessageSigner } from '../temporal/message-signer.ts';
 import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
-import { finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
+import { approvalAnswer, finalAnswer, keyedCallId, pendingAnswer, presentCall } from './call-answers.ts';
+import { namingCall } from './naming-call.ts';
+import { findStartedWorkflow } from './uncertain-start.ts';
 import { createWorkflowGoneSettler } from './workflow-gone.ts';
 
 /** GET /v1/approvals/{id}/edit: what the dashboard's "Edit before allowing" form is built from. */
@@ -125,6 +127,19 @@ export interface CallServiceDeps {
 
 
 const SA = CALL_SEARCH_ATTRIBUTES;
+
+/** The call workflow's start options. */
+type StartOptions = Parameters<Client['workflow']['start']>[1] & { args: [CallSpec]; workflowIdConflictPolicy: 'USE_EXISTING' | 'FAIL' };
+
+/**
+ * How long a start whose answer was lost waits for Temporal to say whether the workflow exists:
+ * a dev server or frontend restarting comes back within seconds; past this the caller gets 503
+ * with the call id (the call may still run, and reads back with GET /v1/calls/{id}).
+ */
+const START_RECOVERY_PATIENCE_MS = 10_000;
+
+/** A replay update that found no workflow, while Temporal still shows it running, is sent this many times in all. */
+const REPLAY_ATTEMPTS = 3;
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -405,14 +420,41 @@ export function createCallService(deps: CallServiceDeps) {
     }, callBucket(p.identityId, deps.config.rateLimitPerMinute));
     if (written.kind === 'rate_limited') throw rateLimited(deps.config.rateLimitPerMinute, written.tokens);
     const existing = written.kind === 'existing' ? written.row : null;
-    if (existing) {
-      if (existing.request_digest !== callDigest) {
-        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request: use a new key for a new request', { call_id: callId });
-      }
-      // A retry: the outcome the call already has, or its workflow's answer (waiting if still running).
-      const known = finalAnswer(existing);
-      if (known) return known;
+    if (existing && existing.request_digest !== callDigest) {
+      throw new AppError('idempotency_key_reused', 'this Idempotency-Key was already used for a different request: use a new key for a new request', { call_id: callId });
     }
+    try {
+      // A retry: the outcome the call already has, or its workflow's answer (waiting if still running).
+      const known = existing && (await recordedAnswer(existing));
+      if (known) return known;
+      return await startWorkflow(p, prepared, requestId, { callId, keyed, existing, chain, callDigest, org, autoCallOnApprove: requester?.auto_call_on_approve ?? true });
+    } catch (err) {
+      throw namingCall(err, callId);
+    }
+  }
+
+  /** What the call's rows already answer for a keyed retry (null: its workflow answers). */
+  async function recordedAnswer(call: store.CallRow): Promise<CallOutcome | null> {
+    const final = finalAnswer(call);
+    if (final) return final;
+    // Raised (or joined) an approval: once it was decided and ran, the execution's outcome.
+    const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
+    if (!approval) return null;
+    return approvalAnswer(approval, await store.getExecutionByApproval(pool, approval.id), call.description);
+  }
+
+  interface StartContext {
+    callId: string;
+    keyed: boolean;
+    existing: store.CallRow | null;
+    chain: ChainMember[];
+    callDigest: string;
+    org: RequestChain['org'];
+    autoCallOnApprove: boolean;
+  }
+
+  async function startWorkflow(p: Principal, prepared: Prepared, requestId: string | null, c: StartContext): Promise<CallOutcome> {
+    const { callId, keyed, existing, chain, callDigest, org } = c;
     const spec: CallSpec = {
       callId,
       orgId: p.orgId,
@@ -427,7 +469,7 @@ export function createCallService(deps: CallServiceDeps) {
       approvalRisk: approvalRisk(prepared.risk),
       permissionKeys: prepared.keys,
       description: prepared.description,
-      autoCallOnApprove: requester?.auto_call_on_approve ?? true,
+      autoCallOnApprove: c.autoCallOnApprove,
       maxPendingPerAgent: org.max_pending_per_agent,
       clocks: {
         approvalTtlMs: org.approval_ttl_seconds * 1000,
@@ -442,7 +484,7 @@ export function createCallService(deps: CallServiceDeps) {
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
     };
     if (!existing) offerPreparedCall(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
-    const options = {
+    const options: StartOptions = {
       workflowId: callWorkflowId(callId),
       taskQueue: deps.taskQueue,
       args: [spec] as [CallSpec],
@@ -462,19 +504,46 @@ export function createCallService(deps: CallServiceDeps) {
       // Eager start cannot ride in an Update-with-Start (the server refuses it): a keyed call,
       // which may attach to a running workflow, keeps Update-with-Start.
       if (deps.eagerClient && !keyed) return await startEagerly(deps.eagerClient, callId, options);
-      const outcome = await viaTemporal('the call', () =>
-        temporal.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', options) }),
-      );
-      return openOutcome(deps.keyring, callId, outcome);
+      return await updateWithStart(options);
     } catch (err) {
       withdrawPreparedCall(callId);
-      if (existing && err instanceof WorkflowExecutionAlreadyStartedError) return closedCallAnswer(callId);
-      if (err instanceof AppError && err.code === 'unavailable') {
-        // Temporal died while the call was starting: it may still run once Temporal is back, so
-        // the row is left to the workflow, and the caller gets the call id to look it up.
-        throw new AppError('unavailable', err.message, { ...err.details, call_id: callId });
-      }
-      if (!existing) await store.finishCall(pool, callId, 'failed', null, { error: { code: 'unavailable', message: 'the call could not be started' } });
+      // The workflow exists: a keyed retry of a closed call, or a start the client sent again after
+      // its first attempt had landed. Either way the call started: its answer is followed.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return answerOfWorkflow(callId);
+      // Released by the Temporal watcher (it stopped answering) or refused by it: the call may
+      // still run once Temporal is back; the row is left to the workflow (or, should the start
+      // never land, to never-started.ts), and the 503 names the call to look it up.
+      if (err instanceof AppError) throw err;
+      return recoverStart(callId, options);
+    }
+  }
+
+  /** Update-with-Start: the workflow started (or attached to) and its first answer from the `outcome` update. */
+  async function updateWithStart(options: StartOptions): Promise<CallOutcome> {
+    const outcome = await viaTemporal('the call', () =>
+      temporal.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation: new WithStartWorkflowOperation('callWorkflow', options) }),
+    );
+    return openOutcome(deps.keyring, options.args[0].callId, outcome);
+  }
+
+  /**
+   * The start failed without a typed answer (the connection broke, the RPC's deadline passed while
+   * Temporal restarted): it may have landed, and the call run. Once Temporal answers, the call's
+   * workflow is looked for: found, the call started and its answer is followed; absent, it is
+   * started now — the caller is still waiting, and conflict policy `USE_EXISTING` attaches to the
+   * first start should it land after all. Nothing here marks the call failed: only a workflow that
+   * ran writes its final state, or never-started.ts one that provably did not.
+   */
+  async function recoverStart(callId: string, options: StartOptions): Promise<CallOutcome> {
+    const finding = await findStartedWorkflow(temporal, deps.temporalHealth, callId, START_RECOVERY_PATIENCE_MS);
+    if (finding === 'found') return answerOfWorkflow(callId);
+    if (finding === 'silent') {
+      throw unavailable('temporal', 'Temporal stopped answering while the call was starting: it may still run once Temporal is back; look it up with GET /v1/calls/{call_id}', { call_id: callId });
+    }
+    try {
+      return await updateWithStart({ ...options, workflowIdConflictPolicy: 'USE_EXISTING' });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return closedCallAnswer(callId);
       throw err;
     }
   }
@@ -485,7 +554,7 @@ export function createCallService(deps: CallServiceDeps) {
    * (safe before the task completes: a re-run finds that state and sends nothing). Not granted, a
    * call going on to an approval, or an answer slow to come: the `outcome` update answers.
    */
-  async function startEagerly(client: Client, callId: string, options: Parameters<Client['workflow']['start']>[1] & { args: [CallSpec] }): Promise<CallOutcome> {
+  async function startEagerly(client: Client, callId: string, options: StartOptions): Promise<CallOutcome> {
     const expected = expectFirstAnswer(callId);
     try {
       const handle = await viaTemporal('the call', () => client.workflow.start('callWorkflow', { ...options, requestEagerStart: true }));
@@ -530,7 +599,7 @@ export function createCallService(deps: CallServiceDeps) {
   /** A keyed retry of a call whose workflow has closed: its first answer, from the read model. */
   async function closedCallAnswer(callId: string): Promise<CallOutcome> {
     const row = await store.getCall(pool, callId);
-    const known = row && finalAnswer(row);
+    const known = row && (await recordedAnswer(row));
     if (known) return known;
     const approval = await store.getApprovalOfCall(pool, callId);
     if (approval) return pendingAnswer(approval, deps.config.publicUrl);
@@ -696,15 +765,51 @@ export function createCallService(deps: CallServiceDeps) {
     };
   }
 
-  /** An allowed call's stored outcome once its execution has run (undefined before). */
-  function settledOutcome(a: ApprovalViewRow): IdentifiedOutcome | undefined {
-    const exec = a.execution;
-    if (a.status !== 'allowed' || !exec || (exec.status !== 'executed' && exec.status !== 'failed')) return undefined;
-    // An approver's edit ran: the agent learns what actually ran (issue 31).
-    const edited = a.edit_diff ? { modified_by_approver: true as const, diff: a.edit_diff } : {};
-    return exec.status === 'executed'
-      ? { status: 'called', result: exec.result as never, action_description: a.edited_description ?? a.call?.description ?? a.action_description, ...edited, call_id: a.call_id }
-      : { status: 'error', error: exec.error as never, ...edited, call_id: a.call_id };
+  /**
+   * The resume's replay update. The workflow may have closed between the approval's read and the
+   * update (a restart finished the execution meanwhile, e.g. as `outcome_unknown`): the rows, read
+   * again, then hold the answer. A workflow Temporal still runs was not gone: the update is sent
+   * again. Only one that no longer exists, with the rows still open, is settled as gone.
+   */
+  async function replay(p: Principal, approvalId: string, callId: string): Promise<CallOutcome> {
+    const handle = temporal.workflow.getHandle(callWorkflowId(callId));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const input = await deps.signer.sign('replay', handle.workflowId, { callerId: p.identityId, triggeredBy: p.type === 'user' ? ('user' as const) : ('agent' as const) });
+        const outcome = await viaTemporal('the resume', () => handle.executeUpdate(replayUpdate, { args: [input] }));
+        return openOutcome(deps.keyring, callId, outcome);
+      } catch (err) {
+        if (!workflowNotRunning(err)) throw updateError(err);
+      }
+      const known = await rowsAnswer(approvalId, callId);
+      if (known) return known;
+      if (attempt < REPLAY_ATTEMPTS && (await workflowRunning(callId))) continue;
+      try {
+        return await settleWithoutWorkflow(approvalId);
+      } catch (err) {
+        // Closed by its workflow (or a concurrent request) since the read above: that is the answer.
+        const closed = await rowsAnswer(approvalId, callId);
+        if (closed) return closed;
+        throw err;
+      }
+    }
+  }
+
+  /** What an approved call's rows answer now (null: still open). */
+  async function rowsAnswer(approvalId: string, callId: string): Promise<CallOutcome | null> {
+    const [a, call, exec] = await Promise.all([store.getApproval(pool, approvalId), store.getCall(pool, callId), store.getExecutionByApproval(pool, approvalId)]);
+    if (!a) throw notFound('approval');
+    return approvalAnswer(a, exec, call?.description ?? a.action_description);
+  }
+
+  /** Whether Temporal runs the call's workflow now (false: closed, or no such workflow). */
+  async function workflowRunning(callId: string): Promise<boolean> {
+    try {
+      return (await viaTemporal('the resume', () => temporal.workflow.getHandle(callWorkflowId(callId)).describe())).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
   }
 
   /**
@@ -730,28 +835,13 @@ export function createCallService(deps: CallServiceDeps) {
       const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       const call_id = a.call_id;
-      if (a.status === 'denied') return { status: 'denied', reason: a.reason ?? 'denied', call_id };
-      if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status, call_id });
-      const settled = settledOutcome(a);
-      if (settled) return settled;
-      const exec = a.execution;
-      if (exec && (exec.status === 'expired' || exec.status === 'cancelled')) throw new AppError('conflict', `the execution is ${exec.status}`, { status: exec.status, call_id });
       try {
-        const outcome = await viaTemporal('the resume', () =>
-          deps.signer
-            .sign('replay', callWorkflowId(a.call_id), { callerId: p.identityId, triggeredBy: p.type === 'user' ? ('user' as const) : ('agent' as const) })
-            .then((input) => temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(replayUpdate, { args: [input] })),
-        );
-        return { ...openOutcome(deps.keyring, a.call_id, outcome), call_id };
+        const known = approvalAnswer(a, a.execution, a.call?.description ?? a.action_description);
+        if (known) return { ...known, call_id };
+        if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
+        return { ...(await replay(p, a.id, a.call_id)), call_id };
       } catch (err) {
-        if (workflowNotRunning(err)) {
-          // The auto-call finished (and its workflow with it) after the read above: its stored
-          // outcome is the answer, as it would have been a moment later.
-          const now = settledOutcome((await readVisibleApproval(pool, p, approvalId)).row);
-          if (now) return now;
-          await settleWithoutWorkflow(a.id);
-        }
-        throw updateError(err);
+        throw namingCall(err, call_id);
       }
     },
 

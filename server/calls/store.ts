@@ -16,6 +16,7 @@ import { approvalRow, callRow, executionRow, type ApprovalRow, type CallRow } fr
 // Row schemas are module constants: building a zod schema per call costs more than using it.
 const sendAttempts = z.object({ send_attempts: z.number() });
 const idColumn = z.object({ id: z.string() });
+const closedFlag = z.object({ closed: z.boolean() });
 
 /** What writing a call's row did: refused by the rate limit, inserted, or found (a keyed retry). */
 export type CallInsert = { kind: 'rate_limited'; tokens: number } | { kind: 'inserted' } | { kind: 'existing'; row: CallRow };
@@ -157,6 +158,22 @@ export async function finishCallWithAudit(db: Db, id: string, status: string, fi
   await db.query(prepared(sql.unsafe`
     WITH finished AS (${callStatusUpdate(id, status, finish, open)} RETURNING id)
     ${auditInsert(entry, sql.fragment`EXISTS (SELECT 1 FROM finished)`)}`));
+}
+
+/**
+ * A call closed as never started, with its audit row, in one statement: only while no workflow has
+ * claimed it. The workflow's check marks `send_marked_at` under the row lock before anything can
+ * be sent, so a call whose workflow ran keeps the state that workflow writes (a late `called`
+ * included), and a workflow that starts after this finds the row final and sends nothing.
+ * True when this statement closed it.
+ */
+export async function closeUnclaimedCall(db: Db, id: string, error: unknown, entry: AuditEntry): Promise<boolean> {
+  const unclaimed = sql.fragment`finished_at IS NULL AND send_marked_at IS NULL AND status = 'checking'`;
+  const closed = await db.oneFirst(prepared(sql.type(closedFlag)`
+    WITH finished AS (${callStatusUpdate(id, 'failed', { httpStatusCode: null, error }, unclaimed)} RETURNING id),
+    audit AS (${auditInsert(entry, sql.fragment`EXISTS (SELECT 1 FROM finished)`)})
+    SELECT EXISTS (SELECT 1 FROM finished) AS closed`));
+  return closed;
 }
 
 export async function setCallStatus(db: Db, id: string, status: string, approvalId?: string): Promise<void> {
@@ -412,14 +429,14 @@ export const getExecutionByApproval = (db: Db, approvalId: string) =>
  */
 export async function closeWithoutWorkflow(
   pool: DatabasePool,
-  c: { approvalId: string; callId: string; executionId: string | null; reason: string; entry: AuditEntry },
+  c: { approvalId: string; callId: string; executionId: string | null; reason: string; executionError: unknown; entry: AuditEntry },
 ): Promise<boolean> {
   return pool.transaction(async (tx) => {
     let closed: boolean;
     if (c.executionId) {
-      const error = { code: 'workflow_gone', message: c.reason };
+      const error = c.executionError;
       const r = await tx.query(sql.unsafe`
-        UPDATE executions SET status = 'failed', error = ${sql.jsonb(error)}, finished_at = now()
+        UPDATE executions SET status = 'failed', error = ${sql.jsonb(error as never)}, finished_at = now()
         WHERE id = ${c.executionId} AND status IN ('pending', 'executing')`);
       await finishCall(tx, c.callId, 'execution_failed', null);
       closed = r.rowCount > 0;
