@@ -33,7 +33,6 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { readVisibleApproval } from '../approvals/service.ts';
-import type { ApprovalViewRow } from '../approvals/store.ts';
 import { updateError, workflowNotRunning } from '../approvals/update-errors.ts';
 import { AppError, forbidden, invalidParams, invalidRequest, notFound } from '../errors.ts';
 import { isAdmin } from '../auth/principal.ts';
