@@ -1,0 +1,261 @@
+// The call workflow on its own: a real Temporal dev server (the suite's) and the real workflow
+// bundle, with stub activities that record what the workflow asks of them — no gateway, no
+// PostgreSQL. Each case drives one path (deny, duplicate decisions, allow once with a resume,
+// allow-remember, an edited allow, expiry, the auto-bubble and a reminder) and checks the steps the
+// workflow took, in order. Time is real but short: the spec's clocks are milliseconds here.
+// (The SDK's time-skipping environment downloads its own test server, which this machine cannot.)
+import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { proofMessage, type ProofKind } from '../../core/decisions/proof.ts';
+import { suggestedTiers } from '../../core/permissions/tiers.ts';
+import {
+  callWorkflowId,
+  outcomeUpdate,
+  replayUpdate,
+  resolveUpdate,
+  type ApprovalRecord,
+  type CallOutcome,
+  type CallSpec,
+  type ResolveInput,
+} from '../../workflows/definitions.ts';
+
+const USER = randomUUID();
+const AGENT = randomUUID();
+const KEYS = ['widgets:create_item:*'];
+
+/** The gateway's side of message proofs, with a key of the test's own. */
+function testSigner() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const hex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
+  return {
+    hex,
+    signed<T extends object>(kind: ProofKind, callId: string, fields: T, nonce: string = randomUUID()) {
+      const signature = sign(null, proofMessage(kind, callWorkflowId(callId), nonce, fields), privateKey).toString('hex');
+      return { ...fields, proof: { nonce, signature } };
+    },
+  };
+}
+
+type Step = { name: string; input: any };
+
+/** Stub activities: each records its call and answers as the real one would for this case. */
+function stubActivities(steps: Step[], opts: { reminderMarks?: string[] } = {}) {
+  const record = (name: string) => async (input: unknown) => void steps.push({ name, input });
+  const sent = { kind: 'sent' as const, result: { status_code: 201, duration_ms: 3, body: { ok: true } }, httpStatusCode: 201 };
+  return {
+    async checkThenExecute(input: { spec: CallSpec }) {
+      steps.push({ name: 'checkThenExecute', input });
+      if (input.spec.action === 'get_item') {
+        return { check: { outcome: 'covered' }, executed: { outcome: { status: 'called', result: { status_code: 200, duration_ms: 2, body: { id: 'a1' } }, action_description: input.spec.description }, httpStatusCode: 200, executionStatus: null } };
+      }
+      return { check: { outcome: 'gap', gapIdentityId: AGENT, firstResolverId: AGENT }, executed: null };
+    },
+    async raiseApproval(input: { spec: CallSpec; approvalId: string; firstResolverId: string }) {
+      steps.push({ name: 'raiseApproval', input });
+      return {
+        approvalId: input.approvalId,
+        expiresAt: new Date(Date.now() + input.spec.clocks.approvalTtlMs).toISOString(),
+        resolverId: input.firstResolverId,
+        deduplicatedInto: null,
+        reminderMarks: opts.reminderMarks ?? [],
+      };
+    },
+    recordDecision: record('recordDecision'),
+    recordBubble: record('recordBubble'),
+    async routeOnward(input: unknown) {
+      steps.push({ name: 'routeOnward', input });
+      return { stage: 'admins', top: true };
+    },
+    announceDecision: record('announceDecision'),
+    async prepareExecution(input: unknown) {
+      steps.push({ name: 'prepareExecution', input });
+      return { proceed: true };
+    },
+    async sendExecution(input: unknown) {
+      steps.push({ name: 'sendExecution', input });
+      return sent;
+    },
+    async recordExecutionResult(input: { spec: CallSpec; sent: typeof sent }) {
+      steps.push({ name: 'recordExecutionResult', input });
+      return { outcome: { status: 'called', result: input.sent.result, action_description: input.spec.description }, httpStatusCode: 201, executionStatus: 'executed' };
+    },
+    recordExecution: record('recordExecution'),
+    plantRules: record('plantRules'),
+    shareOutcome: record('shareOutcome'),
+    async joinedOutcome() {
+      return null;
+    },
+    remindResolver: record('remindResolver'),
+  };
+}
+
+describe('the call workflow, with stub activities', () => {
+  const signer = testSigner();
+  let connection: Connection;
+  let client: Client;
+  let native: NativeConnection;
+
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    client = new Client({ connection });
+    native = await NativeConnection.connect({ address: inject('temporalAddress') });
+  });
+  afterAll(async () => {
+    await native?.close();
+    await connection?.close();
+  });
+
+  function specOf(over: Omit<Partial<CallSpec>, 'clocks'> & { clocks?: Partial<CallSpec['clocks']> } = {}): CallSpec {
+    const { clocks, ...rest } = over;
+    return {
+      callId: randomUUID(),
+      orgId: randomUUID(),
+      requesterId: AGENT,
+      userId: USER,
+      chain: [
+        { id: AGENT, kind: 'agent', parentId: USER, inheritPermissions: false },
+        { id: USER, kind: 'user', parentId: null, inheritPermissions: false },
+      ],
+      service: 'widgets',
+      template: 'widgets',
+      action: 'create_item',
+      runtime: 'http',
+      risk: 'write',
+      approvalRisk: 'med',
+      permissionKeys: KEYS,
+      description: 'Create item x',
+      autoCallOnApprove: false,
+      maxPendingPerAgent: 10,
+      clocks: { approvalTtlMs: 60_000, executionWindowMs: 60_000, autoBubbleMs: null, ...clocks },
+      approvalUrlBase: 'http://127.0.0.1:1',
+      requestId: null,
+      verbose: false,
+      callDigest: randomUUID(),
+      messageKeys: [signer.hex],
+      ...rest,
+    };
+  }
+
+  /** Runs `body` against a fresh worker on its own task queue; returns the steps it recorded. */
+  async function withWorker(opts: Parameters<typeof stubActivities>[1], body: (start: (spec: CallSpec) => Promise<{ first: CallOutcome; spec: CallSpec }>) => Promise<void>) {
+    const steps: Step[] = [];
+    const taskQueue = `call-workflow-${randomUUID()}`;
+    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: { codePath: inject('workflowBundlePath') }, activities: stubActivities(steps, opts) });
+    await worker.runUntil(async () => {
+      await body(async (spec) => {
+        // As the API starts a call: the first answer rides the start (a covered call closes at once).
+        const startWorkflowOperation = new WithStartWorkflowOperation('callWorkflow', { workflowId: callWorkflowId(spec.callId), taskQueue, args: [spec], workflowIdConflictPolicy: 'FAIL' });
+        const first = await client.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation });
+        return { first, spec };
+      });
+    });
+    return { names: steps.map((s) => s.name), inputs: steps };
+  }
+
+  const handleOf = (spec: CallSpec) => client.workflow.getHandle(callWorkflowId(spec.callId));
+  const resolve = (spec: CallSpec, input: ResolveInput, nonce?: string) =>
+    handleOf(spec).executeUpdate(resolveUpdate, { args: [signer.signed('resolve', spec.callId, input, nonce)] }) as Promise<ApprovalRecord>;
+  const refusal = async (p: Promise<unknown>) => {
+    const err = await p.then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    const cause = (err as WorkflowUpdateFailedError).cause;
+    return cause instanceof ApplicationFailure ? cause.type : undefined;
+  };
+
+  it('a covered call: checked and executed in its first step; the result keeps status and time only', async () => {
+    let result: unknown;
+    const { names: steps } = await withWorker({}, async (start) => {
+      const { first, spec } = await start(specOf({ action: 'get_item' }));
+      expect(first).toMatchObject({ status: 'called', result: { status_code: 200, body: { id: 'a1' } } });
+      result = await handleOf(spec).result();
+    });
+    expect(steps).toEqual(['checkThenExecute']);
+    expect(result).toEqual({ status: 'called', action_description: 'Create item x', result: { status_code: 200, duration_ms: 2 } });
+  });
+
+  it('a deny ends the call; a bubble taken once cannot be sent again; nothing reaches a closed call', async () => {
+    const { names: steps, inputs } = await withWorker({}, async (start) => {
+      const { first, spec } = await start(specOf());
+      expect(first).toMatchObject({ status: 'pending_approval' });
+      const nonce = randomUUID();
+      expect(await resolve(spec, { decision: 'bubble', resolverId: USER, resolverIsAdmin: false }, nonce)).toMatchObject({ status: 'bubbled' });
+      // The very message taken once, sent again (as anyone reading the history could): refused.
+      expect(await refusal(resolve(spec, { decision: 'bubble', resolverId: USER, resolverIsAdmin: false }, nonce))).toBe('message_unverified');
+      expect(await resolve(spec, { decision: 'deny', resolverId: USER, resolverIsAdmin: false, reason: 'no' })).toMatchObject({ status: 'denied' });
+      expect(await handleOf(spec).result()).toMatchObject({ status: 'denied' });
+      const late = await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false }).then(() => null, (e: unknown) => e);
+      expect(late).toBeInstanceOf(WorkflowNotFoundError);
+    });
+    expect(steps).toEqual(['checkThenExecute', 'raiseApproval', 'recordBubble', 'recordDecision', 'shareOutcome']);
+    const bubbled = inputs.find((s) => s.name === 'recordBubble')!.input;
+    expect(bubbled).toMatchObject({ fromId: AGENT, toId: USER, actorId: USER, automatic: false });
+  });
+
+  it('refuses the requester deciding its own call, and a resolver outside the chain', async () => {
+    await withWorker({}, async (start) => {
+      const { spec } = await start(specOf());
+      expect(await refusal(resolve(spec, { decision: 'allow', resolverId: AGENT, resolverIsAdmin: false }))).toBe('cannot_resolve_own_approval');
+      expect(await refusal(resolve(spec, { decision: 'allow', resolverId: randomUUID(), resolverIsAdmin: false }))).toBe('not_in_your_chain');
+      await resolve(spec, { decision: 'deny', resolverId: USER, resolverIsAdmin: false });
+    });
+  });
+
+  it('allow once without auto-call: the call waits for its resume, then prepares, sends and records', async () => {
+    const { names: steps } = await withWorker({}, async (start) => {
+      const { spec } = await start(specOf());
+      expect(await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false })).toMatchObject({ status: 'allowed', execution: { status: 'pending' } });
+      const outcome = await handleOf(spec).executeUpdate(replayUpdate, { args: [signer.signed('replay', spec.callId, { callerId: AGENT, triggeredBy: 'agent' as const })] });
+      expect(outcome).toMatchObject({ status: 'called', result: { status_code: 201 } });
+      expect(await handleOf(spec).result()).toMatchObject({ status: 'allowed', execution: { status: 'executed', triggered_by: 'agent', result: { status_code: 201, duration_ms: 3 } } });
+    });
+    expect(steps).toEqual(['checkThenExecute', 'raiseApproval', 'recordDecision', 'prepareExecution', 'sendExecution', 'recordExecutionResult', 'shareOutcome']);
+  });
+
+  it('allow and remember with auto-call: executed at once, the rules planted only after the send', async () => {
+    const tiers = suggestedTiers(KEYS);
+    const { names: steps } = await withWorker({}, async (start) => {
+      const { spec } = await start(specOf({ autoCallOnApprove: true }));
+      await resolve(spec, { decision: 'allow_remember', resolverId: USER, resolverIsAdmin: false, rememberKeys: tiers[0]!.keys, rememberTtlMs: 3_600_000, rememberTtl: '1h' });
+      expect(await handleOf(spec).result()).toMatchObject({ status: 'allowed', execution: { status: 'executed', triggered_by: 'auto' } });
+    });
+    expect(steps).toEqual(['checkThenExecute', 'raiseApproval', 'recordDecision', 'prepareExecution', 'sendExecution', 'recordExecutionResult', 'plantRules', 'shareOutcome']);
+  });
+
+  it('an edited allow runs the edited request: its keys and the edit reach the execution steps', async () => {
+    const { inputs } = await withWorker({}, async (start) => {
+      const { spec } = await start(specOf({ autoCallOnApprove: true }));
+      const edit = { envelope: { sealed: 'x' }, redacted: { body: { amount: 5 } }, diff: [{ field: 'body.amount', before: 100, after: 5 }], permissionKeys: ['widgets:create_item:small'], description: 'Create item x (5)' };
+      const record = await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false, edit: edit as never });
+      expect(record).toMatchObject({ status: 'allowed', modified_by_approver: true, edited_permission_keys: ['widgets:create_item:small'] });
+      expect(await handleOf(spec).result()).toMatchObject({ modified_by_approver: true, execution: { status: 'executed' } });
+    });
+    const prepared = inputs.find((s) => s.name === 'prepareExecution')!.input as { spec: CallSpec };
+    expect(prepared.spec.permissionKeys).toEqual(['widgets:create_item:small']);
+    expect(prepared.spec.description).toBe('Create item x (5)');
+    expect(prepared.spec.edit?.diff).toEqual([{ field: 'body.amount', before: 100, after: 5 }]);
+    const decided = inputs.find((s) => s.name === 'recordDecision')!.input as { edit?: unknown };
+    expect(decided.edit).toMatchObject({ permissionKeys: ['widgets:create_item:small'] });
+  });
+
+  it('an approval nobody decides expires on its timer', async () => {
+    const { names: steps, inputs } = await withWorker({}, async (start) => {
+      const { spec } = await start(specOf({ clocks: { approvalTtlMs: 1_500 } }));
+      expect(await handleOf(spec).result()).toMatchObject({ status: 'expired' });
+    });
+    expect(steps).toEqual(['checkThenExecute', 'raiseApproval', 'recordDecision', 'shareOutcome']);
+    expect(inputs[2]!.input).toMatchObject({ status: 'expired', decision: 'expire', resolverId: null });
+  });
+
+  it('the auto-bubble moves the approval up the chain, then past the user; a reminder is sent on time', async () => {
+    const { names: steps } = await withWorker({ reminderMarks: ['half'] }, async (start) => {
+      const { spec } = await start(specOf({ clocks: { approvalTtlMs: 4_000, autoBubbleMs: 600 } }));
+      expect(await handleOf(spec).result()).toMatchObject({ status: 'expired' });
+    });
+    // The reminder's place among the bubbles depends on how late timers fire on a busy machine.
+    expect(steps.filter((s) => s !== 'remindResolver')).toEqual(['checkThenExecute', 'raiseApproval', 'recordBubble', 'routeOnward', 'recordDecision', 'shareOutcome']);
+    expect(steps.filter((s) => s === 'remindResolver')).toHaveLength(1);
+  });
+});
