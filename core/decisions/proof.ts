@@ -7,6 +7,7 @@
 // and changes nothing. Pure and deterministic: the workflow bundle imports this module.
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex, hexToBytes } from '@noble/curves/utils.js';
+import { canonicalJson } from '../text/canonical-json.ts';
 
 /** What a message is: the signature covers it, so a resume's proof cannot pass as a decision's. */
 export type ProofKind = 'resolve' | 'replay' | 'cancel' | 'supersede' | 'shared-outcome';
@@ -22,20 +23,6 @@ export interface MessageProof {
 
 /** A message with its proof (the proof is not part of what is signed). */
 export type Proven<T> = T & { proof?: MessageProof };
-
-/**
- * JSON with object keys sorted and undefined members left out, as Temporal's JSON payloads carry
- * them: the API and the workflow derive the same bytes from the same message.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.keys(value)
-    .sort()
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${entries.join(',')}}`;
-}
 
 /** The bytes signed: the kind, the workflow it is for, the nonce and the message's own fields. */
 export function proofMessage(kind: ProofKind, workflowId: string, nonce: string, fields: unknown): Uint8Array {

@@ -51,6 +51,7 @@ import { expectFirstAnswer } from './first-answers.ts';
 import { settleIfNeverStarted } from './never-started.ts';
 import { offerPreparedCall, withdrawPreparedCall } from './handoff.ts';
 import { openOutcome } from './sealed-results.ts';
+import { canonicalJson } from '../../core/text/canonical-json.ts';
 import type { MessageSigner } from '../temporal/message-signer.ts';
 import { callBucket, enforceRateLimit, rateLimited } from './rate-limit.ts';
 import * as store from './store.ts';
@@ -139,14 +140,6 @@ const START_RECOVERY_PATIENCE_MS = 10_000;
 
 /** A replay update that found no workflow, while Temporal still shows it running, is sent this many times in all. */
 const REPLAY_ATTEMPTS = 3;
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * Headers the gateway owns on the outbound connection: framing and hop-by-hop headers describe the
@@ -397,7 +390,7 @@ export function createCallService(deps: CallServiceDeps) {
     assertTemporalUp('a call');
     // An Idempotency-Key names the call (scoped to the calling identity, see keyedCallId): a retry
     // with the same key finds the same row and the same workflow, and never sends again.
-    const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonical(prepared.stored)}`).digest('base64url');
+    const callDigest = createHmac('sha256', deps.masterKey).update(`dedupe:${prepared.instanceName}:${prepared.action}:${canonicalJson(prepared.stored)}`).digest('base64url');
     const envelope = deps.keyring.encryptShortLived(JSON.stringify(prepared.stored), requestAad(callId));
     const written = await store.insertCall(pool, {
       id: callId,

@@ -7,9 +7,8 @@
 import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { proofMessage, type ProofKind } from '../../core/decisions/proof.ts';
 import { suggestedTiers } from '../../core/permissions/tiers.ts';
 import {
   callWorkflowId,
@@ -21,23 +20,11 @@ import {
   type CallSpec,
   type ResolveInput,
 } from '../../workflows/definitions.ts';
+import { testMessageKey } from '../support/message-signing.ts';
 
 const USER = randomUUID();
 const AGENT = randomUUID();
 const KEYS = ['widgets:create_item:*'];
-
-/** The gateway's side of message proofs, with a key of the test's own. */
-function testSigner() {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const hex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
-  return {
-    hex,
-    signed<T extends object>(kind: ProofKind, callId: string, fields: T, nonce: string = randomUUID()) {
-      const signature = sign(null, proofMessage(kind, callWorkflowId(callId), nonce, fields), privateKey).toString('hex');
-      return { ...fields, proof: { nonce, signature } };
-    },
-  };
-}
 
 type Step = { name: string; input: any };
 
@@ -93,7 +80,7 @@ function stubActivities(steps: Step[], opts: { reminderMarks?: string[] } = {}) 
 }
 
 describe('the call workflow, with stub activities', () => {
-  const signer = testSigner();
+  const signer = testMessageKey();
   let connection: Connection;
   let client: Client;
   let native: NativeConnection;
@@ -157,7 +144,7 @@ describe('the call workflow, with stub activities', () => {
 
   const handleOf = (spec: CallSpec) => client.workflow.getHandle(callWorkflowId(spec.callId));
   const resolve = (spec: CallSpec, input: ResolveInput, nonce?: string) =>
-    handleOf(spec).executeUpdate(resolveUpdate, { args: [signer.signed('resolve', spec.callId, input, nonce)] }) as Promise<ApprovalRecord>;
+    handleOf(spec).executeUpdate(resolveUpdate, { args: [signer.signed('resolve', callWorkflowId(spec.callId), input, nonce)] }) as Promise<ApprovalRecord>;
   const refusal = async (p: Promise<unknown>) => {
     const err = await p.then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
@@ -207,7 +194,7 @@ describe('the call workflow, with stub activities', () => {
     const { names: steps } = await withWorker({}, async (start) => {
       const { spec } = await start(specOf());
       expect(await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false })).toMatchObject({ status: 'allowed', execution: { status: 'pending' } });
-      const outcome = await handleOf(spec).executeUpdate(replayUpdate, { args: [signer.signed('replay', spec.callId, { callerId: AGENT, triggeredBy: 'agent' as const })] });
+      const outcome = await handleOf(spec).executeUpdate(replayUpdate, { args: [signer.signed('replay', callWorkflowId(spec.callId), { callerId: AGENT, triggeredBy: 'agent' as const })] });
       expect(outcome).toMatchObject({ status: 'called', result: { status_code: 201 } });
       expect(await handleOf(spec).result()).toMatchObject({ status: 'allowed', execution: { status: 'executed', triggered_by: 'agent', result: { status_code: 201, duration_ms: 3 } } });
     });

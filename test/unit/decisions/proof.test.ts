@@ -1,29 +1,22 @@
 // Message proofs: what the gateway signs, the workflow verifies; anything else is refused.
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, proofMessage, verifyProof } from '../../../core/decisions/proof.ts';
+import { verifyProof } from '../../../core/decisions/proof.ts';
+import { testMessageKey } from '../../support/message-signing.ts';
+import { canonicalJson } from '../../../core/text/canonical-json.ts';
 
-function keyPair() {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const hex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
-  const signed = <T extends object>(kind: Parameters<typeof proofMessage>[0], workflowId: string, fields: T, nonce = 'n-1') => ({
-    ...fields,
-    proof: { nonce, signature: sign(null, proofMessage(kind, workflowId, nonce, fields), privateKey).toString('hex') },
-  });
-  return { hex, signed };
-}
+const keyPair = testMessageKey;
 
 describe('message proofs', () => {
   const gateway = keyPair();
   const decision = { decision: 'allow', resolverId: 'u-1', resolverIsAdmin: false, reason: 'ok' };
 
   it('accepts a message the gateway signed, after a JSON round trip (as Temporal carries it)', () => {
-    const message = JSON.parse(JSON.stringify(gateway.signed('resolve', 'call-1', { ...decision, reason: undefined })));
+    const message = JSON.parse(JSON.stringify(gateway.signed('resolve', 'call-1', { ...decision, reason: undefined }, 'n-1')));
     expect(verifyProof([gateway.hex], 'resolve', 'call-1', message)).toBe(true);
   });
 
   it('refuses a missing proof, another key, another workflow, another kind and any changed field', () => {
-    const message = gateway.signed('resolve', 'call-1', decision);
+    const message = gateway.signed('resolve', 'call-1', decision, 'n-1');
     expect(verifyProof([gateway.hex], 'resolve', 'call-1', decision)).toBe(false);
     expect(verifyProof([keyPair().hex], 'resolve', 'call-1', message)).toBe(false);
     expect(verifyProof([gateway.hex], 'resolve', 'call-2', message)).toBe(false);
@@ -35,7 +28,7 @@ describe('message proofs', () => {
   });
 
   it('refuses malformed proofs and keys without throwing', () => {
-    const message = gateway.signed('resolve', 'call-1', decision);
+    const message = gateway.signed('resolve', 'call-1', decision, 'n-1');
     const bad = [
       { ...message, proof: { nonce: 'n-1', signature: 'zz'.repeat(64) } },
       { ...message, proof: { nonce: 'n-1', signature: message.proof.signature.slice(2) } },
