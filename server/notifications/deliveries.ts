@@ -258,26 +258,32 @@ export function createDeliveries(deps: DeliveryDeps) {
       if (await store.finishDelivery(pool, d.id, { status: 'failed', error: reason.slice(0, 500) })) await announce(d, 'failed', reason.slice(0, 500));
     },
 
-    /** Every Slack message of the approval now shows its outcome (buttons removed). */
+    /**
+     * Every Slack message of the approval now shows its outcome (buttons removed). Each event of the
+     * approval (its decision, its execution) runs one of these, and two can overlap: one that read
+     * the state before the other's event may write after it. So after writing, the state is read
+     * again and, changed, written again (bounded): the last writer always leaves the newest state.
+     */
     async updateSlackMessages(approvalId: string): Promise<number> {
-      const f = await store.noticeFacts(pool, approvalId);
-      if (!f || f.status === 'pending' || f.status === 'bubbled') return 0;
       let updated = 0;
-      for (const d of await store.deliveriesOf(pool, approvalId)) {
-        if (d.kind !== 'slack' || !d.slack_channel || !d.slack_ts) continue;
-        const c = await store.getChannelWithSecret(pool, d.channel_id);
-        if (!c) continue;
-        const content = contentOf(f, deps.publicUrl, d.purpose);
+      let shown: string | undefined;
+      for (let round = 0; round < 3; round++) {
+        const f = await store.noticeFacts(pool, approvalId);
+        if (!f || f.status === 'pending' || f.status === 'bubbled') break;
         const outcome = outcomeOf(f);
-        await slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token).update(
-          d.slack_channel,
-          d.slack_ts,
-          slackOutcomeText(outcome),
-          slackOutcomeBlocks(content, outcome),
-        );
-        updated++;
+        const now = JSON.stringify(outcome);
+        if (now === shown) break;
+        shown = now;
+        for (const d of await store.deliveriesOf(pool, approvalId)) {
+          if (d.kind !== 'slack' || !d.slack_channel || !d.slack_ts) continue;
+          const c = await store.getChannelWithSecret(pool, d.channel_id);
+          if (!c) continue;
+          const content = contentOf(f, deps.publicUrl, d.purpose);
+          await slackApi(deps.slackApiUrl, secretsOf<SlackSecrets>(c).bot_token).update(d.slack_channel, d.slack_ts, slackOutcomeText(outcome), slackOutcomeBlocks(content, outcome));
+          if (round === 0) updated++;
+        }
       }
-      await store.spendLinksOf(pool, approvalId);
+      if (shown !== undefined) await store.spendLinksOf(pool, approvalId);
       return updated;
     },
 
