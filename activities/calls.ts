@@ -13,8 +13,7 @@ import { approvalEventData as approvalData } from '../server/calls/approval-even
 import { publishApprovalEvent, publishBubble } from '../server/events/approval-events.ts';
 import { createApprovalRouting } from '../server/teams/routing.ts';
 import { createAuditWriter } from '../server/audit/writer.ts';
-import { deliverFirstAnswer } from '../server/calls/first-answers.ts';
-import { withdrawPreparedCall } from '../server/calls/handoff.ts';
+import type { LocalExchange } from '../server/temporal/local-exchange.ts';
 import { sealOutcome } from '../server/calls/sealed-results.ts';
 import * as calls from '../server/calls/store.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
@@ -59,6 +58,8 @@ export interface CallActivityDeps {
   signer: MessageSigner;
   registry: RegistryService;
   executor: ExecutorDeps;
+  /** What the API of this process prepared and waits for (the eager start's shortcuts). */
+  exchange: LocalExchange;
   /** Fire-and-forget webhook fan-out (never throws into the caller's path). */
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
   /** Starts an approval's notices (Slack, email) for an occasion, fire-and-forget (never throws). */
@@ -112,7 +113,7 @@ export function createCallActivities(deps: CallActivityDeps) {
 
   async function checkThenExecuteOnce(spec: CallSpec): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
     // The request this process prepared, and the secret its send will read: read by this statement.
-    const prefetch = prefetchCovered(spec);
+    const prefetch = prefetchCovered(deps.exchange, spec);
     const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
     const found = read.call;
     if (!found) throw new Error(`call ${spec.callId} not found`);
@@ -121,7 +122,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
     const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys));
     if (check.outcome !== 'covered') {
-      withdrawPreparedCall(spec.callId); // an approval executes later, from the call row
+      deps.exchange.preparedCalls.withdraw(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };
     }
     return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }, prefetch, read.secretEnvelope) };
@@ -183,7 +184,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     await emit(input.spec, 'approval.resolved', await approvalEventData(input.approvalId));
   }
 
-  const steps = createExecutionStepActivities({ decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
+  const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
 
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
@@ -344,7 +345,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     async checkThenExecute(input: { spec: CallSpec }): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
       const first = await checkThenExecuteOnce(input.spec);
       // The API waiting in this process (an eager start) answers now: the final state is committed.
-      deliverFirstAnswer(input.spec.callId, firstAnswerOf(first.check, first.executed));
+      deps.exchange.firstAnswers.deliver(input.spec.callId, firstAnswerOf(first.check, first.executed));
       if (HOLD_AFTER_ANSWER_MS > 0) await new Promise((r) => setTimeout(r, HOLD_AFTER_ANSWER_MS));
       // The workflow (and so its history) gets the upstream's answer sealed.
       const executed = first.executed && { ...first.executed, outcome: sealOutcome(deps.keyring, input.spec.callId, first.executed.outcome) };

@@ -3,7 +3,7 @@
 // the call row's final status written together with its audit row in one statement.
 import type { DatabasePool } from 'slonik';
 import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/entry.ts';
-import { takePreparedCall, type PreparedCall } from '../server/calls/handoff.ts';
+import type { LocalExchange, PreparedCall } from '../server/temporal/local-exchange.ts';
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
@@ -64,8 +64,8 @@ export interface CoveredPrefetch {
 }
 
 /** Takes the hand-off (if this process prepared the call) and names the secret its send will read. */
-export function prefetchCovered(spec: CallSpec): CoveredPrefetch | null {
-  const handedOff = takePreparedCall(spec.callId);
+export function prefetchCovered(exchange: LocalExchange, spec: CallSpec): CoveredPrefetch | null {
+  const handedOff = exchange.preparedCalls.take(spec.callId);
   if (!handedOff) return null;
   return { handedOff, secret: templateSecretOf(spec.orgId, handedOff.instance, handedOff.stored, spec.action) };
 }

@@ -19,7 +19,7 @@ import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { ApprovalRecord, ApprovedEdit, CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
-import { deliverDecisionAnswer } from '../server/approvals/decision-answers.ts';
+import type { LocalExchange } from '../server/temporal/local-exchange.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import { entryFor, untilLanded, type CallEvent } from './covered-call.ts';
 import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
@@ -65,12 +65,14 @@ export type SentOnAllow = AllowSend & { announced: boolean };
 export interface AllowThenSendInput {
   decision: RecordDecisionInput;
   step: StepInput;
-  /** The API waiting in this process for the approver's answer (decision-answers.ts). */
+  /** The API waiting in this process for the approver's answer (the local exchange). */
   answerKey: string;
   answer: ApprovalRecord;
 }
 
 export interface ExecutionStepDeps {
+  /** The approver waiting in this process for an allow's record (the local exchange). */
+  decisions: LocalExchange['decisions'];
   /** A decision as its statement writes it, with its audit row (written once: see calls.recordDecision). */
   decisionWrite: (d: RecordDecisionInput) => [calls.DecisionWrite, AuditEntry];
   /** The decision's events: agent streams, the people's log, webhooks, Slack messages. */
@@ -155,7 +157,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
         let announcing: Promise<boolean> | undefined;
         const announce = (): Promise<boolean> => {
           if (announcing) return announcing;
-          deliverDecisionAnswer(input.answerKey, input.answer);
+          deps.decisions.deliver(input.answerKey, input.answer);
           announcing = deps.announceDecision(input.decision).then(
             () => true,
             (err: unknown) => (logger.warn({ err, approval_id: approvalId }, 'the decision’s events did not go out with the send: the workflow sends them'), false),

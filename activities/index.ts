@@ -38,6 +38,7 @@ export function createActivities(deps: ActivityDeps) {
       temporal: deps.temporal,
       signer: deps.services.signer,
       registry: deps.services.registry,
+      exchange: deps.services.exchange,
       executor: {
         ...deps.services.executor,
         // Non-HTTP runtimes: tools on external MCP servers, and the gateway's own platform actions.

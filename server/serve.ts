@@ -3,6 +3,7 @@
 // nothing is left running: close HTTP → drain the worker → close clients → stop children.
 import http from 'node:http';
 import path from 'node:path';
+import type { LocalExchange } from './temporal/local-exchange.ts';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
@@ -43,6 +44,8 @@ export interface Gateway {
   temporal: Client;
   /** The Express application (tests enumerate its routes). */
   app: Express;
+  /** What this process's API and worker hand each other (tests read its counts). */
+  exchange: LocalExchange;
   /** Resolves when the worker stops on its own (a fatal error); never resolves for api-only. */
   workerDone: Promise<void>;
   stop(): Promise<void>;
@@ -170,7 +173,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     // The address people and agents use (PUBLIC_URL), not the local listener.
     logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, `gateway ready at ${config.publicUrl}`);
 
-    return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, app, workerDone, stop };
+    return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, app, exchange: services.exchange, workerDone, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -25,6 +25,9 @@ import { createOAuthService } from './oauth/service.ts';
 import { createAccessTokenVerifier } from './oauth/verify.ts';
 import { createBlastRadiusService } from './approvals/blast-radius.ts';
 import { createApprovalService } from './approvals/service.ts';
+import { createApprovalEdits } from './approvals/edits.ts';
+import { createCallDescriptions } from './approvals/descriptions.ts';
+import { createLocalExchange } from './temporal/local-exchange.ts';
 import { createDownloadService } from './downloads/service.ts';
 import { createEventService } from './events/service.ts';
 import { createAuditReader } from './audit/readers.ts';
@@ -57,6 +60,8 @@ export interface ServiceDeps {
 }
 
 export function createServices(deps: ServiceDeps) {
+  // One per process: the API side of the services and this process's worker hand each other calls and answers directly.
+  const exchange = createLocalExchange();
   const keyring = createVaultKeyring(deps.masterKey);
   // Every message to a call's workflow is signed with the installation's key (loaded on first use).
   const signer = createMessageSigner({ pool: deps.pool, keyring });
@@ -129,8 +134,12 @@ export function createServices(deps: ServiceDeps) {
     orgs: { getOrg: orgReader.getOrg },
     logger: deps.logger,
     ...(deps.eagerClient ? { eagerClient: deps.eagerClient } : {}),
+    exchange,
   });
   late.calls = calls;
+  // An approver's edits and the viewer's descriptions derive requests with the calls' own preparer.
+  const approvalEdits = createApprovalEdits({ pool: deps.pool, keyring, registry, chains: { getChain: identityReader.getChain }, connections, preparer: calls.preparer });
+  const describeFor = createCallDescriptions({ pool: deps.pool, keyring, registry, executor, preparer: calls.preparer });
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });
   // The people of an org and where an approval goes past its user (issue 29).
@@ -150,14 +159,14 @@ export function createServices(deps: ServiceDeps) {
   });
   const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls: { ...approvalEdits, describeFor, settleWithoutWorkflow: calls.settleWithoutWorkflow }, exchange, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.
   const notices = createNotices({ ...deps, keyring, approvals });
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { keyring, signer, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  return { exchange, keyring, signer, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

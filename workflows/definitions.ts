@@ -237,7 +237,7 @@ export interface ResolveInput {
   /**
    * Offered by an API process that runs a worker: an allow of an auto-call
    * approval is recorded, re-checked and sent in one activity, and the approver's answer is handed
-   * to that process under this key once the decision is committed (server/approvals/decision-answers.ts).
+   * to that process under this key once the decision is committed (the local exchange, server/temporal/local-exchange.ts).
    */
   answerKey?: string;
 }

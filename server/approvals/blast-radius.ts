@@ -8,7 +8,8 @@ import type { AuditReader } from '../audit/readers.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { AppError, invalidRequest } from '../errors.ts';
 import { toChainIdentity, type IdentityReader } from '../identities/readers.ts';
-import { readVisibleApproval } from './service.ts';
+import { readVisibleApproval } from './read.ts';
+import type { ReadAlong } from '../auth/read-along.ts';
 import { otherOpenApprovals } from './store.ts';
 
 export const AUDIT_WINDOW_DAYS = 30;
@@ -23,9 +24,10 @@ export function createBlastRadiusService(deps: {
 }) {
   const { pool } = deps;
   return {
-    async forTier(p: Principal, approvalId: string, tierIndex: number) {
+    /** `along`: what the request's authentication read (read-along.ts). */
+    async forTier(p: Principal, approvalId: string, tierIndex: number, along?: ReadAlong) {
       // Same visibility as GET /v1/approvals/{id}; only someone who may resolve it asks this.
-      const { row: view, authority } = await readVisibleApproval(pool, p, approvalId);
+      const { row: view, authority } = await readVisibleApproval(pool, p, approvalId, along);
       const admin = isAdmin(p);
       if (!authority.resolve) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const tier = view.suggested_tiers[tierIndex];

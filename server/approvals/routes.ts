@@ -3,6 +3,7 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
+import { readAlongOf } from '../auth/read-along.ts';
 import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
 import { BlastRadius, EditForm, EditPreview } from './responses.ts';
@@ -49,7 +50,7 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     responses: { 200: Approval },
     errors: ['not_found'],
   }, async (req, res, { params }) => {
-    res.json(await approvals.get(principalOf(req), params.id));
+    res.json(await approvals.get(principalOf(req), params.id, readAlongOf(req)));
   });
   r.route({
     method: 'post',
@@ -61,7 +62,7 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     responses: { 200: ApprovalRecord },
     errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
-    res.json(await approvals.resolve(principalOf(req), params.id, body));
+    res.json(await approvals.resolve(principalOf(req), params.id, body, readAlongOf(req)));
   });
   r.route({
     method: 'get',
@@ -72,7 +73,7 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     responses: { 200: EditForm },
     errors: ['not_found', 'forbidden', 'not_in_your_chain'],
   }, async (req, res, { params }) => {
-    res.json(await approvals.editForm(principalOf(req), params.id));
+    res.json(await approvals.editForm(principalOf(req), params.id, readAlongOf(req)));
   });
   r.route({
     method: 'post',
@@ -84,7 +85,7 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     responses: { 200: EditPreview },
     errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
-    res.json(await approvals.previewEdit(principalOf(req), params.id, body));
+    res.json(await approvals.previewEdit(principalOf(req), params.id, body, readAlongOf(req)));
   });
   r.route({
     method: 'post',
@@ -96,7 +97,7 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     responses: { 200: ApprovalRecord },
     errors: ['not_found', 'forbidden', 'conflict', 'workflow_gone'],
   }, async (req, res, { params, body }) => {
-    res.json(await approvals.cancel(principalOf(req), params.id, body.reason));
+    res.json(await approvals.cancel(principalOf(req), params.id, body.reason, readAlongOf(req)));
   });
   return r.router;
 }
@@ -120,7 +121,7 @@ export function blastRadiusRoutes(service: BlastRadiusService): Router {
     responses: { 200: BlastRadius },
     errors: ['not_found', 'not_in_your_chain', 'invalid_request'],
   }, async (req, res, { params, query }) => {
-    res.json(await service.forTier(principalOf(req), params.id, query.tier));
+    res.json(await service.forTier(principalOf(req), params.id, query.tier, readAlongOf(req)));
   });
   return r.router;
 }

@@ -3,38 +3,27 @@
 // in server/calls/.
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { authorityFor, NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE, type Authority } from '../../core/permissions/authority.ts';
+import { NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../../core/permissions/authority.ts';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
-import type { EditForm } from '../calls/service.ts';
+import type { EditForm } from './edits.ts';
 import { randomUUID } from 'node:crypto';
 import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit, type ResolveInput } from '../../workflows/definitions.ts';
-import { expectDecisionAnswer } from './decision-answers.ts';
+import type { LocalExchange } from '../temporal/local-exchange.ts';
 import type { MessageSigner } from '../temporal/message-signer.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
+import type { ReadAlong } from '../auth/read-along.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { whyYours } from '../../core/permissions/routing.ts';
 import type { RoutedApproval } from '../teams/routing.ts';
 import { presentApproval } from './present.ts';
-import { takeKeptApproval } from './request-approval.ts';
+import { delegatedTo, readApproval, readVisibleApproval } from './read.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
-import { updateError, workflowNotRunning } from './update-errors.ts';
+import { updateError, workflowNotRunning } from '../temporal/update-errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Routed past the requester's user to this person, as that user's approver (issue 29). */
-const delegatedTo = (p: Principal, row: ApprovalViewRow): boolean =>
-  p.type === 'user' && row.routed_to === 'approver' && row.resolver_id === p.identityId;
-
-/** One approval of the viewer's org with the viewer's authority over it (null: no such approval). */
-export async function readApproval(db: DatabasePool, p: Principal, id: string): Promise<{ row: ApprovalViewRow; authority: Authority } | null> {
-  const admin = isAdmin(p);
-  const alongAuth = takeKeptApproval(p, id);
-  const row = alongAuth !== undefined ? alongAuth : (await approvalViews(db, { orgId: p.orgId, viewerId: p.identityId, admin, scope: 'visible', id, limit: 1 }))[0];
-  return row ? { row, authority: authorityFor({ admin, delegate: delegatedTo(p, row) }, row.relationship) } : null;
-}
 
 /** Where the approval sits past the chain, and why it is the viewer's (core/permissions/routing.ts). */
 function routingFor(p: Principal, row: ApprovalViewRow) {
@@ -51,13 +40,6 @@ function routingFor(p: Principal, row: ApprovalViewRow) {
         })
       : null;
   return { stage: row.routed_to, why };
-}
-
-/** One the viewer may see, else `not_found` (never a hint that it exists). */
-export async function readVisibleApproval(db: DatabasePool, p: Principal, id: string) {
-  const found = await readApproval(db, p, id);
-  if (!found || !found.authority.see) throw notFound('approval');
-  return found;
 }
 
 const encodeCursor = (a: { created_at: Date; id: string }) => Buffer.from(`${a.created_at.toISOString()}|${a.id}`).toString('base64url');
@@ -89,6 +71,8 @@ export interface ApprovalServiceDeps {
   temporalHealth?: TemporalHealth | undefined;
   config: Pick<Config, 'publicUrl'>;
   calls: CallsOfApprovals;
+  /** Where an allow's record is waited for when this process's worker sends it (answersInProcess). */
+  exchange: Pick<LocalExchange, 'decisions'>;
   /** "Bubble up" once the approval sits with the requester's user: their approver, then the admins. */
   escalate?: (a: RoutedApproval, actorId: string) => Promise<void>;
   /**
@@ -100,10 +84,7 @@ export interface ApprovalServiceDeps {
   answerPatienceMs?: number;
 }
 
-/**
- * What approvals need of the calls they gate (the call service provides it; declared here so this
- * module does not depend on the calls side, which depends on it for `readVisibleApproval`).
- */
+/** What approvals need of the calls they gate: descriptions and edits (descriptions.ts, edits.ts) and the call service's settling. */
 export interface CallsOfApprovals {
   /** The call's description with names resolved as the viewer may see them (undefined: nothing to look up). */
   describeFor(p: Principal, callId: string): Promise<string | undefined>;
@@ -126,8 +107,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   const { pool, temporal } = deps;
 
   /** An approval the viewer may decide (as resolve requires), else its typed error. */
-  async function decidable(p: Principal, approvalId: string): Promise<ApprovalViewRow> {
-    const found = await readApproval(pool, p, approvalId);
+  async function decidable(p: Principal, approvalId: string, along?: ReadAlong): Promise<ApprovalViewRow> {
+    const found = await readApproval(pool, p, approvalId, along);
     if (!found || !found.authority.see) throw notFound('approval');
     if (found.authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
     if (found.authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
@@ -138,7 +119,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   /**
    * Sends the decision. With a worker in this process, an auto-call allow is sent in the activity
    * that records it: the approver is answered from here once the decision is
-   * committed (decision-answers.ts). The update is sent to be accepted only (a refusal still
+   * committed (the local exchange). The update is sent to be accepted only (a refusal still
    * comes back at once); its result — which comes after the send — is asked for only when no
    * answer came here in time (the activity ran in another process), so no poll is left behind.
    */
@@ -148,7 +129,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     const sentWithDecision = deps.answersInProcess && autoCall && (args.decision === 'allow' || args.decision === 'allow_remember');
     if (!sentWithDecision) return handle.executeUpdate(resolveUpdate, { args: [await deps.signer.sign('resolve', workflowId, args)] });
     const answerKey = randomUUID();
-    const expected = expectDecisionAnswer(answerKey);
+    const expected = deps.exchange.decisions.expect(answerKey);
     let timer: NodeJS.Timeout | undefined;
     try {
       const signed = await deps.signer.sign('resolve', workflowId, { ...args, answerKey });
@@ -164,8 +145,9 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
   const service = {
     /** One approval; `resolve` names in its description looked up with the viewer's own authority. */
-    async get(p: Principal, id: string) {
-      const { row } = await readVisibleApproval(pool, p, id);
+    /** `along` (here and below): what the request's authentication read (read-along.ts). */
+    async get(p: Principal, id: string, along?: ReadAlong) {
+      const { row } = await readVisibleApproval(pool, p, id, along);
       return presentApproval(row, deps.config.publicUrl, await deps.calls.describeFor(p, row.call_id), routingFor(p, row));
     },
 
@@ -190,8 +172,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
     },
 
     /** The form an approver edits the call with (only someone who may decide it). */
-    async editForm(p: Principal, approvalId: string): Promise<EditForm> {
-      const row = await decidable(p, approvalId);
+    async editForm(p: Principal, approvalId: string, along?: ReadAlong): Promise<EditForm> {
+      const row = await decidable(p, approvalId, along);
       return deps.calls.editForm(row.call_id);
     },
 
@@ -199,8 +181,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
      * What allowing this edit would run, without deciding: the re-derived keys and description and
      * the diff; a widening or invalid edit is refused exactly as resolve would refuse it.
      */
-    async previewEdit(p: Principal, approvalId: string, body: Pick<ResolveBody, 'params' | 'request'>) {
-      const row = await decidable(p, approvalId);
+    async previewEdit(p: Principal, approvalId: string, body: Pick<ResolveBody, 'params' | 'request'>, along?: ReadAlong) {
+      const row = await decidable(p, approvalId, along);
       assertOpenForEdit(row);
       const requested = editOf({ decision: 'allow_once', ...body });
       if (!requested) throw invalidRequest('give params (a service action) or request (raw HTTP)', { field: 'params' });
@@ -208,8 +190,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       return { permission_keys: edit.permissionKeys, action_description: edit.description, diff: edit.diff };
     },
 
-    async resolve(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
-      const found = await readApproval(pool, p, approvalId);
+    async resolve(p: Principal, approvalId: string, body: ResolveBody, along?: ReadAlong): Promise<ApprovalRecord & { disclosed: unknown }> {
+      const found = await readApproval(pool, p, approvalId, along);
       if (!found) throw notFound('approval');
       const { row, authority } = found;
       if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
@@ -245,8 +227,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
      * identities, so the record, audit row, events and webhooks are the same. Only the requester
      * (the workflow re-checks); an approval no longer pending is a `conflict`.
      */
-    async cancel(p: Principal, approvalId: string, reason?: string): Promise<ApprovalRecord> {
-      const { row, authority } = await readVisibleApproval(pool, p, approvalId);
+    async cancel(p: Principal, approvalId: string, reason?: string, along?: ReadAlong): Promise<ApprovalRecord> {
+      const { row, authority } = await readVisibleApproval(pool, p, approvalId, along);
       if (!authority.replay) throw forbidden('only the identity that made the call can cancel its approval');
       try {
         return await guarded('the cancellation', () =>

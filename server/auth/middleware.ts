@@ -74,7 +74,9 @@ export function authenticate(auth: AuthService, accept: AcceptedKinds, opts: Aut
     if (!token) throw unauthenticated();
     // A cookie is only ever a dashboard session: an agent key or access token placed there is refused.
     const kinds = header !== undefined ? accept : { session: true, agentKey: false, oauth: false };
-    req.principal = await auth.authenticate(token, kinds, opts.alongside?.(req));
+    const { principal, along } = await auth.authenticate(token, kinds, opts.alongside?.(req));
+    req.principal = principal;
+    req.along = along;
     req.credential = { token, accept: kinds };
     next();
   };

@@ -5,7 +5,7 @@ import type { IdentityReader, IdentityRow, RideAlongRead } from '../identities/r
 import { createLoginThrottle } from './login-throttle-store.ts';
 import { DUMMY_HASH, verifyPassword } from './passwords.ts';
 import type { AgentPrincipal, Principal, UserPrincipal } from './principal.ts';
-import { attachRequestChain } from './request-chain.ts';
+import type { ReadAlong } from './read-along.ts';
 import * as store from './store.ts';
 import { hashToken, newToken, SESSION_PREFIX, tokenKind } from './tokens.ts';
 
@@ -28,12 +28,18 @@ export type AcceptedKinds = { session: boolean; agentKey: boolean; oauth: boolea
  * A read the request will need next, made in the same statement as a session's or an agent key's
  * authentication (the call path's instance lookup, server/registry/request-lookup.ts; the approval
  * a request names, server/approvals/request-approval.ts): `keep` gets what it read with the
- * principal it is for. OAuth access tokens authenticate without a statement, and the reader reads
+ * request's ReadAlong. OAuth access tokens authenticate without a statement, and the reader reads
  * on its own.
  */
 export interface AuthRideAlong {
   sql: RideAlongRead;
-  keep(p: Principal, value: unknown): void;
+  keep(along: ReadAlong, value: unknown): void;
+}
+
+/** Who presented the token, and what was read along with it for the rest of the request. */
+export interface Authenticated {
+  principal: Principal;
+  along: ReadAlong;
 }
 
 export function createAuthService(deps: AuthDeps) {
@@ -77,19 +83,20 @@ export function createAuthService(deps: AuthDeps) {
     },
 
     /** Resolves a bearer token of an accepted kind; anything else is `unauthenticated`. */
-    async authenticate(token: string, accept: AcceptedKinds, alongside?: AuthRideAlong): Promise<Principal> {
+    async authenticate(token: string, accept: AcceptedKinds, alongside?: AuthRideAlong): Promise<Authenticated> {
+      const along: ReadAlong = {};
       switch (tokenKind(token)) {
         case 'session': {
           if (!accept.session) throw unauthenticated('a dashboard session token is not accepted here');
           const row = await store.findSession(pool, hashToken(token), alongside?.sql);
           if (!row) throw unauthenticated('the session is invalid or expired');
           const p: UserPrincipal = { type: 'user', orgId: row.org_id, userId: row.user_id, identityId: row.user_id, role: row.role, sessionId: row.session_id };
-          alongside?.keep(p, row.alongside);
-          return p;
+          alongside?.keep(along, row.alongside);
+          return { principal: p, along };
         }
         case 'agent_key': {
           if (!accept.agentKey) throw unauthenticated('an agent key is not accepted here');
-          // The chain and org settings come along: a call reuses them (request-chain.ts).
+          // The chain and org settings come along: a call reuses them (read-along.ts).
           const found = await identities.findAgentKeyWithChain(hashToken(token), alongside?.sql);
           if (!found) throw unauthenticated('the agent key is invalid or revoked');
           if (!found.lastUsedAt || Date.now() - found.lastUsedAt.getTime() > KEY_TOUCH_INTERVAL_MS) {
@@ -105,15 +112,15 @@ export function createAuthService(deps: AuthDeps) {
             via: 'agent_key',
             credentialId: found.keyId,
           };
-          attachRequestChain(p, { chain: found.chain, org: found.org });
-          alongside?.keep(p, found.alongside);
-          return p;
+          along.chain = { chain: found.chain, org: found.org };
+          alongside?.keep(along, found.alongside);
+          return { principal: p, along };
         }
         case 'jwt': {
           if (!accept.oauth || !deps.verifyAccessToken) throw unauthenticated('an OAuth access token is not accepted here');
           const p = await deps.verifyAccessToken(token);
           if (!p) throw unauthenticated('the access token is invalid or expired');
-          return p;
+          return { principal: p, along };
         }
         default:
           throw unauthenticated('the bearer token is not recognised');

@@ -43,7 +43,7 @@ export function createStreamGuard(deps: { connectionUri: string; logger: Logger;
 
   async function recheck(w: Watched): Promise<void> {
     try {
-      const p = await deps.auth.authenticate(w.token, w.accept);
+      const { principal: p } = await deps.auth.authenticate(w.token, w.accept);
       if (w.standing && !w.standing(p)) w.end();
     } catch (err) {
       // Only a refused credential ends the stream; a database blip leaves it to the next change.

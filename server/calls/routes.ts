@@ -1,6 +1,7 @@
 // REST: action calls (service action, raw HTTP, resume by approval_id). Approvals: server/approvals/routes.ts.
 import type { Request, Response, Router } from 'express';
 import type { AuthRideAlong } from '../auth/service.ts';
+import { readAlongOf } from '../auth/read-along.ts';
 import { instanceLookupAlong } from '../registry/request-lookup.ts';
 import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
@@ -109,9 +110,9 @@ export function callRoutes(calls: CallService, resolveConnection: (p: ReturnType
     if ('approval_id' in body) {
       sendOutcome(res, await calls.resume(p, body.approval_id));
     } else if ('method' in body) {
-      sendOutcome(res, await calls.callHttp(p, body, req.id, { idempotencyKey }));
+      sendOutcome(res, await calls.callHttp(p, body, req.id, { idempotencyKey, along: readAlongOf(req) }));
     } else {
-      sendOutcome(res, await calls.callAction(p, body, req.id, { idempotencyKey }));
+      sendOutcome(res, await calls.callAction(p, body, req.id, { idempotencyKey, along: readAlongOf(req) }));
     }
     },
   );

@@ -11,6 +11,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { CallToolRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { hostAllowed, originAllowed } from '../../core/http/host-policy.ts';
 import pkg from '../../package.json' with { type: 'json' };
+import { readAlongOf } from '../auth/read-along.ts';
 import type { AgentPrincipal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
@@ -120,9 +121,10 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
     try {
       if (!m) throw unauthenticated('a bearer token is required: an OAuth access token or an agent key');
       // A call's instance lookup is read with its agent key (one statement less per call).
-      const p = await services.auth.authenticate(m[1]!, { session: false, agentKey: true, oauth: true }, toolCallLookupAlong(req.body));
+      const { principal: p, along } = await services.auth.authenticate(m[1]!, { session: false, agentKey: true, oauth: true }, toolCallLookupAlong(req.body));
       if (p.type !== 'agent') throw unauthenticated('an agent credential is required');
       req.principal = p;
+      req.along = along;
       (req as AuthedRequest).auth = {
         token: m[1]!,
         clientId: p.credentialId,
@@ -146,7 +148,7 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     const p = req.principal as AgentPrincipal;
-    const ctx: ToolContext = { services, config, logger: req.log, requestId: req.id };
+    const ctx: ToolContext = { services, config, logger: req.log, requestId: req.id, along: readAlongOf(req) };
     // The 2026-07-28 revision (no initialize, per-request _meta) is answered beside the SDK.
     if (speaksStatelessRevision(req.body, req.get('mcp-protocol-version'))) {
       await stateless(req, res, p, (req as AuthedRequest).auth!.token, ctx);

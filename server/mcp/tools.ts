@@ -8,6 +8,7 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import { z, ZodError } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
 import type { AgentPrincipal, Principal } from '../auth/principal.ts';
+import type { ReadAlong } from '../auth/read-along.ts';
 import type { AuthRideAlong } from '../auth/service.ts';
 import { instanceLookupAlong } from '../registry/request-lookup.ts';
 import type { Config } from '../config.ts';
@@ -27,6 +28,8 @@ export interface ToolContext {
   config: Pick<Config, 'publicUrl'>;
   logger: Logger;
   requestId: string;
+  /** What the request's authentication read along (read-along.ts): the named service's lookup. */
+  along?: ReadAlong | undefined;
 }
 
 export const TOOL_NAMES = {
@@ -171,7 +174,7 @@ const gatewayCall = defineTool({
       p,
       { service: args.service!, action: args.action!, params: args.params ?? {}, verbose: args.verbose ?? false },
       ctx.requestId,
-      { idempotencyKey: args.idempotency_key },
+      { idempotencyKey: args.idempotency_key, along: ctx.along },
     );
     return outcomeResult(outcome);
   },
@@ -197,7 +200,7 @@ const gatewayRead = defineTool({
       p,
       { service: args.service, action: args.action, params: args.params ?? {}, verbose: args.verbose ?? false },
       ctx.requestId,
-      { onlyRisk: 'read' },
+      { onlyRisk: 'read', along: ctx.along },
     );
     return outcomeResult(outcome);
   },

@@ -91,7 +91,7 @@ export interface OAuthRuntime {
 export async function sessionUser(auth: AuthService, token: string | undefined): Promise<UserPrincipal | null> {
   if (!token) return null;
   try {
-    const p = await auth.authenticate(token, { session: true, agentKey: false, oauth: false });
+    const { principal: p } = await auth.authenticate(token, { session: true, agentKey: false, oauth: false });
     return p.type === 'user' ? p : null;
   } catch {
     return null;

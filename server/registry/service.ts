@@ -22,7 +22,6 @@ import { AppError, conflict, forbidden, invalidRequest, notFound } from '../erro
 import { isUniqueViolation } from '../db/errors.ts';
 import { loadServiceDocument } from './loader.ts';
 import * as store from './store.ts';
-import { keptInstanceLookup } from './request-lookup.ts';
 
 export interface ResolvedInstance {
   binding: InstanceBinding;
@@ -161,7 +160,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
    * instance of a visible template with that key; its template by scope (user, org, global).
    */
   async function resolveOne(p: Viewer, name: string, read?: store.InstanceLookup): Promise<ResolvedInstance | null> {
-    const found = read ?? keptInstanceLookup(p, name) ?? (await store.instanceLookup(pool, p.orgId, p.userId, name));
+    const found = read ?? (await store.instanceLookup(pool, p.orgId, p.userId, name));
     const template = async (ownerScope: 'user' | 'org', key: string) => {
       const stamp = found.templates.find((t) => t.key === key && (ownerScope === 'user' ? t.owner_id !== null : t.owner_id === null));
       return stamp ? compiledById(stamp.id, stamp.updated_ms) : null;

@@ -6,10 +6,10 @@
 import type { Request } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../server/auth/middleware.ts';
-import type { Principal } from '../../server/auth/principal.ts';
 import { findSession } from '../../server/auth/store.ts';
 import { hashToken } from '../../server/auth/tokens.ts';
-import { approvalAlong, takeKeptApproval } from '../../server/approvals/request-approval.ts';
+import { approvalAlong } from '../../server/approvals/request-approval.ts';
+import { alongApproval, type ReadAlong } from '../../server/auth/read-along.ts';
 import { approvalViews } from '../../server/approvals/store.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { findAgentKeyWithChain } from '../../server/identities/store.ts';
@@ -76,29 +76,30 @@ describe('the approval read with the authentication', () => {
     for (const v of sessions) {
       const found = await findSession(pool, hashToken(v.token), along(path)!.sql);
       expect(found, v.id).not.toBeNull();
-      const p = { type: 'user', orgId: v.org, userId: v.id, identityId: v.id, role: found!.role, sessionId: found!.session_id } as Principal;
-      along(path)!.keep(p, found!.alongside);
-      const kept = takeKeptApproval(p, approvalId);
+      const read: ReadAlong = {};
+      along(path)!.keep(read, found!.alongside);
+      const kept = alongApproval(read, approvalId);
       expect(kept, v.id).toEqual(await standalone(v.org, v.id));
       expect(kept?.relationship ?? null, v.id).toBe(v.relationship);
     }
     const key = await findAgentKeyWithChain(pool, hashToken(agent.key), along(path)!.sql);
-    const p = { type: 'agent', orgId, userId: owner.id, identityId: agent.id } as Principal;
-    along(path)!.keep(p, key!.alongside);
-    const kept = takeKeptApproval(p, approvalId);
+    const read: ReadAlong = {};
+    along(path)!.keep(read, key!.alongside);
+    const kept = alongApproval(read, approvalId);
     expect(kept).toEqual(await standalone(orgId, agent.id));
     expect(kept!.relationship).toBe('self');
     expect(kept!.call).toMatchObject({ service: 'widgets', action: 'create_item' });
   });
 
-  it('is kept for that principal and that approval only, and taken once', async () => {
+  it('is handed on for that request and that approval only', async () => {
     const found = await findSession(pool, hashToken(owner.token), along(`/approvals/${approvalId}`)!.sql);
-    const p = { type: 'user', orgId, userId: owner.id, identityId: owner.id, role: 'member', sessionId: found!.session_id } as Principal;
-    along(`/approvals/${approvalId}`)!.keep(p, found!.alongside);
-    expect(takeKeptApproval({ ...p }, approvalId)).toBeUndefined();
-    expect(takeKeptApproval(p, '00000000-0000-4000-8000-000000000000')).toBeUndefined();
-    expect(takeKeptApproval(p, approvalId)!.id).toBe(approvalId);
-    expect(takeKeptApproval(p, approvalId)).toBeUndefined();
+    const read: ReadAlong = {};
+    along(`/approvals/${approvalId}`)!.keep(read, found!.alongside);
+    expect(alongApproval({}, approvalId)).toBeUndefined();
+    expect(alongApproval(undefined, approvalId)).toBeUndefined();
+    expect(alongApproval(read, '00000000-0000-4000-8000-000000000000')).toBeUndefined();
+    expect(alongApproval(read, approvalId)!.id).toBe(approvalId);
+    expect(alongApproval(read, approvalId.toUpperCase())!.id).toBe(approvalId);
     // Without a ride-along the session still authenticates, with nothing alongside.
     expect((await findSession(pool, hashToken(owner.token)))?.alongside).toBeNull();
   });

@@ -6,7 +6,7 @@
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, principalOf } from '../../server/auth/middleware.ts';
+import { authenticate } from '../../server/auth/middleware.ts';
 import { createAuthService } from '../../server/auth/service.ts';
 import { callLookupAlong } from '../../server/calls/routes.ts';
 import { toolCallLookupAlong } from '../../server/mcp/tools.ts';
@@ -14,9 +14,9 @@ import { createIdentityReader } from '../../server/identities/readers.ts';
 import { hashToken } from '../../server/auth/tokens.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { findAgentKeyWithChain } from '../../server/identities/store.ts';
-import { instanceLookupAlong, keptInstanceLookup } from '../../server/registry/request-lookup.ts';
+import { instanceLookupAlong } from '../../server/registry/request-lookup.ts';
+import { alongInstance, readAlongOf, type ReadAlong } from '../../server/auth/read-along.ts';
 import { instanceLookup } from '../../server/registry/store.ts';
-import type { Principal } from '../../server/auth/principal.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
@@ -71,9 +71,9 @@ describe('the instance lookup read with the agent key', () => {
     for (const name of ['widgets', 'widgets-named', 'github', 'no-such-service']) {
       const found = await findAgentKeyWithChain(pool, hashToken(agent.key), along(name).sql);
       expect(found, name).not.toBeNull();
-      const p = { type: 'agent', orgId, userId: member.id, identityId: agent.id } as Principal;
-      along(name).keep(p, found!.alongside);
-      expect(keptInstanceLookup(p, name), name).toEqual(await instanceLookup(pool, orgId, member.id, name));
+      const kept: ReadAlong = {};
+      along(name).keep(kept, found!.alongside);
+      expect(alongInstance(kept, name), name).toEqual(await instanceLookup(pool, orgId, member.id, name));
     }
     // The user's template and the org's both come back for `widgets` (the resolver picks the user's).
     const widgets = await instanceLookup(pool, orgId, member.id, 'widgets');
@@ -81,14 +81,14 @@ describe('the instance lookup read with the agent key', () => {
     expect((await instanceLookup(pool, orgId, member.id, 'widgets-named')).instances).toHaveLength(1);
   });
 
-  it('is kept for that principal and that name only', async () => {
+  it('is handed on for that request and that name only', async () => {
     const found = await findAgentKeyWithChain(pool, hashToken(agent.key), along('widgets').sql);
-    const p = { type: 'agent', orgId, userId: member.id, identityId: agent.id } as Principal;
-    along('widgets').keep(p, found!.alongside);
-    expect(keptInstanceLookup(p, 'widgets')).toBeDefined();
-    expect(keptInstanceLookup(p, 'widgets-named')).toBeUndefined();
-    expect(keptInstanceLookup({ ...p }, 'widgets')).toBeUndefined();
-    expect(keptInstanceLookup({ orgId, userId: member.id }, 'widgets')).toBeUndefined();
+    const kept: ReadAlong = {};
+    along('widgets').keep(kept, found!.alongside);
+    expect(alongInstance(kept, 'widgets')).toBeDefined();
+    expect(alongInstance(kept, 'widgets-named')).toBeUndefined();
+    expect(alongInstance({}, 'widgets')).toBeUndefined();
+    expect(alongInstance(undefined, 'widgets')).toBeUndefined();
     // Without a ride-along the key still authenticates, with nothing alongside.
     expect((await findAgentKeyWithChain(pool, hashToken(agent.key)))?.alongside).toBeNull();
   });
@@ -135,7 +135,7 @@ describe('the instance lookup read with the agent key', () => {
     v1.use(authenticate(createAuthService({ pool, identities: createIdentityReader(pool) }), { session: true, agentKey: true, oauth: false }, { alongside: callLookupAlong }));
     v1.use((req, res) => {
       const named = (req.body as { service?: unknown } | undefined)?.service;
-      res.json({ kept: typeof named === 'string' && keptInstanceLookup(principalOf(req), named) !== undefined });
+      res.json({ kept: typeof named === 'string' && alongInstance(readAlongOf(req), named) !== undefined });
     });
     app.use('/v1', v1);
     const server = app.listen(0, '127.0.0.1');

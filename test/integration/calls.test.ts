@@ -7,7 +7,6 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { verify } from '../../core/webhooks/signing.ts';
-import { firstAnswerCounts } from '../../server/calls/first-answers.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
@@ -83,6 +82,7 @@ describe('the durable call', () => {
   });
 
   it('answers a covered call in-process from its eagerly started first task (role all), the same answer the workflow and the call row keep', async () => {
+    const firstAnswerCounts = () => gw.exchange.firstAnswers.counts();
     const before = firstAnswerCounts();
     const hits = up.requests.length;
     const res = await agent.call('POST', '/v1/actions/call', { service: 'widgets', action: 'get_item', params: { id: 'eager-1' } });

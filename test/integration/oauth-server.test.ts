@@ -531,7 +531,7 @@ describe('the OAuth 2.1 authorization server', () => {
         const at = (await authorizeBound(browser)).access_token;
         await expect(auth.authenticate(memberToken, { session: false, agentKey: true, oauth: true })).rejects.toMatchObject({ code: 'unauthenticated' });
         await expect(auth.authenticate(at, { session: true, agentKey: false, oauth: false })).rejects.toMatchObject({ code: 'unauthenticated' });
-        await expect(auth.authenticate(at, { session: false, agentKey: true, oauth: true })).resolves.toMatchObject({ type: 'agent', identityId: agentId, via: 'oauth', credentialId: clientId });
+        await expect(auth.authenticate(at, { session: false, agentKey: true, oauth: true })).resolves.toMatchObject({ principal: { type: 'agent', identityId: agentId, via: 'oauth', credentialId: clientId } });
         // The access token cannot sign the user out or act as the dashboard.
         expect((await gw.as(at)('POST', '/v1/auth/logout')).status).toBe(403);
       });
