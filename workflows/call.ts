@@ -12,6 +12,7 @@ import {
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
+import { Mutex } from 'async-mutex';
 import { verifyProof, withoutProof, type ProofKind, type Proven } from '../core/decisions/proof.ts';
 import type { createCallActivities } from '../activities/calls.ts';
 import type { RecordDecisionInput, SentOnAllow } from '../activities/execution-steps.ts';
@@ -211,13 +212,14 @@ interface CallRun {
   remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string };
   /** The approver allowed an edited request: what runs, is re-checked, audited and remembered. */
   edit?: ApprovedEdit;
-  /** A decision is being persisted: a second one must not pass its validator meanwhile. */
-  resolving: boolean;
   /**
-   * The allow's activity is still running (it records the decision, then
-   * re-checks and sends); timers and a superseding signal wait for it. Then what came of its send.
+   * Held while the approval's state is being changed and recorded: by a decision (resolve, cancel;
+   * an allow's activity records, re-checks and sends under it) and by the timers' own steps
+   * (expiry, reminders, bubbling, being superseded). Each waits for the other and judges the
+   * approval again once it holds the lock, as in Temporal's safe-message-handler samples.
    */
-  allowSending: boolean;
+  decisions: Mutex;
+  /** What came of an allow's send, when the allow's own activity sent it. */
   sentOnAllow?: SentOnAllow;
   /** This call joined another call's pending approval: that call, and its final state once sent. */
   joined?: { callId: string; expiresAt: number; record?: ApprovalRecord };
@@ -231,8 +233,7 @@ function newCallState(spec: CallSpec): CallRun {
     tiers: suggestedTiers(spec.permissionKeys),
     approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null, reminders: [], remindersSent: 0 },
     executionDeadline: 0,
-    resolving: false,
-    allowSending: false,
+    decisions: new Mutex(),
     usedNonces: new Set(),
   };
 }
@@ -367,7 +368,6 @@ function taken<T extends object>(s: CallRun, input: Proven<T>): T {
 function validateResolve(s: CallRun, input: ResolveInput): void {
   const { approval } = s;
   if (!isOpen(s) || approval.supersededBy) reject(UPDATE_ERRORS.notPending, `the approval is ${approval.status ?? 'not raised'}`, statusDetails(s));
-  if (s.resolving) reject(UPDATE_ERRORS.notPending, 'another decision on this approval is being recorded', statusDetails(s));
   const authority = authorityOver({ identityId: input.resolverId, admin: input.resolverIsAdmin }, s.spec.chain);
   if (authority.refusal === 'self') reject(UPDATE_ERRORS.selfResolve, SELF_RESOLVE_MESSAGE);
   if (authority.refusal) reject(UPDATE_ERRORS.notInChain, NOT_IN_CHAIN_MESSAGE);
@@ -389,66 +389,68 @@ function validateResolve(s: CallRun, input: ResolveInput): void {
 
 /**
  * A decision: persisted first, then the state changes (the main loop reacts to state, and its
- * next activity must see what this decision wrote).
+ * next activity must see what this decision wrote). Under the decisions lock, and judged again
+ * once it holds it: a decision recorded meanwhile (or the approval's expiry) refuses this one.
  */
-async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecord> {
+const onResolve = (s: CallRun, input: ResolveInput): Promise<ApprovalRecord> =>
+  s.decisions.runExclusive(async () => {
+    validateResolve(s, input);
+    return resolveHeld(s, input);
+  });
+
+async function resolveHeld(s: CallRun, input: ResolveInput): Promise<ApprovalRecord> {
   const { spec, approval } = s;
-  s.resolving = true;
-  try {
-    const record = retriedBriefly;
-    const at = Date.now();
-    if (input.decision === 'bubble') {
-      const from = approval.resolverId!;
-      const next = nextResolverAbove(s, from);
-      await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
-      approval.resolverId = next;
-      approval.status = 'bubbled';
-      approval.bubbleAt = spec.clocks.autoBubbleMs ? at + spec.clocks.autoBubbleMs : null;
-      return approvalRecord(s, input.resolverId);
-    }
-    if (input.decision === 'deny') {
-      await record.recordDecision({ spec, approvalId: approval.id!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
-      approval.status = 'denied';
-      return approvalRecord(s, input.resolverId);
-    }
-    const deadline = at + spec.clocks.executionWindowMs;
-    const execution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
-    const edit = input.edit;
-    const remembered =
-      input.decision === 'allow_remember'
-        ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
-        : undefined;
-    const decision: RecordDecisionInput = {
-      spec,
-      approvalId: approval.id!,
-      status: 'allowed',
-      decision: input.decision,
-      resolverId: input.resolverId,
-      reason: input.reason ?? null,
-      rememberKeys: remembered?.keys ?? null,
-      rememberTtl: remembered?.ttl ?? null,
-      execution: { id: execution.id, expiresAt: new Date(deadline).toISOString() },
-      ...(edit ? { edit } : {}),
-    };
-    // An API process with a worker waits for this allow in-process (answerKey): an auto-call
-    // approval's decision, re-check and send then run in one activity.
-    if (input.answerKey !== undefined && spec.autoCallOnApprove) {
-      const after: CallRun = { ...s, approval: { ...approval, status: 'allowed' }, execution, executionDeadline: deadline, edit };
-      const step = { spec: executedSpecOf(spec, edit, approval.id!), approvalId: approval.id!, executionId: execution.id };
-      s.sentOnAllow = await allowThenSend(s, { decision, step, answerKey: input.answerKey, answer: approvalRecord(after, input.resolverId) });
-    } else {
-      await record.recordDecision(decision);
-    }
-    s.edit = edit;
-    s.executionDeadline = deadline;
-    s.execution = execution;
-    s.remember = remembered;
-    approval.status = 'allowed';
-    if (spec.autoCallOnApprove) s.replay = { triggeredBy: 'auto' };
+  const record = retriedBriefly;
+  const at = Date.now();
+  if (input.decision === 'bubble') {
+    const from = approval.resolverId!;
+    const next = nextResolverAbove(s, from);
+    await record.recordBubble({ spec, approvalId: approval.id!, fromId: from, toId: next, actorId: input.resolverId, automatic: false });
+    approval.resolverId = next;
+    approval.status = 'bubbled';
+    approval.bubbleAt = spec.clocks.autoBubbleMs ? at + spec.clocks.autoBubbleMs : null;
     return approvalRecord(s, input.resolverId);
-  } finally {
-    s.resolving = false;
   }
+  if (input.decision === 'deny') {
+    await record.recordDecision({ spec, approvalId: approval.id!, status: 'denied', decision: 'deny', resolverId: input.resolverId, reason: input.reason ?? null });
+    approval.status = 'denied';
+    return approvalRecord(s, input.resolverId);
+  }
+  const deadline = at + spec.clocks.executionWindowMs;
+  const execution: ExecutionRecord = { id: uuid4(), status: 'pending', runtime: spec.runtime };
+  const edit = input.edit;
+  const remembered =
+    input.decision === 'allow_remember'
+      ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
+      : undefined;
+  const decision: RecordDecisionInput = {
+    spec,
+    approvalId: approval.id!,
+    status: 'allowed',
+    decision: input.decision,
+    resolverId: input.resolverId,
+    reason: input.reason ?? null,
+    rememberKeys: remembered?.keys ?? null,
+    rememberTtl: remembered?.ttl ?? null,
+    execution: { id: execution.id, expiresAt: new Date(deadline).toISOString() },
+    ...(edit ? { edit } : {}),
+  };
+  // An API process with a worker waits for this allow in-process (answerKey): an auto-call
+  // approval's decision, re-check and send then run in one activity.
+  if (input.answerKey !== undefined && spec.autoCallOnApprove) {
+    const after: CallRun = { ...s, approval: { ...approval, status: 'allowed' }, execution, executionDeadline: deadline, edit };
+    const step = { spec: executedSpecOf(spec, edit, approval.id!), approvalId: approval.id!, executionId: execution.id };
+    s.sentOnAllow = await allowThenSend({ decision, step, answerKey: input.answerKey, answer: approvalRecord(after, input.resolverId) });
+  } else {
+    await record.recordDecision(decision);
+  }
+  s.edit = edit;
+  s.executionDeadline = deadline;
+  s.execution = execution;
+  s.remember = remembered;
+  approval.status = 'allowed';
+  if (spec.autoCallOnApprove) s.replay = { triggeredBy: 'auto' };
+  return approvalRecord(s, input.resolverId);
 }
 
 /**
@@ -456,22 +458,19 @@ async function onResolve(s: CallRun, input: ResolveInput): Promise<ApprovalRecor
  * retries ran out), the decision is recorded on its own (written once: a committed one is kept)
  * and the approved call runs the usual steps; their durable mark still stops a second send.
  */
-async function allowThenSend(s: CallRun, input: Parameters<CallActivities['allowThenSend']>[0]): Promise<SentOnAllow | undefined> {
-  s.allowSending = true;
+async function allowThenSend(input: Parameters<CallActivities['allowThenSend']>[0]): Promise<SentOnAllow | undefined> {
   try {
     return await sentWithHeartbeat.allowThenSend(input);
   } catch {
     await retriedBriefly.recordDecision(input.decision);
     return undefined;
-  } finally {
-    s.allowSending = false;
   }
 }
 
 function validateReplay(s: CallRun, input: ReplayInput): void {
   if (!authorityOver({ identityId: input.callerId, admin: false }, s.spec.chain).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can resume its call');
   if (s.executionOutcome) return; // already executed: the stored outcome is returned
-  if (s.resolving) return; // the handler waits for the decision being recorded
+  if (s.decisions.isLocked()) return; // the handler waits for the decision being recorded, then judges
   if (s.approval.status !== 'allowed' || !s.execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
   if (s.replay || s.execution.status !== 'pending') reject(UPDATE_ERRORS.replayInFlight, 'this approved call is already being executed', statusDetails(s));
 }
@@ -479,7 +478,7 @@ function validateReplay(s: CallRun, input: ReplayInput): void {
 /** The requester resumes: the main loop runs the execution; this waits for its outcome. */
 async function onReplay(s: CallRun, input: ReplayInput): Promise<CallOutcome> {
   // A decision still being recorded (e.g. run again after a crash): wait for it, then judge.
-  await condition(() => !s.resolving);
+  await s.decisions.waitForUnlock();
   if (s.executionOutcome) return s.executionOutcome;
   if (s.approval.status !== 'allowed' || !s.execution) reject(UPDATE_ERRORS.notReplayable, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
   s.replay ??= { triggeredBy: input.triggeredBy };
@@ -488,20 +487,18 @@ async function onReplay(s: CallRun, input: ReplayInput): Promise<CallOutcome> {
 }
 
 function validateCancel(s: CallRun, input: CancelInput): void {
-  if (!isOpen(s) || s.resolving) reject(UPDATE_ERRORS.notPending, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
+  if (!isOpen(s)) reject(UPDATE_ERRORS.notPending, `the approval is ${s.approval.status ?? 'not raised'}`, statusDetails(s));
   if (!authorityOver({ identityId: input.callerId, admin: false }, s.spec.chain).replay) reject(UPDATE_ERRORS.notRequester, 'only the requester can cancel its request');
 }
 
-async function onCancel(s: CallRun, input: CancelInput): Promise<ApprovalRecord> {
-  s.resolving = true;
-  try {
+/** The requester withdraws its approval: under the decisions lock, judged again once it holds it. */
+const onCancel = (s: CallRun, input: CancelInput): Promise<ApprovalRecord> =>
+  s.decisions.runExclusive(async () => {
+    validateCancel(s, input);
     await retriedBriefly.recordDecision({ spec: s.spec, approvalId: s.approval.id!, status: 'cancelled', decision: 'cancel', resolverId: input.callerId, reason: input.reason ?? null });
     s.approval.status = 'cancelled';
     return approvalRecord(s, input.callerId);
-  } finally {
-    s.resolving = false;
-  }
-}
+  });
 
 // --- the steps ----------------------------------------------------------------------------------
 
@@ -566,54 +563,57 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
  * True when allowed.
  */
 async function awaitDecision(s: CallRun): Promise<boolean> {
-  const { spec, approval } = s;
-  const approvalId = approval.id!;
+  const { approval } = s;
   while (isOpen(s) && !approval.supersededBy) {
-    const now = Date.now();
     const wakeAt = Math.min(approval.bubbleAt ?? Infinity, approval.reminders[0] ?? Infinity, approval.expiresAt);
-    const decided = await condition(() => !s.allowSending && (!isOpen(s) || approval.supersededBy !== undefined), Math.max(1, wakeAt - now));
-    if (decided) break;
-    if (s.allowSending) {
-      // An allow is being recorded and sent: no expiry, bubble or reminder under it.
-      await condition(() => !s.allowSending);
-      continue;
-    }
-    if (Date.now() >= approval.expiresAt) {
-      approval.status = 'expired';
-      await retriedBriefly.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
-      setStatus('expired');
-      return false;
-    }
-    await remindIfDue(s);
-    if (approval.bubbleAt !== null && Date.now() >= approval.bubbleAt) {
-      const next = nextResolverAbove(s, approval.resolverId!);
-      if (next !== approval.resolverId) {
-        await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
-        approval.resolverId = next;
-        approval.status = 'bubbled';
-      } else {
-        // At the user: on to the user's approver, then the org's admins.
-        const routed = await retriedBriefly.routeOnward({ approvalId, expected: approval.beyond ?? 'chain' });
-        if (routed.stage !== (approval.beyond ?? 'chain')) approval.status = 'bubbled';
-        approval.beyond = routed.stage;
-        approval.bubbleAt = routed.top || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
-        continue;
-      }
-      approval.bubbleAt =
-        spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
-    }
+    if (await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - Date.now()))) break;
+    // A timer is due. A decision being recorded (an allow still sending) holds the lock: no expiry,
+    // bubble or reminder under it, and none once it has closed the approval.
+    const expired = await s.decisions.runExclusive(() => (isOpen(s) && !approval.supersededBy ? onTimersDue(s) : Promise.resolve(false)));
+    if (expired) return false;
   }
-  if (approval.supersededBy && isOpen(s)) {
+  // Superseded (an identical call's approval was decided): closed here unless a decision came first.
+  const superseded = await s.decisions.runExclusive(async () => {
+    if (!approval.supersededBy || !isOpen(s)) return false;
     approval.status = 'superseded';
-    await retriedBriefly.recordDecision({ spec, approvalId, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${approval.supersededBy}` });
+    await retriedBriefly.recordDecision({ spec: s.spec, approvalId: approval.id!, status: 'superseded', decision: 'supersede', resolverId: null, reason: `superseded by approval ${approval.supersededBy}` });
     setStatus('superseded');
-    return false;
-  }
+    return true;
+  });
+  if (superseded) return false;
   if (approval.status !== 'allowed') {
     setStatus(approval.status ?? 'failed');
     return false;
   }
   return true;
+}
+
+/** The timers' steps, under the decisions lock: expiry (true: the approval expired), reminders, auto-bubbling. */
+async function onTimersDue(s: CallRun): Promise<boolean> {
+  const { spec, approval } = s;
+  const approvalId = approval.id!;
+  if (Date.now() >= approval.expiresAt) {
+    approval.status = 'expired';
+    await retriedBriefly.recordDecision({ spec, approvalId, status: 'expired', decision: 'expire', resolverId: null, reason: 'no decision before the approval expired' });
+    setStatus('expired');
+    return true;
+  }
+  await remindIfDue(s);
+  if (approval.bubbleAt === null || Date.now() < approval.bubbleAt) return false;
+  const next = nextResolverAbove(s, approval.resolverId!);
+  if (next !== approval.resolverId) {
+    await retriedBriefly.recordBubble({ spec, approvalId, fromId: approval.resolverId!, toId: next, actorId: null, automatic: true });
+    approval.resolverId = next;
+    approval.status = 'bubbled';
+    approval.bubbleAt = spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+    return false;
+  }
+  // At the user: on to the user's approver, then the org's admins.
+  const routed = await retriedBriefly.routeOnward({ approvalId, expected: approval.beyond ?? 'chain' });
+  if (routed.stage !== (approval.beyond ?? 'chain')) approval.status = 'bubbled';
+  approval.beyond = routed.stage;
+  approval.bubbleAt = routed.top || spec.clocks.autoBubbleMs === null ? null : Date.now() + spec.clocks.autoBubbleMs;
+  return false;
 }
 
 /** A reminder due: the resolver (whoever it is now) is reminded; a failure to start it is skipped. */

@@ -29,8 +29,13 @@ const KEYS = ['widgets:create_item:*'];
 type Step = { name: string; input: any };
 
 /** Stub activities: each records its call and answers as the real one would for this case. */
-function stubActivities(steps: Step[], opts: { reminderMarks?: string[] } = {}) {
+function stubActivities(steps: Step[], opts: { reminderMarks?: string[]; decisionMs?: number } = {}) {
   const record = (name: string) => async (input: unknown) => void steps.push({ name, input });
+  // A decision whose recording takes a while (a slow database): what arrives meanwhile must wait for it.
+  const slowRecord = (name: string) => async (input: unknown) => {
+    steps.push({ name, input });
+    if (opts.decisionMs) await new Promise((r) => setTimeout(r, opts.decisionMs));
+  };
   const sent = { kind: 'sent' as const, result: { status_code: 201, duration_ms: 3, body: { ok: true } }, httpStatusCode: 201 };
   return {
     async checkThenExecute(input: { spec: CallSpec }) {
@@ -50,7 +55,7 @@ function stubActivities(steps: Step[], opts: { reminderMarks?: string[] } = {}) 
         reminderMarks: opts.reminderMarks ?? [],
       };
     },
-    recordDecision: record('recordDecision'),
+    recordDecision: slowRecord('recordDecision'),
     recordBubble: record('recordBubble'),
     async routeOnward(input: unknown) {
       steps.push({ name: 'routeOnward', input });
@@ -244,5 +249,33 @@ describe('the call workflow, with stub activities', () => {
     // The reminder's place among the bubbles depends on how late timers fire on a busy machine.
     expect(steps.filter((s) => s !== 'remindResolver')).toEqual(['checkThenExecute', 'raiseApproval', 'recordBubble', 'routeOnward', 'recordDecision', 'shareOutcome']);
     expect(steps.filter((s) => s === 'remindResolver')).toHaveLength(1);
+  });
+
+  it('duplicate decisions sent at once: one is recorded, the other is refused as no longer pending', async () => {
+    const { names: steps, inputs } = await withWorker({ decisionMs: 1_500 }, async (start) => {
+      const { spec } = await start(specOf());
+      const allow = resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false });
+      const deny = resolve(spec, { decision: 'deny', resolverId: USER, resolverIsAdmin: false, reason: 'no' });
+      const [a, d] = await Promise.allSettled([allow, deny]);
+      const won = [a, d].filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      const lost = [a, d].find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      expect(await refusal(Promise.reject(lost.reason))).toBe('approval_not_pending');
+      expect(await handleOf(spec).describe()).toBeDefined();
+      await handleOf(spec).terminate('test done');
+    });
+    expect(steps.filter((s) => s === 'recordDecision')).toHaveLength(1);
+    expect(inputs.filter((s) => s.name === 'recordDecision').map((s) => s.input.decision)).toHaveLength(1);
+  });
+
+  it('an approval that times out while an allow is being recorded is allowed, never expired under it', async () => {
+    const { names: steps } = await withWorker({ decisionMs: 2_500 }, async (start) => {
+      const { spec } = await start(specOf({ clocks: { approvalTtlMs: 1_500 } }));
+      // Sent at once: the expiry timer fires while the allow's activity is still recording it.
+      expect(await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false })).toMatchObject({ status: 'allowed' });
+      await handleOf(spec).terminate('test done');
+    });
+    expect(steps.filter((s) => s === 'recordDecision')).toHaveLength(1);
+    expect(steps).toEqual(['checkThenExecute', 'raiseApproval', 'recordDecision']);
   });
 });
