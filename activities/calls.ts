@@ -41,14 +41,6 @@ import {
 } from '../workflows/definitions.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 
-
-/**
- * Fault injection for the crash tests only (never set in production): hold the first workflow task
- * this long after the in-process answer left, so a kill can land between the answer and the task's
- * completion (test/integration/crash-whole-gateway.test.ts).
- */
-const HOLD_AFTER_ANSWER_MS = Number(process.env.GATEWAY_FAULT_HOLD_AFTER_ANSWER_MS ?? 0);
-
 export interface CallActivityDeps {
   pool: DatabasePool;
   logger: Logger;
@@ -346,7 +338,6 @@ export function createCallActivities(deps: CallActivityDeps) {
       const first = await checkThenExecuteOnce(input.spec);
       // The API waiting in this process (an eager start) answers now: the final state is committed.
       deps.exchange.firstAnswers.deliver(input.spec.callId, firstAnswerOf(first.check, first.executed));
-      if (HOLD_AFTER_ANSWER_MS > 0) await new Promise((r) => setTimeout(r, HOLD_AFTER_ANSWER_MS));
       // The workflow (and so its history) gets the upstream's answer sealed.
       const executed = first.executed && { ...first.executed, outcome: sealOutcome(deps.keyring, input.spec.callId, first.executed.outcome) };
       return { check: first.check, executed };

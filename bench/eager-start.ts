@@ -17,8 +17,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createLogger } from '../server/logger.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
-import { workflowBundle } from '../server/temporal/worker.ts';
-import { benchmarkFloorUpdate, type BenchmarkActivities } from '../workflows/definitions.ts';
+import { benchWorkflowBundle } from './support/workflow-bundle.ts';
+import { benchmarkFloorUpdate, type BenchmarkActivities } from './workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
@@ -52,7 +52,7 @@ try {
       waiting.get(id)?.();
     },
   };
-  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: await workflowBundle(), activities });
+  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: { code: (await benchWorkflowBundle()).code }, activities });
   // The floor's client, as bench:call's: its own connection. The design's: the worker's own
   // connection, the only kind the server may hand an eager task to.
   const floorClient = new Client({ connection: await Connection.connect({ address: server.address }) });

@@ -30,7 +30,7 @@ import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
 import { createLogger } from '../server/logger.ts';
-import { benchmarkFloorUpdate } from '../workflows/definitions.ts';
+import { benchmarkFloorUpdate } from './workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { GATEWAY_NODE_FLAGS, GATEWAY_PROCESS_ENV, startCluster, type Cluster } from '../server/cluster/cluster.ts';
 import { HISTORY_SHARDS } from '../server/cluster/temporal-server.ts';
+import { benchWorkflowBundle } from './support/workflow-bundle.ts';
 import { createLogger } from '../server/logger.ts';
 import { freePort } from '../server/embedded/processes.ts';
 import { round, roundRobin, type MeasuredProcess } from './support/figures.ts';
@@ -75,6 +76,9 @@ export async function startEmbeddedTarget(opts: { root?: string } = {}): Promise
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     ...GATEWAY_PROCESS_ENV,
     ...benchEnv,
+    // This checkout's gateway runs the benchmarks' floor workflows beside its own; another
+    // checkout (an A/B) runs its own bundle.
+    ...(opts.root ? {} : { TEMPORAL_WORKFLOW_BUNDLE: (await benchWorkflowBundle()).path }),
   };
   // Started like `npm run serve` starts it (the same V8 flags and environment).
   const cli = path.resolve(opts.root ?? path.join(import.meta.dirname, '..'), 'cli', 'gateway.ts');
@@ -163,6 +167,7 @@ export async function startClusterTarget(replicas: { apiReplicas: number; worker
         // The upstream is on loopback, which NODE_ENV=production refuses by default.
         OUTBOUND_ALLOW_PRIVATE: 'true',
         LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        TEMPORAL_WORKFLOW_BUNDLE: (await benchWorkflowBundle()).path,
         NODE_OPTIONS: [...GATEWAY_NODE_FLAGS, ...profileFlags()].join(' '),
       },
       progress: (line) => process.stderr.write(line + '\n'),

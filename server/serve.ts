@@ -4,6 +4,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { LocalExchange } from './temporal/local-exchange.ts';
+import type { WorkerInterceptors } from '@temporalio/worker';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
@@ -57,9 +58,11 @@ export interface StartOptions {
   logger: Logger;
   /** Tests share one Temporal server: each file gets its own task queue. */
   taskQueue?: string;
+  /** The worker's SDK interceptors (the crash tests inject their faults here, from the harness). */
+  workerInterceptors?: WorkerInterceptors | undefined;
 }
 
-export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workerInterceptors }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {
@@ -146,6 +149,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
         deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,
         taskQueue,
+        interceptors: workerInterceptors,
         ...(config.temporal.workflowBundlePath ? { bundle: { codePath: config.temporal.workflowBundlePath } } : {}),
       });
       workerDone = worker.run();

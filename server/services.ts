@@ -26,6 +26,8 @@ import { createAccessTokenVerifier } from './oauth/verify.ts';
 import { createBlastRadiusService } from './approvals/blast-radius.ts';
 import { createApprovalService } from './approvals/service.ts';
 import { createApprovalEdits } from './approvals/edits.ts';
+import { getCall } from './calls/store.ts';
+import { coverageCheck } from './identities/chain-check.ts';
 import { createCallDescriptions } from './approvals/descriptions.ts';
 import { createLocalExchange } from './temporal/local-exchange.ts';
 import { createDownloadService } from './downloads/service.ts';
@@ -138,7 +140,7 @@ export function createServices(deps: ServiceDeps) {
   });
   late.calls = calls;
   // An approver's edits and the viewer's descriptions derive requests with the calls' own preparer.
-  const approvalEdits = createApprovalEdits({ pool: deps.pool, keyring, registry, chains: { getChain: identityReader.getChain }, connections, preparer: calls.preparer });
+  const approvalEdits = createApprovalEdits({ calls: { getCall: (id) => getCall(deps.pool, id) }, covers: coverageCheck(deps.pool), keyring, registry, chains: { getChain: identityReader.getChain }, connections, preparer: calls.preparer });
   const describeFor = createCallDescriptions({ pool: deps.pool, keyring, registry, executor, preparer: calls.preparer });
   const orgs = createOrgService({ pool: deps.pool, rateLimitPerMinute: deps.config.rateLimitPerMinute });
   const diagnostics = createDiagnosticsService({ temporal: deps.temporal, pool: deps.pool, taskQueue: deps.taskQueue });

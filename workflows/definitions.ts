@@ -315,22 +315,6 @@ export const UPDATE_ERROR_CODES: Record<UpdateErrorType, 'conflict' | 'forbidden
   message_unverified: 'forbidden',
 };
 
-/** The benchmark's floor workflow (workflows/benchmark-floor.ts). */
-export const benchmarkFloorUpdate = defineUpdate<string>('benchmarkFloor');
-
-/** The decision of bench/least-call.ts's least approval workflow. */
-export const benchmarkDecideUpdate = defineUpdate<string>('benchmarkDecide');
-
-/** The benchmark workflows' activities (bench/eager-start.ts, bench/support/least-call-gateway.ts). */
-export interface BenchmarkActivities {
-  /** The design floor's one local activity: hands the answer to the caller in-process. */
-  benchmarkAnswer(id: string): Promise<void>;
-  /** The least approval: the call parked as pending, the caller told in-process. */
-  benchmarkRaise?(id: string): Promise<void>;
-  /** The least allowed call: the decision with the send mark, the send, the final state. */
-  benchmarkSendAllowed?(id: string): Promise<void>;
-}
-
 /**
  * The call workflow's search attributes, all Keyword: the API sets them at start, the workflow
  * upserts the status. The embedded Temporal is started with them; another is checked for them.

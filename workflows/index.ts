@@ -2,5 +2,4 @@
 export { diagnosticPingWorkflow } from './diagnostic-ping.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
 export { callWorkflow } from './call.ts';
-export { benchmarkFloorWorkflow, benchmarkLeastApprovalWorkflow, benchmarkLocalAnswerWorkflow, benchmarkOperatorShapeWorkflow } from './benchmark-floor.ts';
 export { approvalNoticesWorkflow } from './approval-notices.ts';

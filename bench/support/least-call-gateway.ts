@@ -18,8 +18,9 @@ import http from 'node:http';
 import pg from 'pg';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { workflowBundle } from '../../server/temporal/worker.ts';
-import { benchmarkDecideUpdate, CALL_SEARCH_ATTRIBUTES as SA, type BenchmarkActivities, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
+import { benchWorkflowBundle } from './workflow-bundle.ts';
+import { CALL_SEARCH_ATTRIBUTES as SA, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
+import { benchmarkDecideUpdate, type BenchmarkActivities } from '../workflows/definitions.ts';
 
 function required(name: string): string {
   const v = process.env[name];
@@ -101,7 +102,7 @@ const activities = {
   },
 } satisfies Required<BenchmarkActivities> & Record<string, unknown>;
 
-const worker = await Worker.create({ connection, taskQueue, workflowBundle: await workflowBundle(), activities });
+const worker = await Worker.create({ connection, taskQueue, workflowBundle: { code: (await benchWorkflowBundle()).code }, activities });
 
 const ORG = '0d587130-dbf6-43ec-be5a-e5c580009653';
 const AGENT = 'e6369d74-41e1-4edd-8136-3f10c94bccfa';

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../server/logger.ts';
-import { startGateway, type Role } from '../../server/serve.ts';
+import { startGateway, type Role, type StartOptions } from '../../server/serve.ts';
 import { MissingSearchAttributesError, WrongSearchAttributeTypeError } from '../../server/temporal/search-attributes.ts';
 import { configOrExit } from '../shared.ts';
 
 const ROLES: Role[] = ['api', 'worker', 'all'];
 
-export async function serveCommand(args: string[]): Promise<number> {
+/** `workerInterceptors`: for a harness that starts the gateway with faults of its own (test/support/serve-with-faults.ts). */
+export async function serveCommand(args: string[], opts: Pick<StartOptions, 'workerInterceptors'> = {}): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } }, strict: true });
   const role = values.role as Role;
   if (!ROLES.includes(role)) {
@@ -17,7 +18,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const logger = createLogger(config.logLevel);
   let gateway;
   try {
-    gateway = await startGateway({ config, role, logger });
+    gateway = await startGateway({ config, role, logger, ...opts });
   } catch (err) {
     // Operator-fixable setup problems get one line, not a stack trace.
     if (err instanceof MissingSearchAttributesError || err instanceof WrongSearchAttributeTypeError) {

@@ -1,7 +1,6 @@
 // An approver's edit of a pending call: the form the dashboard builds from the call's schema, and
 // the edit judged — derived again exactly as the requester's own call would be (the call preparer),
 // then held to "only narrows". Nothing is written here; the workflow records what is returned.
-import type { DatabasePool } from 'slonik';
 import { applyEdit, fieldDiff, keysBeyondOriginal, RequestEditError, wideningKey, type RequestEdit } from '../../core/approvals/request-edit.ts';
 import { REDACTED } from '../../core/execution/redact.ts';
 import { buildActionRequest } from '../../core/execution/request.ts';
@@ -9,11 +8,10 @@ import type { ApprovedEdit } from '../../workflows/definitions.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Prepared, CallPreparer } from '../calls/prepare.ts';
 import { decryptStoredRequest } from '../calls/stored-call.ts';
-import * as calls from '../calls/store.ts';
+import type * as calls from '../calls/store.ts';
 import type { ConnectionService } from '../connections/service.ts';
 import { AppError, invalidRequest, notFound } from '../errors.ts';
 import { editedRequestAad, type StoredRequest } from '../execution/stored-request.ts';
-import { checkLiveChain } from '../identities/chain-check.ts';
 import type { ChainReader, IdentityRow } from '../identities/readers.ts';
 import type { RegistryService } from '../registry/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
@@ -28,7 +26,10 @@ export interface EditForm {
 }
 
 export interface ApprovalEditDeps {
-  pool: DatabasePool;
+  /** The stored call an approval gates. */
+  calls: { getCall(callId: string): Promise<calls.CallRow | null> };
+  /** Whether keys are covered for an identity's chain now (identities/chain-check.ts coverageCheck). */
+  covers: (identityId: string, keys: readonly string[]) => Promise<boolean>;
   keyring: VaultKeyring;
   registry: RegistryService;
   chains: ChainReader;
@@ -38,7 +39,7 @@ export interface ApprovalEditDeps {
 }
 
 export function createApprovalEdits(deps: ApprovalEditDeps) {
-  const { pool, registry } = deps;
+  const { registry } = deps;
   const { prepareAction, prepareHttp } = deps.preparer;
 
 
@@ -65,7 +66,7 @@ export function createApprovalEdits(deps: ApprovalEditDeps) {
    * by rules, not by edits). Returns what the workflow records and runs; nothing is written.
    */
   async function deriveEdit(resolverId: string, callId: string, edit: RequestEdit): Promise<ApprovedEdit> {
-    const call = await calls.getCall(pool, callId);
+    const call = await deps.calls.getCall(callId);
     if (!call) throw notFound('call');
     const original = decryptStoredRequest(deps.keyring, call.id, call.request_envelope);
     let edited: StoredRequest;
@@ -96,8 +97,7 @@ export function createApprovalEdits(deps: ApprovalEditDeps) {
     const [resolver] = await deps.chains.getChain(resolverId);
     if (resolver && resolver.kind !== 'user') {
       for (const key of keysBeyondOriginal(call.permission_keys, prepared.keys)) {
-        const { decision } = await checkLiveChain(pool, resolverId, [key]);
-        if (decision?.outcome === 'covered') grantable.add(key);
+        if (await deps.covers(resolverId, [key])) grantable.add(key);
       }
     }
     const widening = wideningKey(call.permission_keys, prepared.keys, grantable);
@@ -127,7 +127,7 @@ export function createApprovalEdits(deps: ApprovalEditDeps) {
    * shown; or a raw request's method, URL, header names and body.
    */
   async function editForm(callId: string): Promise<EditForm> {
-    const call = await calls.getCall(pool, callId);
+    const call = await deps.calls.getCall(callId);
     if (!call) throw notFound('call');
     const stored = decryptStoredRequest(deps.keyring, call.id, call.request_envelope);
     const shown = (call.request_redacted ?? {}) as { method?: string; url?: string; params?: Record<string, unknown>; body?: unknown; headers?: string[] };

@@ -3,9 +3,7 @@
 // description and `disclose` values an approver reads, the redacted projection and the stored
 // request. Nothing is written and nothing is sent here; the same preparation derives an approver's
 // edit (server/approvals/edits.ts), so an edited request is judged exactly as the requester's own.
-import type { DatabasePool } from 'slonik';
 import { buildActionRequest } from '../../core/execution/request.ts';
-import { PermissionInputError } from '../../core/permissions/chain.ts';
 import { actionPermissionKey, connectionPermissionKey, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { lookupAction } from '../../core/registry/lookup-action.ts';
 import { credentialGap } from '../../core/registry/instances.ts';
@@ -20,7 +18,6 @@ import { assertInjectable, templateTrusted, type ExecutorDeps } from '../executi
 import { assertAddressAllowed } from '../execution/http-client.ts';
 import { resolveNames } from '../execution/resolve-names.ts';
 import type { StoredRequest } from '../execution/stored-request.ts';
-import { checkLiveChain } from '../identities/chain-check.ts';
 import type { RegistryService, ResolvedInstance } from '../registry/service.ts';
 
 export interface ActionCallInput {
@@ -69,8 +66,9 @@ function assertForwardableHeaders(headers: Record<string, string>): void {
 }
 
 export interface CallPreparerDeps {
-  pool: DatabasePool;
   registry: RegistryService;
+  /** Whether keys are covered for an identity's chain now (identities/chain-check.ts coverageCheck). */
+  covers: (identityId: string, keys: readonly string[]) => Promise<boolean>;
   /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
   executor?: ExecutorDeps | undefined;
   /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
@@ -96,18 +94,11 @@ export interface Prepared {
 }
 
 export function createCallPreparer(deps: CallPreparerDeps) {
-  const { pool, registry } = deps;
+  const { registry } = deps;
 
   /** Whether every key is covered for `identityId`'s chain right now (people are never checked). */
   async function covers(p: Principal, identityId: string, keys: readonly string[]): Promise<boolean> {
-    if (p.type === 'user') return true;
-    try {
-      const { decision } = await checkLiveChain(pool, identityId, keys);
-      return decision?.outcome === 'covered';
-    } catch (err) {
-      if (err instanceof PermissionInputError) return false;
-      throw err;
-    }
+    return p.type === 'user' || deps.covers(identityId, keys);
   }
 
   /**

@@ -23,6 +23,7 @@ import { workflowNotRunning } from '../temporal/update-errors.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { approvalAnswer, presentCall } from './call-answers.ts';
 import { namingCall } from './naming-call.ts';
+import { coverageCheck } from '../identities/chain-check.ts';
 import { settleIfNeverStarted } from './never-started.ts';
 import { createCallPreparer, type ActionCallInput, type ConnectionRef, type RawHttpInput } from './prepare.ts';
 import { enforceRateLimit } from './rate-limit.ts';
@@ -68,7 +69,7 @@ export interface CallOptions {
 export function createCallService(deps: CallServiceDeps) {
   const { pool, temporal } = deps;
   const settleWithoutWorkflow = createWorkflowGoneSettler(deps);
-  const preparer = createCallPreparer(deps);
+  const preparer = createCallPreparer({ ...deps, covers: coverageCheck(pool) });
   const starter = createCallStarter(deps);
   const replay = createCallReplay({ ...deps, settleWithoutWorkflow });
 

@@ -2,7 +2,7 @@
 // may have changed since the call started or the approval was raised). The one place the call
 // path reads a chain and judges it; the judging itself is core/permissions/chain.ts.
 import type { CommonQueryMethods } from 'slonik';
-import { checkPermission, type Decision, type Rule } from '../../core/permissions/chain.ts';
+import { checkPermission, PermissionInputError, type Decision, type Rule } from '../../core/permissions/chain.ts';
 import type { ErrorBody } from '../../workflows/definitions.ts';
 import { getChainWithRules, toChainIdentity, type IdentityRow } from './store.ts';
 
@@ -11,6 +11,21 @@ export type LiveCheck = { inactive: IdentityRow; decision: null } | { inactive: 
 /** An inactive identity on the chain wins over any rule; otherwise the rules decide (PermissionInputError on bad input). */
 export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[]): Promise<LiveCheck> {
   return judgeChain(await getChainWithRules(db, requesterId), keys);
+}
+
+/**
+ * Whether `keys` are all covered for `identityId`'s chain right now: false on a gap, a deny, an
+ * inactive member or keys the rules cannot judge. What services take as their `covers` check.
+ */
+export function coverageCheck(db: CommonQueryMethods) {
+  return async (identityId: string, keys: readonly string[]): Promise<boolean> => {
+    try {
+      return (await checkLiveChain(db, identityId, keys)).decision?.outcome === 'covered';
+    } catch (err) {
+      if (err instanceof PermissionInputError) return false;
+      throw err;
+    }
+  };
 }
 
 /** The verdict on a chain already read (with its rules). */

@@ -9,6 +9,7 @@ import {
   Worker,
   Runtime,
   makeTelemetryFilterString,
+  type WorkerInterceptors,
 } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
 import { TASK_QUEUE } from '../../workflows/definitions.ts';
@@ -73,6 +74,8 @@ export interface WorkerOptions {
   logger: Logger;
   bundle?: { code: string } | { codePath: string };
   taskQueue?: string;
+  /** The SDK's interceptors (a test harness injects faults through them; tracing would too). */
+  interceptors?: WorkerInterceptors | undefined;
 }
 
 /**
@@ -93,6 +96,7 @@ export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayW
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowBundle: opts.bundle ?? (await workflowBundle()),
     activities: createActivities(opts.deps),
+    ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
     // Drain: running activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
     // A local activity still retrying (e.g. its database is down) would hold the workflow task,

@@ -24,6 +24,7 @@ import {
   killWholeGateway,
   setUpTenant,
   startServe,
+  startServeHoldingAfterAnswer,
   stopGently,
   type Api,
   type ApiResponse,
@@ -174,13 +175,14 @@ describe('SIGKILL of the whole embedded gateway (process, PostgreSQL and Tempora
 
   it('killed between the in-process answer and the first task\'s completion: the caller\'s answer stands — one send, one audit row, the same outcome on GET and in the workflow', async () => {
     slowUpstream(up, () => false, 0);
-    // The fault hook holds the task 60 s after the answer left: the kill lands inside that window.
+    // The harness holds the task 60 s after the answer left: the kill lands inside that window.
     await stopGently(proc);
-    proc = await startServe({ ...env, GATEWAY_FAULT_HOLD_AFTER_ANSWER_MS: '60000' });
+    proc = await startServeHoldingAfterAnswer(env, 60_000);
     const name = 'eager-answered';
     const answered = await api(t.manual, 'POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name } });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     expect(answered.body).toMatchObject({ status: 'called', result: { status_code: 201 } });
+    expect(proc.output()).toContain('fault: holding checkThenExecute');
     await killWholeGateway(proc!, dir);
     proc = await startServe(env);
     // The task runs again on the restarted worker: it finds the committed final state and sends nothing.

@@ -9,6 +9,8 @@ import { runCli, waitForReady, type CliProcess } from './processes.ts';
 import { seedUser } from './seed.ts';
 import { upstreamServiceDoc } from './upstream.ts';
 
+const SERVE_WITH_FAULTS = path.resolve(import.meta.dirname, 'serve-with-faults.ts');
+
 export interface ApiResponse {
   status: number;
   headers: Headers;
@@ -67,6 +69,13 @@ export function gatewayEnv(port: number, extra: Record<string, string>): Record<
 export async function startServe(env: Record<string, string>, role: 'all' | 'api' | 'worker' = 'all', readyUrl?: string): Promise<CliProcess> {
   const proc = runCli(['serve', '--role', role], env);
   await waitForReady(readyUrl ?? env.PUBLIC_URL!, proc, 180_000);
+  return proc;
+}
+
+/** `gateway serve` (role all) holding the covered call's first task `ms` after its answer left (serve-with-faults.ts). */
+export async function startServeHoldingAfterAnswer(env: Record<string, string>, ms: number): Promise<CliProcess> {
+  const proc = runCli(['hold-after-answer', String(ms)], env, SERVE_WITH_FAULTS);
+  await waitForReady(env.PUBLIC_URL!, proc, 180_000);
   return proc;
 }
 

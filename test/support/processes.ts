@@ -11,8 +11,9 @@ export interface CliProcess {
   exited: Promise<number | null>;
 }
 
-export function runCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+/** `entry`: another script than the CLI (a harness around it, e.g. serve-with-faults.ts). */
+export function runCli(args: string[], env: Record<string, string>, entry = CLI): CliProcess {
+  const child = spawn(process.execPath, [entry, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,7 +3,8 @@
 // the least a covered call of issue 28's shape can do: started eagerly, one local activity that
 // hands the answer to the caller in-process, then complete.
 import { condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { benchmarkDecideUpdate, benchmarkFloorUpdate, CALL_SEARCH_ATTRIBUTES, type BenchmarkActivities } from './definitions.ts';
+import { CALL_SEARCH_ATTRIBUTES } from '../../workflows/definitions.ts';
+import { benchmarkDecideUpdate, benchmarkFloorUpdate, type BenchmarkActivities } from './definitions.ts';
 
 export async function benchmarkFloorWorkflow(): Promise<void> {
   let answered = false;
