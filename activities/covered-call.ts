@@ -6,8 +6,9 @@ import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit
 import type { LocalExchange, PreparedCall } from '../server/temporal/local-exchange.ts';
 import { finalAnswer } from '../server/calls/call-answers.ts';
 import * as calls from '../server/calls/store.ts';
-import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
-import { planUpstream, type ExecutorDeps } from '../server/execution/execute.ts';
+import { AppError, appErrorBody } from '../server/errors.ts';
+import type { ExecutorDeps } from '../server/execution/execute.ts';
+import { planSend, sendOnce } from './send-once.ts';
 import { templateSecretOf, withPrefetchedSecret, type SecretRead } from './secret-prefetch.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { actionOf, loadStoredCall } from '../server/calls/stored-call.ts';
@@ -79,11 +80,10 @@ export function createCoveredCall(deps: CoveredCallDeps) {
    * after a PostgreSQL blip reads the secret afresh.
    */
   async function plan(spec: CallSpec, pre: CoveredPrefetch | null, executor: ExecutorDeps) {
-    const { request, redacted, instance, action } = pre
+    const stored = pre
       ? { ...pre.handedOff, request: pre.handedOff.stored, action: actionOf(pre.handedOff.instance, pre.handedOff.stored, spec.action) }
       : await loadStoredCall(deps, spec);
-    const planned = await planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: spec.verbose });
-    return { planned, redacted };
+    return { planned: await planSend(executor, spec, stored, spec.verbose), redacted: stored.redacted };
   }
 
   /** The final state, retried briefly until it lands: a request that left must not be re-run for a PostgreSQL blip. */
@@ -115,16 +115,10 @@ export function createCoveredCall(deps: CoveredCallDeps) {
       // Nothing left: credentials, instance or parameters failed before the request was built.
       return failed(spec, err instanceof AppError ? appErrorBody(err) : notSent(deps, spec, err));
     }
-    if (claim.previouslyMarked && !planned.idempotent) {
-      deps.logger.warn({ call_id: spec.callId }, 'a non-idempotent covered request may already have left: not sending it again');
-      return failed(spec, OUTCOME_UNKNOWN);
-    }
-    let out;
-    try {
-      out = await planned.send(spec.callId);
-    } catch (err) {
-      return failed(spec, unexpected(deps, spec, err));
-    }
+    // Nothing left either: a typed error (a missing credential, a disabled action) while planning.
+    if ('kind' in planned) return failed(spec, planned.error);
+    const out = await sendOnce(planned, { mayHaveLeft: claim.previouslyMarked, key: spec.callId, logger: deps.logger, ids: { call_id: spec.callId } });
+    if (out.kind !== 'sent') return failed(spec, out.kind === 'error' ? out.error : OUTCOME_UNKNOWN);
     await finish(spec, 'called', { httpStatusCode: out.httpStatusCode, result: out.result }, {
       event: 'call.called',
       actorId: spec.requesterId,
@@ -142,12 +136,6 @@ export function createCoveredCall(deps: CoveredCallDeps) {
 function notSent(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
   deps.logger.error({ err, call_id: spec.callId }, 'could not prepare the covered call');
   return { code: 'unavailable', message: 'a dependency of the gateway stayed unreachable while the call was being prepared: nothing was sent; call again with a new Idempotency-Key' };
-}
-
-/** The error a caller sees; anything untyped is logged (it is a defect or an outage) and stays generic. */
-function unexpected(deps: CoveredCallDeps, spec: CallSpec, err: unknown): ErrorBody {
-  if (!(err instanceof AppError)) deps.logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-  return errorBody(err);
 }
 
 /**

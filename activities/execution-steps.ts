@@ -8,8 +8,8 @@ import { heartbeat } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { appendAudit } from '../server/audit/store.ts';
 import * as calls from '../server/calls/store.ts';
-import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
-import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
+import { AppError } from '../server/errors.ts';
+import type { ExecutorDeps, PlannedUpstream } from '../server/execution/execute.ts';
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { readAhead } from './read-ahead.ts';
 import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
@@ -23,6 +23,7 @@ import type { LocalExchange } from '../server/temporal/local-exchange.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
 import { entryFor, untilLanded, type CallEvent } from './covered-call.ts';
 import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
+import { planSend, sendOnce, typedError, type TypedError } from './send-once.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { openResult, sealOutcome, sealResult, type SealedResult } from '../server/calls/sealed-results.ts';
 
@@ -86,14 +87,6 @@ export interface ExecutionStepDeps {
   approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
 }
 
-type TypedError = Extract<SendOutcome, { kind: 'error' }>;
-
-/** A typed failure (AppError) as the call's error; anything else is rethrown. */
-function typedError(err: unknown): TypedError {
-  if (err instanceof AppError) return { kind: 'error', error: appErrorBody(err) };
-  throw err;
-}
-
 /** An edited request's outcome and audit rows say so, with the diff. */
 const editedMark = (spec: CallSpec): EditedMark => (spec.edit ? { modified_by_approver: true, diff: spec.edit.diff } : {});
 
@@ -133,7 +126,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       return withHeartbeats(async () => {
         const planned = await plan(input.spec, await loadStoredCall(deps, input.spec).catch(typedError));
         if ('kind' in planned) return planned;
-        return sealed(input.spec, await sendOnce(input, planned, await calls.markExecutionSend(pool, input.executionId)));
+        return sealed(input.spec, await sendMarked(input, planned, await calls.markExecutionSend(pool, input.executionId)));
       });
     },
 
@@ -260,35 +253,17 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     };
     const planned = await untilLanded(() => plan(spec, loaded, executor).catch(waitingPlan), 30_000, (err) => !(err instanceof AppError));
     if ('kind' in planned) return { kind: 'sent', sent: planned };
-    return { kind: 'sent', sent: await sendOnce(step, planned, marks, left) };
+    return { kind: 'sent', sent: await sendMarked(step, planned, marks, left) };
   }
 
-  /**
-   * The request planned with its credential (nothing sent), from the stored call (its row and
-   * instance, read side by side). A typed failure — the instance deleted meanwhile, a disabled
-   * action, a missing credential — is the call's error, nothing sent; anything else is thrown.
-   */
-  async function plan(spec: CallSpec, stored: StoredCall | TypedError, executor = deps.executor): Promise<PlannedUpstream | TypedError> {
-    if ('kind' in stored) return stored;
-    const { request, instance, action } = stored;
-    return planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose: false }).catch(typedError);
+  /** The request planned with its credential (send-once.ts): an approved call's result is stored as usual, never verbose. */
+  function plan(spec: CallSpec, stored: StoredCall | TypedError, executor = deps.executor): Promise<PlannedUpstream | TypedError> {
+    return planSend(executor, spec, stored, false);
   }
 
   /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. `left`: see PlannedUpstream.send. */
-  async function sendOnce(input: StepInput, planned: Awaited<ReturnType<typeof planUpstream>>, marks: number, left?: () => void): Promise<SendOutcome> {
-    const { spec, executionId } = input;
-    if (marks > 1 && !planned.idempotent) {
-      logger.warn({ execution_id: executionId, call_id: spec.callId }, 'a non-idempotent request may already have left: not sending it again');
-      return { kind: 'outcome_unknown' };
-    }
-    try {
-      const out = await planned.send(executionId, left);
-      return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
-    } catch (err) {
-      if (!(err instanceof AppError)) logger.error({ err, call_id: spec.callId }, 'execution failed unexpectedly');
-      // The request may have left: an unexpected error is final, never a blind resend.
-      return { kind: 'error', error: errorBody(err) };
-    }
+  function sendMarked(input: StepInput, planned: PlannedUpstream, marks: number, left?: () => void): Promise<SendOutcome> {
+    return sendOnce(planned, { mayHaveLeft: marks > 1, key: input.executionId, logger, ids: { call_id: input.spec.callId, execution_id: input.executionId }, left });
   }
 
   function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: CallEvent) {
