@@ -4,20 +4,21 @@
 // all on the same database and task queue. Everything lives under one folder; stopping stops
 // every process, starting again over the same folder keeps the data (and the ports). A process
 // that dies unasked is started again (kept-running.ts), as docker compose restarts a container.
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GATEWAY_ENV_NAMES } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { acquireDataDirLock, ensureDataDir, reapRecordedChildren } from '../embedded/data-dir.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../embedded/embedded-postgres.ts';
-import { freePort, portIsFree } from '../embedded/processes.ts';
+import { freePort } from '../embedded/processes.ts';
 import { startReadOnlyUi } from '../embedded/read-only-ui.ts';
 import { resolveTemporalCli } from '../embedded/temporal-cli.ts';
 import { ensureTemporalServer, ensureTemporalUi } from './binaries.ts';
 import { keepRunning, type KeptRunning, type StartStep } from './kept-running.ts';
+import { loadOrCreateSettings, type ClusterPorts } from './settings.ts';
+
+export type { ClusterPorts };
 
 /**
  * V8 flags of every gateway process: a 16 MB young generation and a 512 MB old one (RSS stays
@@ -34,7 +35,7 @@ export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-
  * the cluster and the benchmark (kept in step by test/unit/server/production-shape.test.ts).
  */
 export const GATEWAY_PROCESS_ENV = { MALLOC_ARENA_MAX: '2' } as const;
-import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised, type TemporalPorts } from './temporal-server.ts';
+import { prepareNamespace, setupSchemas, startChild, startTemporalServer, startTemporalUi, type Supervised } from './temporal-server.ts';
 
 const GATEWAY_CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway.ts');
 
@@ -58,16 +59,6 @@ export const CLUSTER_SETS: readonly string[] = [
   'GATEWAY_ADMIN_PASSWORD',
   'NODE_ENV',
 ];
-
-export interface ClusterPorts {
-  postgres: number;
-  temporal: TemporalPorts;
-  ui: number;
-  /** One per API replica. */
-  api: number[];
-  /** Health endpoints of the worker replicas. */
-  worker: number[];
-}
 
 export interface ClusterOptions {
   dir: string;
@@ -115,88 +106,6 @@ export interface Cluster {
   /** Stops a replica and starts it again (same name, port and log); resolves once it is ready. */
   restart(replica: GatewayReplica): Promise<GatewayReplica>;
   stop(): Promise<void>;
-}
-
-interface Stored {
-  ports: ClusterPorts;
-  masterKey: string;
-  adminPassword: string;
-}
-
-async function pick(preferred: number | undefined): Promise<number> {
-  return preferred && preferred > 0 ? preferred : freePort();
-}
-
-/**
- * A free port below 32768: Temporal stores membership ports in a SMALLINT column, and the OS hands
- * out ephemeral ports above that range.
- */
-async function freeLowPort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port below 32768');
-}
-
-/** `ports` grown to `n`: each new one the preferred port when free, otherwise a free one. */
-async function extendPorts(ports: number[], n: number, preferred: number[] = []): Promise<number[]> {
-  const out = [...ports];
-  for (let i = out.length; i < n; i++) {
-    const want = preferred[i];
-    out.push(want && want > 0 && !out.includes(want) && (await portIsFree(want)) ? want : await freePort());
-  }
-  return out;
-}
-
-/** The folder's settings: chosen once, then reused, because Temporal records its addresses. */
-async function loadOrCreateSettings(opts: ClusterOptions, apiN: number, workerN: number): Promise<Stored> {
-  const file = path.join(opts.dir, 'cluster.json');
-  try {
-    const stored = JSON.parse(await readFile(file, 'utf8')) as Stored;
-    if (stored.ports.api.length < apiN || stored.ports.worker.length < workerN) {
-      // More replicas than ever before: ports for the new ones. A smaller start forgets none, so a
-      // replica that comes back keeps its port (its health URL).
-      const pref = opts.preferredPorts ?? {};
-      stored.ports.api = await extendPorts(stored.ports.api, apiN, pref.api);
-      stored.ports.worker = await extendPorts(stored.ports.worker, workerN, pref.worker);
-      await writeFile(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
-    }
-    return stored;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const pref = opts.preferredPorts ?? {};
-  const temporal: TemporalPorts = {
-    frontend: pref.temporal ?? (await freeLowPort()),
-    frontendHttp: await freeLowPort(),
-    frontendMembership: await freeLowPort(),
-    history: await freeLowPort(),
-    historyMembership: await freeLowPort(),
-    matching: await freeLowPort(),
-    matchingMembership: await freeLowPort(),
-    worker: await freeLowPort(),
-    workerMembership: await freeLowPort(),
-  };
-  const stored: Stored = {
-    ports: {
-      postgres: await freePort(),
-      temporal,
-      ui: await pick(pref.ui),
-      api: await Promise.all(Array.from({ length: apiN }, (_, i) => pick(pref.api?.[i]))),
-      worker: await Promise.all(Array.from({ length: workerN }, (_, i) => pick(pref.worker?.[i]))),
-    },
-    masterKey: randomBytes(32).toString('base64'),
-    adminPassword: randomBytes(18).toString('base64url'),
-  };
-  await writeFile(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
-  await chmod(file, 0o600);
-  return stored;
 }
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
