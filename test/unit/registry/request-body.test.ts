@@ -1,9 +1,13 @@
 // Form request bodies in a service definition: the loader accepts OpenAPI's own shape
 // (`requestBody.content[form media type]` with `encoding`), validates the body object with the
 // same schema as a JSON body, skips multipart file parts with a reason, and names what it refuses.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadServiceDocument } from '../../../server/registry/loader.ts';
-import { validDoc, type Doc } from './fixtures.ts';
+import { loadServiceDirectories, loadServiceDocument } from '../../../server/registry/loader.ts';
+import { memoryLogger, validDoc, type Doc } from './fixtures.ts';
 
 const postAt = '/paths/~1chat.postMessage/post/requestBody';
 const schema = {
@@ -93,6 +97,18 @@ describe('form request bodies', () => {
       ['skipped_file_part', postAt, "'image'"],
     ]);
     expect(r.warnings[0]?.message).toMatch(/file part skipped .*text fields only/);
+
+    // A services folder loads the file and logs why a part is left out.
+    const dir = await mkdtemp(path.join(tmpdir(), 'registry-multipart-'));
+    try {
+      await writeFile(path.join(dir, 'uploads.yaml'), stringify(withBody({ 'multipart/form-data': { schema: { type: 'object', properties: { channel: { type: 'string' }, file: { type: 'string', format: 'binary' } } } } })));
+      const logger = memoryLogger();
+      const loaded = await loadServiceDirectories([dir], logger);
+      expect(loaded.services.map((s) => s.key)).toEqual(['slack']);
+      expect(logger.lines.filter((l) => l.level === 'info').map((l) => l.msg)).toContainEqual(expect.stringMatching(/uploads\.yaml: .*'file': file part skipped \(format: binary\)/));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('names what it cannot send: other content types, bad encodings, required file parts', async () => {
