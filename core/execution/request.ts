@@ -1,9 +1,11 @@
 // Builds the upstream HTTP request of a service action from the caller's flat `params`: path and
-// query parameters by name, every other key a top-level property of the JSON body. Validates
+// query parameters by name, every other key a top-level property of the body (JSON or a form:
+// the same object, encoded only as it leaves; see form-body.ts). Validates
 // against the action's schemas (types, enums, required, unknown keys) and applies defaults.
 // Pure: credentials are injected later, inside an activity.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { CompiledAction, CompiledParam, CompiledService } from '../registry/types.ts';
+import { formFields } from './form-body.ts';
 
 export interface BuiltRequest {
   method: string;
@@ -105,6 +107,11 @@ export function buildActionRequest(service: CompiledService, action: CompiledAct
           problems.push({ field: missing ?? (e.instancePath.replace(/^\//, '').replaceAll('/', '.') || 'body'), message: missing ? 'is required (body property)' : String(e.message) });
         }
       }
+    }
+    // A form body is refused here, before any approval, when its encoding cannot carry it faithfully.
+    if (body !== undefined && action.bodyForm && problems.length === 0) {
+      const encoded = formFields(body, action.bodyForm);
+      if (!encoded.ok) problems.push(...encoded.problems);
     }
   }
   if (problems.length > 0) return { ok: false, problems };

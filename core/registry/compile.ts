@@ -6,12 +6,12 @@ import {
   deref,
   effectiveParameters,
   isObject,
-  jsonBodySchema,
   listOperations,
   own,
   type JsonObject,
   type OperationRef,
 } from './doc.ts';
+import { readRequestBody } from './request-body.ts';
 import type {
   AuthMethod,
   CompiledAction,
@@ -116,7 +116,8 @@ function compileAuthMethods(doc: JsonObject): AuthMethod[] {
 function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): CompiledAction {
   const op = asObject(ref.operation);
   const method = ref.method.toUpperCase();
-  const bodySchema = jsonBodySchema(doc, op);
+  const reading = readRequestBody(doc, op);
+  const body = reading?.ok ? reading.media : undefined;
   const requestBody = asObject(deref(doc, own(op, 'requestBody')));
   const scopeParam = own(op, ext('scope_param'));
   const description = own(op, 'description');
@@ -129,7 +130,8 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
     summary: String(own(op, 'summary')),
     ...(typeof description === 'string' ? { description } : {}),
     parameters: effectiveParameters(doc, ref).map((p) => compileParam(doc, asObject(p.value))),
-    ...(bodySchema !== undefined ? { bodySchema } : {}),
+    ...(body !== undefined ? { bodySchema: body.schema } : {}),
+    ...(body?.form !== undefined ? { bodyForm: body.form } : {}),
     bodyRequired: own(requestBody, 'required') === true,
     risk: (own(op, ext('risk')) as Risk | undefined) ?? riskForMethod(method),
     ...(typeof scopeParam === 'string' ? { scopeParam } : {}),

@@ -109,20 +109,7 @@ export function effectiveParameters(doc: JsonObject, ref: OperationRef): ParamEn
   return [...pathLevel.filter((e) => !overridden.has(id(e) ?? '')), ...opLevel];
 }
 
-/** `requestBody.content.application/json.schema`, top-level `$ref`s followed. */
-export function jsonBodySchema(doc: JsonObject, operation: unknown): JsonObject | undefined {
-  if (!isObject(operation)) return undefined;
-  const body = deref(doc, own(operation, 'requestBody'));
-  if (!isObject(body)) return undefined;
-  const content = own(body, 'content');
-  if (!isObject(content)) return undefined;
-  const media = own(content, 'application/json');
-  if (!isObject(media)) return undefined;
-  const schema = deref(doc, own(media, 'schema'));
-  return isObject(schema) ? schema : undefined;
-}
-
-/** Top-level property names of a JSON body schema. */
+/** Top-level property names of a body schema. */
 export function bodyPropertyNames(schema: JsonObject | undefined): string[] {
   const props = schema === undefined ? undefined : own(schema, 'properties');
   return isObject(props) ? Object.keys(props) : [];

@@ -2,6 +2,7 @@
 // search and REST listings consume. Built once at load; never the raw OpenAPI document.
 
 import type { JsonObject } from './doc.ts';
+import type { FormBody } from './request-body.ts';
 
 export type Risk = 'read' | 'write' | 'delete';
 export type Runtime = 'http' | 'mcp' | 'platform';
@@ -81,8 +82,13 @@ export interface CompiledAction {
   summary: string;
   description?: string;
   parameters: CompiledParam[];
-  /** `requestBody.content.application/json.schema` with a top-level `$ref` resolved. */
+  /**
+   * The request body's object schema (JSON, form-urlencoded or multipart; see request-body.ts)
+   * with a top-level `$ref` resolved: it validates the body object whatever the wire format.
+   */
   bodySchema?: JsonObject;
+  /** A form body: encoded by core/execution/form-body.ts as it leaves; absent for JSON. */
+  bodyForm?: FormBody;
   bodyRequired: boolean;
   risk: Risk;
   /** Parameter or top-level body property supplying the permission key's arg; absent means `*`. */

@@ -20,7 +20,8 @@
 //   invalid_parameter        parameter malformed, `in` not path|query, no schema.type, optional path param
 //   duplicate_parameter      same parameter twice, or a parameter shadowing a body property
 //   path_param_mismatch      `{x}` in the path without a path parameter, or the reverse
-//   invalid_request_body     requestBody without an application/json schema
+//   invalid_request_body     requestBody without a JSON, form-urlencoded or multipart object schema,
+//                            a bad `encoding` entry, or a required multipart file part
 //   invalid_resolve          resolve is not exactly {get, pick} with valid strings
 //   invalid_disclose         disclose is not a list of {label, filter, max_chars?}; filter > 2000 chars
 //   invalid_redact           redact is not a list of dotted paths
@@ -40,7 +41,6 @@ import {
   effectiveParameters,
   isNonEmptyString,
   isObject,
-  jsonBodySchema,
   listOperations,
   own,
   pointer,
@@ -48,6 +48,7 @@ import {
   type JsonObject,
   type OperationRef,
 } from './doc.ts';
+import { readRequestBody } from './request-body.ts';
 import { summaryParams } from './summary.ts';
 import type { Problem, ProblemCode } from './types.ts';
 
@@ -422,11 +423,13 @@ function checkRequestBody(ctx: Ctx, op: JsonObject, at: string[]): JsonObject | 
     ctx.add('unresolved_ref', [...at, 'requestBody'], 'requestBody $ref does not resolve locally');
     return undefined;
   }
-  const schema = jsonBodySchema(ctx.doc, op);
-  if (schema === undefined) {
-    ctx.add('invalid_request_body', [...at, 'requestBody'], 'requestBody needs content.application/json.schema (an object schema)');
+  const reading = readRequestBody(ctx.doc, op);
+  if (reading === undefined) return undefined;
+  if (!reading.ok) {
+    for (const p of reading.problems) ctx.add('invalid_request_body', [...at, 'requestBody', ...p.at], p.message);
+    return undefined;
   }
-  return schema;
+  return reading.media.schema;
 }
 
 function checkDisclose(add: Add, value: unknown, at: Array<string | number>): void {

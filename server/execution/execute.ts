@@ -1,6 +1,8 @@
 // Runs one upstream call: picks the instance's credential, resolves it (vault secret or a fresh
 // OAuth token) only here, injects it, makes the request with a timeout, shapes the result.
 // Secrets live in local variables of this module and nowhere else.
+import { randomBytes } from 'node:crypto';
+import { encodeFormBody } from '../../core/execution/form-body.ts';
 import { buildActionRequest } from '../../core/execution/request.ts';
 import { compactResult, verboseResult, type RawResponse } from '../../core/execution/result.ts';
 import type { CredentialChoice } from '../../core/registry/instances.ts';
@@ -285,8 +287,10 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
   const credentialHeaders = Object.keys(injection.headers).map((h) => h.toLowerCase());
   let payload: string | undefined;
   if (body !== undefined && method !== 'GET' && method !== 'HEAD') {
-    payload = JSON.stringify(body);
-    headers['content-type'] = 'application/json';
+    const form = request.kind === 'action' ? input.action?.bodyForm : undefined;
+    const encoded = form ? encodeFormBody(body as Record<string, unknown>, form, randomBytes(16).toString('hex')) : { contentType: 'application/json', payload: JSON.stringify(body) };
+    payload = encoded.payload;
+    headers['content-type'] = encoded.contentType;
   }
   const keyHeader = service.idempotencyKeyHeader?.toLowerCase();
 

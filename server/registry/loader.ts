@@ -9,12 +9,20 @@ import { parseDocument } from 'yaml';
 import { ext, normalizeAliases } from '../../core/registry/aliases.ts';
 import { compileService } from '../../core/registry/compile.ts';
 import { isObject, pointer } from '../../core/registry/doc.ts';
+import { skippedFileParts } from '../../core/registry/request-body.ts';
 import type { CompiledService, Problem } from '../../core/registry/types.ts';
 import { collectDiscloseFilters, validateServiceDocument } from '../../core/registry/validate.ts';
 import { jqCompileErrors, prewarmJq } from './jq.ts';
 import { openApiStructureProblems } from './openapi-structure.ts';
 
-export type LoadResult = { ok: true; service: CompiledService } | { ok: false; problems: Problem[] };
+/** What a document asked for that the gateway leaves out while still loading it (e.g. a multipart file part). */
+export interface LoadWarning {
+  code: 'skipped_file_part';
+  path: string;
+  message: string;
+}
+
+export type LoadResult = { ok: true; service: CompiledService; warnings: LoadWarning[] } | { ok: false; problems: Problem[] };
 
 /** The slice of a pino logger the loader needs. */
 export interface LoaderLogger {
@@ -56,7 +64,8 @@ async function load(input: unknown, source: string): Promise<LoadResult> {
   problems.push(...validateServiceDocument(doc));
   problems.push(...(await jqProblems(collectDiscloseFilters(doc))));
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, service: compileService(doc, source) };
+  const warnings = (isObject(doc) ? skippedFileParts(doc) : []).map((w) => ({ code: 'skipped_file_part' as const, ...w }));
+  return { ok: true, service: compileService(doc, source), warnings };
 }
 
 function parseYaml(text: string): { ok: true; value: unknown } | { ok: false; problems: Problem[] } {
@@ -137,6 +146,7 @@ export async function loadServiceDirectories(
         { code: 'duplicate_service_key', path: pointer('info', ext('key')), message: `service key '${result.service.key}' is already defined by ${claimedBy}` },
       ]);
     }
+    if (result.warnings.length > 0) logger.info?.({ file, warnings: result.warnings }, `${file}: ${result.warnings.map((w) => `${w.path} ${w.message}`).join('; ')}`);
     owner.set(result.service.key, file);
     services.push(result.service);
   });

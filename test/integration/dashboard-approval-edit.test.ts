@@ -138,8 +138,8 @@ describe('dashboard: edit before allowing', () => {
     await page.getByRole('alert').filter({ hasText: 'stripe:create_refund:pi_999' }).waitFor(WAIT);
     await page.getByLabel('payment_intent (required)').fill('pi_123');
     await amount.fill('50');
-    await changes(page).getByRole('row').filter({ hasText: 'params.amount' }).waitFor(WAIT);
-    expect((await changes(page).getByRole('row').filter({ hasText: 'params.amount' }).innerText()).replace(/\s+/g, ' ')).toBe('params.amount 5000 50');
+    await changes(page).getByRole('row').filter({ hasText: 'body.amount' }).waitFor(WAIT);
+    expect((await changes(page).getByRole('row').filter({ hasText: 'body.amount' }).innerText()).replace(/\s+/g, ' ')).toBe('body.amount 5000 50');
     expect(await page.getByTestId('edit-description').innerText()).toBe('Refund 50 of payment pi_123');
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -150,7 +150,7 @@ describe('dashboard: edit before allowing', () => {
     await small.goto(raised.approval_url);
     await small.getByRole('button', { name: 'Edit before allowing' }).click();
     await small.getByLabel('amount', { exact: true }).fill('50');
-    await changes(small).getByRole('row').filter({ hasText: 'params.amount' }).waitFor(WAIT);
+    await changes(small).getByRole('row').filter({ hasText: 'body.amount' }).waitFor(WAIT);
     expect(await small.evaluate(pageWidth)).toBeLessThanOrEqual(390);
     expect(await seriousViolations(small)).toEqual([]);
     await small.screenshot({ path: path.join(SHOTS, 'approval-edit-phone.png'), fullPage: true });
@@ -160,11 +160,13 @@ describe('dashboard: edit before allowing', () => {
     await page.getByRole('status').filter({ hasText: 'Allowed once, with your changes.' }).waitFor(WAIT);
     await executed(raised.approval_id);
     expect(hits('/v1/refunds')).toHaveLength(1);
-    const sent = new URL(hits('/v1/refunds')[0]!.url, up.url);
-    expect(Object.fromEntries(sent.searchParams)).toEqual({ payment_intent: 'pi_123', amount: '50' });
+    // Stripe reads a form body: the edited request leaves form-encoded.
+    expect(hits('/v1/refunds')[0]!.url).toBe('/v1/refunds');
+    expect(hits('/v1/refunds')[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(hits('/v1/refunds')[0]!.body).toBe('payment_intent=pi_123&amount=50');
     expect(hits('/v1/refunds')[0]!.headers.authorization).toBe(`Bearer ${STRIPE_KEY}`);
     const resumed = await agent('POST', '/v1/actions/call', { approval_id: raised.approval_id });
-    expect(resumed.body).toMatchObject({ status: 'called', modified_by_approver: true, diff: [{ field: 'params.amount', before: 5000, after: 50 }], action_description: 'Refund 50 of payment pi_123' });
+    expect(resumed.body).toMatchObject({ status: 'called', modified_by_approver: true, diff: [{ field: 'body.amount', before: 5000, after: 50 }], action_description: 'Refund 50 of payment pi_123' });
     expect(await page.content()).not.toContain(STRIPE_KEY);
   });
 });

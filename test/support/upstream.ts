@@ -18,12 +18,20 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
+/** The top-level field names of a JSON or form-urlencoded request body (none for a multipart one). */
+function bodyKeys(r: RecordedRequest): string[] {
+  const type = String(r.headers['content-type'] ?? '');
+  if (!r.body || type.startsWith('multipart/')) return [];
+  const keys = type.startsWith('application/x-www-form-urlencoded') ? new URLSearchParams(r.body).keys() : Object.keys(JSON.parse(r.body) as object);
+  return [...new Set(keys)].sort();
+}
+
 export async function startUpstream(): Promise<Upstream> {
   const requests: RecordedRequest[] = [];
   let handler = (r: RecordedRequest, res: http.ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     // Echo only the body's keys: values the caller sent stay out of responses.
-    res.end(JSON.stringify({ ok: true, method: r.method, url: r.url, body_keys: r.body ? Object.keys(JSON.parse(r.body)).sort() : [] }));
+    res.end(JSON.stringify({ ok: true, method: r.method, url: r.url, body_keys: bodyKeys(r) }));
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -1,9 +1,10 @@
 // Every action of every built-in service compiles into a request, and that request (method, URL,
-// body) matches the recorded table in __snapshots__/catalog-requests.json. A change to a service
+// body, and a form body's encoded bytes) matches the recorded table in __snapshots__/catalog-requests.json. A change to a service
 // file or to the request builder that moves any URL or body fails here; after a deliberate
 // change, review the diff and re-record with `npx vitest run -u test/unit/execution/catalog-requests.test.ts`.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { encodeFormBody } from '../../../core/execution/form-body.ts';
 import { buildActionRequest } from '../../../core/execution/request.ts';
 import type { CompiledAction, CompiledService } from '../../../core/registry/types.ts';
 import { loadServiceDirectories } from '../../../server/registry/loader.ts';
@@ -92,7 +93,9 @@ describe('the built-in catalog', async () => {
           continue;
         }
         const { method, url, body } = built.request;
-        table[id] = { method, url, ...(body !== undefined ? { body } : {}) };
+        // A form body is recorded as the bytes that leave too (a fixed multipart boundary).
+        const form = body !== undefined && action.bodyForm ? { form: encodeFormBody(body as Record<string, unknown>, action.bodyForm, 'BOUNDARY') } : {};
+        table[id] = { method, url, ...(body !== undefined ? { body } : {}), ...form };
       }
     }
     expect(problems).toEqual({});
