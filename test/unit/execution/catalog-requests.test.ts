@@ -1,7 +1,9 @@
 // Every action of every built-in service compiles into a request, and that request (method, URL,
 // body, and a form body's encoded bytes) matches the recorded table in __snapshots__/catalog-requests.json. A change to a service
 // file or to the request builder that moves any URL or body fails here; after a deliberate
-// change, review the diff and re-record with `npx vitest run -u test/unit/execution/catalog-requests.test.ts`.
+// change, review the diff and re-record with
+// `npx vitest run test/unit/execution/catalog-requests.test.ts --update`
+// (not `-u <file>`: -u takes the path as its value and then runs every test).
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { encodeFormBody } from '../../../core/execution/form-body.ts';
