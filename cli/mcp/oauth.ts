@@ -12,8 +12,8 @@ import {
   refreshAuthorization,
   registerClient,
   startAuthorization,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+} from '@modelcontextprotocol/client';
+import type { AuthorizationServerMetadata, OAuthTokens } from '@modelcontextprotocol/client';
 import { normalizeBaseUrl, readCredentials, writeCredentials, type StoredCredentials } from './credentials.ts';
 
 export const CLIENT_NAME = 'gateway CLI';
@@ -37,16 +37,25 @@ export async function discover(base: string): Promise<Discovered> {
 
 const expiresAt = (t: OAuthTokens): string | undefined => (t.expires_in ? new Date(Date.now() + t.expires_in * 1000).toISOString() : undefined);
 
+interface AuthorizationResponse {
+  code: string;
+  iss?: string;
+}
+
 interface Callback {
   redirectUri: string;
-  /** Resolves with the authorization code once the browser comes back with the right state. */
-  code(state: string): Promise<string>;
+  /**
+   * Resolves with the authorization code once the browser comes back with the right state, and the
+   * issuer the authorization server named (RFC 9207: checked against its metadata before the code
+   * is redeemed, so a code from another server is never sent to this one).
+   */
+  code(state: string): Promise<AuthorizationResponse>;
   close(): void;
 }
 
 /** The one-shot loopback server the authorization server redirects the browser to. */
 async function listenForCallback(preferredPort: number | undefined): Promise<Callback> {
-  let settle: { resolve: (code: string) => void; reject: (err: Error) => void; state: string } | undefined;
+  let settle: { resolve: (response: AuthorizationResponse) => void; reject: (err: Error) => void; state: string } | undefined;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname !== '/callback' || !settle) {
@@ -68,7 +77,7 @@ async function listenForCallback(preferredPort: number | undefined): Promise<Cal
       settle.reject(new Error(`authorization failed: ${error ?? 'no code'}${url.searchParams.get('error_description') ? ` (${url.searchParams.get('error_description')})` : ''}`));
     } else {
       page(200, 'Signed in. You can close this tab and return to the terminal.');
-      settle.resolve(code);
+      settle.resolve({ code, iss: url.searchParams.get('iss') ?? undefined });
     }
     settle = undefined;
   });
@@ -89,7 +98,7 @@ async function listenForCallback(preferredPort: number | undefined): Promise<Cal
   return {
     redirectUri: `http://127.0.0.1:${port}/callback`,
     code: (state) =>
-      new Promise<string>((resolve, reject) => {
+      new Promise<AuthorizationResponse>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('timed out waiting for the browser sign-in')), LOGIN_TIMEOUT_MS);
         settle = {
           state,
@@ -159,11 +168,12 @@ export async function login(opts: LoginOptions): Promise<StoredCredentials> {
     });
     opts.log(`Open this URL in a browser to sign in and choose the agent:\n\n  ${authorizationUrl.href}\n`);
     if (opts.browser) openBrowser(authorizationUrl.href);
-    const code = await callback.code(state);
+    const { code, iss } = await callback.code(state);
     const tokens = await exchangeAuthorization(authorizationServerUrl, {
       metadata,
       clientInformation: { client_id: clientId },
       authorizationCode: code,
+      iss,
       codeVerifier,
       redirectUri: callback.redirectUri,
       resource,

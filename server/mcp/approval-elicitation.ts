@@ -1,10 +1,10 @@
 // The self-approval URL elicitation of the 2026-07-28 revision (a multi round-trip request): the
 // first answer asks the caller's own person to open the approval page (`input_required`), the
 // client retries with `requestState` and the person's `inputResponses`. What goes on the wire and
-// what comes back is built and read here; stateless.ts does the I/O. Pure: no I/O.
+// what comes back is built and read here; call-answer.ts does the I/O. Pure: no I/O.
 import { z } from 'zod';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toolResult } from './tools.ts';
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { toolResult } from './tool-invoke.ts';
 
 /** The key of the one input request this server sends (`inputRequests.approval`). */
 export const APPROVAL_INPUT = 'approval';

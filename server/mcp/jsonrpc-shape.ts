@@ -1,8 +1,7 @@
-// The shape of one JSON-RPC 2.0 message, read the same way on both MCP paths (the SDK's revisions
-// through jsonrpc-guard.ts, 2026-07-28 through revision-2026.ts), so a malformed message gets the
-// same code and id whichever revision it claims: JSON-RPC's -32600 Invalid Request for a message
-// that is neither a well-formed request, notification nor response, -32602 for params that are
-// not an object. Pure: no I/O.
+// The shape of one JSON-RPC 2.0 message, read the same way whatever revision the message claims
+// (message-guard.ts, before the SDK sees it), so a malformed message gets the same code and id:
+// JSON-RPC's -32600 Invalid Request for a message that is neither a well-formed request,
+// notification nor response, -32602 for params that are not an object. Pure: no I/O.
 
 export type MessageId = string | number | null;
 

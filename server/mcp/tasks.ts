@@ -2,11 +2,11 @@
 // task IS the call: its id is the call id (the workflow is `call-<id>`), and every `tasks/get`
 // reads the call and its approval from PostgreSQL, so a task survives gateway restarts and any
 // replica answers for it. Nothing about a task lives in memory.
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { AgentPrincipal } from '../auth/principal.ts';
 import { AppError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { toolError, toolResult } from './tools.ts';
+import { toolError, toolResult } from './tool-invoke.ts';
 
 /** How often a client should poll: an approval takes a person, so seconds are plenty. */
 export const TASK_POLL_INTERVAL_MS = 2_000;

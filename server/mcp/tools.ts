@@ -2,26 +2,21 @@
 // service call, and its result as `structuredContent` (plus the same JSON as text). Failures are
 // tool results too — `isError: true` with the error envelope `{error: {code, message, details?}}`
 // in `structuredContent` (DESIGN.md §5); JSON-RPC errors are left for protocol misuse.
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { z, ZodError } from 'zod';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import type { CallOutcome } from '../../workflows/definitions.ts';
-import type { AgentPrincipal, Principal } from '../auth/principal.ts';
+import type { AgentPrincipal } from '../auth/principal.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
 import type { AuthRideAlong } from '../auth/service.ts';
 import { instanceLookupAlong } from '../registry/request-lookup.ts';
 import type { Config } from '../config.ts';
-import { AppError, appErrorBody, forbidden, invalidRequest, unauthenticated, zodToAppError } from '../errors.ts';
+import { forbidden, invalidRequest, type AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
 import { ApprovalRecord, Called, Denied, PendingApproval } from '../calls/responses.ts';
-import { jsonInputError } from '../http/input-guard.ts';
 import { editRequestSchema } from '../approvals/edit-request-schema.ts';
 import { editParamsSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
-
-export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 export interface ToolContext {
   services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
@@ -368,70 +363,5 @@ const gatewayAuth = defineTool({
 });
 
 export const GATEWAY_TOOLS: readonly GatewayTool[] = [gatewayCall, gatewayRead, gatewaySearch, gatewayApprove, gatewayApproveSelf, gatewayAuth];
-
-// --- invocation ------------------------------------------------------------------------------------
-
-export function toolResult(value: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
-}
-
-export function toolError(err: AppError): CallToolResult {
-  const envelope = { error: appErrorBody(err) };
-  return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope, isError: true };
-}
-
-const issuesError = (tool: string, err: ZodError): AppError => zodToAppError(err, `invalid arguments for ${tool}`);
-
-function principalOf(extra: ToolExtra): AgentPrincipal {
-  const p = extra.authInfo?.extra?.principal as Principal | undefined;
-  if (!p || p.type !== 'agent') throw unauthenticated();
-  return p;
-}
-
-/** Validates the arguments (envelope errors, never protocol errors) and runs the tool. */
-export async function invokeTool(tool: GatewayTool, rawArgs: unknown, extra: ToolExtra, ctx: ToolContext): Promise<CallToolResult> {
-  let p: AgentPrincipal;
-  try {
-    p = principalOf(extra);
-  } catch (err) {
-    return toolError(err as AppError);
-  }
-  return invokeToolAs(tool, rawArgs, p, ctx);
-}
-
-/** invokeTool for a principal the caller has authenticated already (the stateless revision). */
-export async function invokeToolAs(tool: GatewayTool, rawArgs: unknown, p: AgentPrincipal, ctx: ToolContext): Promise<CallToolResult> {
-  try {
-    const args = (rawArgs ?? {}) as Record<string, unknown>;
-    // The REST input guard's rule, for tool arguments too: no NUL or lone surrogate, no hostile nesting.
-    const unstorable = jsonInputError(args, 'argument');
-    if (unstorable) throw unstorable;
-    const shapeError = tool.precheck?.(args);
-    if (shapeError) throw shapeError;
-    const parsed = tool.input.safeParse(args);
-    if (!parsed.success) throw issuesError(tool.name, parsed.error);
-    return toolResult(await tool.run(p, parsed.data, ctx));
-  } catch (err) {
-    if (err instanceof AppError) return toolError(err);
-    if (err instanceof ZodError) return toolError(issuesError(tool.name, err));
-    ctx.logger.error({ err, tool: tool.name, request_id: ctx.requestId }, 'MCP tool failed');
-    return toolError(new AppError('internal', 'internal error'));
-  }
-}
-
-/** Registers the tools this principal may see (gateway_approve_self only with the flag on). */
-export function registerGatewayTools(server: McpServer, ctx: ToolContext, opts: { selfApprove: boolean }): Map<string, GatewayTool> {
-  const registered = new Map<string, GatewayTool>();
-  for (const tool of GATEWAY_TOOLS) {
-    if (tool.name === TOOL_NAMES.approveSelf && !opts.selfApprove) continue;
-    server.registerTool(
-      tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, outputSchema: tool.output, annotations: tool.annotations },
-      (args: unknown, extra: ToolExtra) => invokeTool(tool, args, extra, ctx),
-    );
-    registered.set(tool.name, tool);
-  }
-  return registered;
-}
 
 export { SELF_APPROVE_OFF };

@@ -1,4 +1,4 @@
-// npm run conformance [-- --requirements 2025-11-25,2026-07-28] [--keep-data]
+// npm run conformance [-- --requirements 2025-06-18,2025-11-25,2026-07-28] [--keep-data]
 //
 // Starts a real gateway (embedded PostgreSQL + Temporal, a fresh DATA_DIR, free ports), makes an
 // agent key, and runs the public MCP conformance suite (@modelcontextprotocol/conformance, server
@@ -41,6 +41,7 @@ const UNCLAIMED: Array<{ scenario: RegExp; check?: RegExp; message?: RegExp; rea
   { scenario: /^caching$/, check: /prompts|resources/, reason: 'caching hints of prompts and resources lists: the gateway offers neither' },
   { scenario: /^tools-call-|^elicitation-sep\d+-|^json-schema-2020-12$/, message: FIXTURE_MISSING, reason: "the suite's fixture tools (test_simple_text, test_sampling, json_schema_2020_12_tool, …): the gateway serves its own tools only" },
   { scenario: /^input-required-result-/, message: /tool \S+ not found|prompts\/get|Prerequisite failed|Expected InputRequiredResult/, reason: "the suite's input-required fixture tools (and prompts/get): the gateway's only input request is its approval page (URL elicitation)" },
+  { scenario: /^input-required-result-non-tool-request$/, check: /^sep-2322-non-tool-incomplete$/, message: /^JSON-RPC error: Method not found$/, reason: 'prompts/get (the SDK answers Method not found without naming it): the gateway offers no prompts' },
   { scenario: /^tasks-/, message: /tool \S+ not found|no task was created|fixture .*unavailable|failing_job/, reason: "the suite's task fixture tools (greet, slow_compute, failing_job, confirm_delete, …): the gateway's only tasks are pending approvals" },
   { scenario: /^server-stateless$/, check: /^sep-2575-(server-rejects-undeclared-capability|missing-capability-http-400|http-server-no-independent-requests-on-stream|server-no-log-without-loglevel)$/, message: FIXTURE_MISSING, reason: "the suite's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool)" },
   { scenario: /^http-custom-header-server-validation$/, message: /no tool with x-mcp-header/, reason: 'custom x-mcp-header parameters: no gateway tool mirrors an argument into a header' },
@@ -74,10 +75,14 @@ async function startAuthProxy(target: number, token: string): Promise<{ port: nu
   };
 }
 
+const FROZEN_REQUIREMENTS: ReadonlySet<string> = new Set(['2025-11-25', '2026-07-28']);
+
 /** Runs the suite for one revision; its checks by scenario, read from the results it writes. */
 async function runSuite(revision: string, url: string, outDir: string): Promise<Map<string, Check[]>> {
   const bin = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  const child = spawn(process.execPath, [bin, 'server', '--url', url, '--requirements', revision, '-o', outDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The suite froze requirement sets from 2025-11-25 on; an older revision runs the scenarios of its spec version.
+  const select = FROZEN_REQUIREMENTS.has(revision) ? '--requirements' : '--spec-version';
+  const child = spawn(process.execPath, [bin, 'server', '--url', url, select, revision, '-o', outDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -134,7 +139,7 @@ try {
         }
       }
     }
-    console.log(`\n=== conformance --requirements ${revision} (${Math.round((performance.now() - t0) / 1000)} s) ===`);
+    console.log(`\n=== conformance ${FROZEN_REQUIREMENTS.has(revision) ? '--requirements' : '--spec-version'} ${revision} (${Math.round((performance.now() - t0) / 1000)} s) ===`);
     console.log(`${scenarios.size} scenarios: ${counts.passed} checks passed, ${counts.unclaimed} failed in capabilities the gateway does not claim, ${counts.skipped} skipped, ${counts.unexpected} failed unexpectedly`);
     for (const [reason, n] of notApplicable) console.log(`  not applicable (${n} checks): ${reason}`);
     if (warnings.length > 0) console.log(`warnings (SHOULDs, not failures):\n${warnings.join('\n')}`);

@@ -23,9 +23,7 @@
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
 //     (JSON-RPC invalid params): `invalid_request`.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
 import { AppError, invalidParams, invalidRequest } from '../../errors.ts';
 import { credentialFor, templateTrusted, type RuntimeHandler } from '../execute.ts';
@@ -111,7 +109,7 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   try {
     await client.connect(transport, opts);
     await assertToolListed(client, call.tool, opts);
-    return await client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.args } }, CallToolResultSchema, opts);
+    return await client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.args } }, opts);
   } catch (err) {
     throw toAppError(err, call, deadline.signal.aborted);
   } finally {
@@ -127,7 +125,7 @@ async function assertToolListed(client: Client, tool: string, opts: { signal: Ab
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     // client.request, not client.listTools: no output-schema validators get cached, so the
     // gateway passes structuredContent through as the server sent it.
-    const list = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema, opts);
+    const list = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, opts);
     if (list.tools.some((t) => t.name === tool)) return;
     cursor = list.nextCursor;
     if (!cursor) break;
@@ -150,21 +148,23 @@ function clip(text: string): string {
 function toAppError(err: unknown, call: ToolCall, timedOut: boolean): AppError {
   if (err instanceof AppError) return err;
   const host = call.url.host;
-  if (timedOut || (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number))) {
+  if (timedOut || (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout)) {
     return new AppError('upstream_timeout', `${host} did not answer within ${call.timeoutMs} ms`);
   }
-  if (err instanceof StreamableHTTPError) {
-    const status = err.code !== undefined && err.code > 0 ? err.code : undefined;
+  if (err instanceof SdkHttpError) {
+    const status = err.status > 0 ? err.status : undefined;
     return new AppError(
       'upstream_error',
       status ? `the MCP server ${host} answered HTTP ${status}` : `the MCP server ${host} answered something that is not MCP: ${clip(err.message)}`,
       status ? { http_status: status } : undefined,
     );
   }
-  if (err instanceof McpError) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) {
+    return new AppError('upstream_unreachable', `the connection to ${host} closed`, { mcp_error: { code: err.code, message: clip(err.message) } });
+  }
+  if (err instanceof ProtocolError) {
     const details = { mcp_error: { code: err.code, message: clip(err.message) } };
-    if (err.code === (ErrorCode.InvalidParams as number)) return new AppError('invalid_request', `the MCP server rejected the call to "${call.tool}": ${clip(err.message)}`, details);
-    if (err.code === (ErrorCode.ConnectionClosed as number)) return new AppError('upstream_unreachable', `the connection to ${host} closed`, details);
+    if (err.code === (ProtocolErrorCode.InvalidParams as number)) return new AppError('invalid_request', `the MCP server rejected the call to "${call.tool}": ${clip(err.message)}`, details);
     return new AppError('upstream_error', `the MCP server ${host} failed the call: ${clip(err.message)}`, details);
   }
   const e = err instanceof Error ? err : new Error(String(err));
