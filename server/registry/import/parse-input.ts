@@ -2,18 +2,23 @@
 // one plain JSON value, within the import's limits. Nothing here follows a reference: the
 // document is checked for non-local `$ref`s before any library sees it (refs.ts).
 import { parseDocument } from 'yaml';
+import { findJsonProblem, MAX_JSON_DEPTH } from '../../../core/text/storable.ts';
 import { ImportRefused } from './errors.ts';
 
 /** The import's own body limit (the rest of the API keeps 1 MB). */
 export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
-/** Real documents nest ~30 levels (GitHub's deepest schema); past this it is an attack or a mistake. */
-export const MAX_NESTING = 128;
+/** The API's JSON depth limit: published documents nest ~20-25 levels (GitHub's, Stripe's). */
+export const MAX_NESTING = MAX_JSON_DEPTH;
 /** YAML anchors a document may reuse before expansion is refused (the billion-laughs guard). */
 export const MAX_YAML_ALIASES = 100;
 
 export function parseImportInput(input: unknown): unknown {
   const value = typeof input === 'string' ? parseText(input) : input;
-  assertNesting(value);
+  // Iterative, so hostile nesting cannot overflow the stack here or in any later recursive walk;
+  // and a YAML escape can yield text PostgreSQL cannot store (NUL, a lone surrogate).
+  const found = findJsonProblem(value, MAX_NESTING);
+  if (found?.problem === 'too_deep') throw new ImportRefused('too_deep', `the document nests deeper than ${MAX_NESTING} levels (at ${found.path.slice(0, 120)}…)`, found.path.slice(0, 500));
+  if (found) throw new ImportRefused('unparseable', `the document has text that cannot be stored (NUL or a lone surrogate) at ${found.path || 'the top'}`, found.path);
   return value;
 }
 
@@ -34,9 +39,13 @@ function parseText(text: string): unknown {
   try {
     document = parseDocument(text, { prettyErrors: false });
   } catch (err) {
+    // The YAML composer recurses per nesting level: a hostile nesting ends the stack, not the process.
+    if (err instanceof RangeError) throw new ImportRefused('too_deep', 'the document nests too deeply to read');
     throw new ImportRefused('unparseable', `the document is not valid YAML or JSON: ${message(err)}`);
   }
   const first = document.errors[0];
+  // The parser reports its own stack running out (hostile nesting) as RESOURCE_EXHAUSTION.
+  if (first?.code === 'RESOURCE_EXHAUSTION') throw new ImportRefused('too_deep', 'the document nests too deeply to read');
   if (first) {
     const where = first.linePos ? ` (line ${first.linePos[0].line}, column ${first.linePos[0].col})` : '';
     throw new ImportRefused('unparseable', `the document is not valid YAML or JSON: ${first.message}${where}`);
@@ -46,19 +55,6 @@ function parseText(text: string): unknown {
   } catch (err) {
     if (err instanceof RangeError) throw new ImportRefused('too_deep', `the document nests too deeply to read`);
     throw new ImportRefused('too_many_aliases', `the document expands YAML aliases too often: ${message(err)}`);
-  }
-}
-
-/** Iterative, so a hostile nesting cannot overflow the stack here or in later recursive walks. */
-function assertNesting(value: unknown): void {
-  const stack: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 0 }];
-  while (stack.length > 0) {
-    const { node, depth } = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth >= MAX_NESTING) throw new ImportRefused('too_deep', `the document nests deeper than ${MAX_NESTING} levels`);
-    for (const child of Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push({ node: child, depth: depth + 1 });
-    }
   }
 }
 
