@@ -5,6 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
@@ -43,9 +45,19 @@ describe('importing a vendor OpenAPI document', () => {
   let up: Upstream;
   let admin: ReturnType<TestGateway['as']>;
   let member: ReturnType<TestGateway['as']>;
-  let agent: { id: string; call: ReturnType<TestGateway['as']> };
+  let agent: { id: string; key: string; call: ReturnType<TestGateway['as']> };
   let memberId: string;
 
+  /** What the agent's MCP client finds with gateway_search, as text. */
+  const mcpSearch = async (query: string): Promise<string> => {
+    const client = new Client({ name: 'import-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${agent.key}` } } }));
+    try {
+      return JSON.stringify(await client.callTool({ name: 'gateway_search', arguments: { query } }));
+    } finally {
+      await client.close();
+    }
+  };
   const templateKeys = async () => (await admin('GET', '/v1/templates')).body.templates.map((t: any) => t.key as string);
 
   beforeAll(async () => {
@@ -57,7 +69,7 @@ describe('importing a vendor OpenAPI document', () => {
     memberId = m.userId;
     member = gw.as(await gw.login(m.email, m.password));
     const created = await member('POST', '/v1/identities/agents', { name: 'importer-bot' });
-    agent = { id: created.body.identity.id, call: gw.as(created.body.key.token) };
+    agent = { id: created.body.identity.id, key: created.body.key.token, call: gw.as(created.body.key.token) };
     expect((await member('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'widget-works:*:*' })).status).toBe(201);
   });
   afterAll(async () => {
@@ -90,6 +102,7 @@ describe('importing a vendor OpenAPI document', () => {
     expect((await agent.call('GET', '/v1/templates')).body.templates.map((t: any) => t.key)).not.toContain('widget-works');
     expect((await agent.call('GET', '/v1/services')).body.services.map((s: any) => s.service)).not.toContain('widget-works');
     expect((await agent.call('GET', '/v1/search?q=widget')).body.results).toEqual([]);
+    expect(await mcpSearch('widget')).not.toContain('getWidget');
     const hits = up.requests.length;
     const call = await agent.call('POST', '/v1/actions/call', { service: 'widget-works', action: 'getWidget', params: { widget_id: 'w1' } });
     expect(call.status).toBe(404);
@@ -114,6 +127,7 @@ describe('importing a vendor OpenAPI document', () => {
     const found = (await agent.call('GET', '/v1/search?q=widget')).body.results.map((r: any) => r.action);
     expect(found).toEqual(expect.arrayContaining(['getWidget', 'createWidget']));
     expect(found).not.toContain('deleteWidget');
+    expect(await mcpSearch('widget')).toContain('getWidget');
     const ok = await agent.call('POST', '/v1/actions/call', { service: 'widget-works', action: 'getWidget', params: { widget_id: 'w1' } });
     expect(ok.status).toBe(200);
     expect(up.requests.at(-1)).toMatchObject({ method: 'GET', url: '/widgets/w1' });
