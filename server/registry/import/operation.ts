@@ -1,5 +1,6 @@
 // One vendor operation → one action of the template, or the reason it is skipped. Pure: the
 // caller hands it the dereferenced operation and what it needs from the rest of the document.
+import mergeAllOf from 'json-schema-merge-allof';
 import { mapRequirements, type AuthMapping } from './auth.ts';
 import { baseType, FORM_TYPES, isFileSchema, isJsonType, responseType } from './media.ts';
 import { actionName, suggestScopeParam, summaryTemplate } from './naming.ts';
@@ -164,7 +165,7 @@ function mapRequestBody(raw: unknown, warn: (text: string) => void): MappedBody 
   const [type, media] = chosen;
   const cut = cutSchema(isObject(media['schema']) ? media['schema'] : { type: 'object' });
   if (cut.cut) warn('request body: a recursive schema was cut');
-  let schema = (isObject(cut.value) ? cut.value : {}) as JsonObject;
+  let schema = flattenAllOf((isObject(cut.value) ? cut.value : {}) as JsonObject, warn);
   const target = json ? 'application/json' : baseType(type);
   if (!json) {
     const stripped = withoutFileParts(schema);
@@ -198,4 +199,23 @@ function requiredProperties(schema: JsonObject | undefined): string[] {
 function hasBodyFields(raw: unknown): boolean {
   if (!isObject(raw) || !isObject(raw['content'])) return false;
   return Object.values(raw['content']).some((media) => isObject(media) && isObject(media['schema']) && isObject(media['schema']['properties']) && Object.keys(media['schema']['properties']).length > 0);
+}
+
+/**
+ * A call's arguments are the body's top-level properties, so a body composed with `allOf`
+ * (Azure's, Stripe's expandable objects) is merged into one schema by json-schema-merge-allof; a
+ * contradiction the merge cannot express keeps the vendor's schema and is reported.
+ */
+function flattenAllOf(schema: JsonObject, warn: (text: string) => void): JsonObject {
+  if (!JSON.stringify(schema).includes('"allOf"')) return schema;
+  try {
+    return mergeAllOf(schema as never, {
+      ignoreAdditionalProperties: true,
+      // Keywords the merger has no rule for (discriminator, nullable, xml, …): the first value stays.
+      resolvers: { defaultResolver: mergeAllOf.options.resolvers.title },
+    }) as JsonObject;
+  } catch (err) {
+    warn(`request body: its allOf could not be merged (${err instanceof Error ? err.message.slice(0, 120) : String(err)}); properties inside it are not call arguments`);
+    return schema;
+  }
 }

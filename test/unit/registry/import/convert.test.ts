@@ -179,6 +179,55 @@ describe('actions', () => {
   });
 });
 
+describe('allOf bodies', () => {
+  it('merges a body composed with allOf so its properties are call arguments', async () => {
+    const { document, report } = await convert(base({
+      components: {
+        schemas: {
+          Resource: { type: 'object', required: ['location'], properties: { location: { type: 'string' }, tags: { type: 'object' } }, discriminator: { propertyName: 'kind' } },
+        },
+      },
+      paths: {
+        '/zones/{zone}': {
+          put: {
+            operationId: 'putZone',
+            parameters: [{ name: 'zone', in: 'path', required: true, schema: { type: 'string' } }],
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: { allOf: [{ $ref: '#/components/schemas/Resource' }, { type: 'object', properties: { etag: { type: 'string' } } }] },
+                },
+              },
+            },
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+      },
+    }));
+    const schema = op(document, '/zones/{zone}', 'put').requestBody.content['application/json'].schema;
+    expect(schema).toMatchObject({ type: 'object', required: ['location'], properties: { location: { type: 'string' }, tags: { type: 'object' }, etag: { type: 'string' } } });
+    expect(schema.allOf).toBeUndefined();
+    const verified = await verifyAgainstLoader(document, report);
+    expect(verified.ok && [...verified.service.actions.values()][0]!.bodySchema?.['properties']).toHaveProperty('etag');
+  });
+
+  it('keeps a contradictory allOf as the vendor wrote it, with a warning', async () => {
+    const { document, report } = await convert(base({
+      paths: {
+        '/odd': {
+          post: {
+            operationId: 'odd',
+            requestBody: { content: { 'application/json': { schema: { allOf: [{ type: 'string' }, { type: 'integer' }] } } } },
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+      },
+    }));
+    expect(op(document, '/odd', 'post').requestBody.content['application/json'].schema.allOf).toHaveLength(2);
+    expect(report.warnings[0]?.message).toMatch(/^request body: its allOf could not be merged/);
+  });
+});
+
 describe('auth', () => {
   it('maps apiKey header/query, http bearer/basic and oauth2 authorization code; reports the rest', async () => {
     const { document, report } = await convert(base({
