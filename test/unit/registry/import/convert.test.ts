@@ -179,6 +179,43 @@ describe('actions', () => {
   });
 });
 
+describe('what is dropped from a mapped operation, with a warning', () => {
+  it('drops header and optional cookie parameters, a GET body and an optional binary body', async () => {
+    const { document, report } = await convert(base({
+      paths: {
+        '/search': {
+          get: {
+            operationId: 'search',
+            parameters: [
+              { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+              { name: 'Notion-Version', in: 'header', required: true, schema: { type: 'string' } },
+              { name: 'pref', in: 'cookie', schema: { type: 'string' } },
+              { name: 'q', in: 'query', required: true, schema: { type: 'string' } },
+            ],
+            requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { filter: { type: 'string' } } } } } },
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+        '/avatar': {
+          put: { operationId: 'setAvatar', requestBody: { content: { 'image/png': {} } }, responses: { 204: { description: 'ok' } } },
+        },
+      },
+    }));
+    const search = op(document, '/search', 'get');
+    expect(search.parameters.map((p: Doc) => p['name'])).toEqual(['q']);
+    expect(search.requestBody).toBeUndefined();
+    expect(op(document, '/avatar', 'put').requestBody).toBeUndefined();
+    expect(report.warnings.map((w) => `${w.method} ${w.path}: ${w.message}`)).toEqual([
+      "GET /search: header parameter 'X-Trace' dropped: templates send no custom headers",
+      "GET /search: header parameter 'Notion-Version' (required) dropped: templates send no custom headers",
+      "GET /search: optional cookie parameter 'pref' dropped",
+      'GET /search: request body of a GET/HEAD dropped',
+      'PUT /avatar: optional request body (image/png) dropped',
+    ]);
+    expect((await verifyAgainstLoader(document, report)).ok).toBe(true);
+  });
+});
+
 describe('allOf bodies', () => {
   it('merges a body composed with allOf so its properties are call arguments', async () => {
     const { document, report } = await convert(base({
