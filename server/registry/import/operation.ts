@@ -21,6 +21,12 @@ export type OperationResult =
   | { ok: false; reason: string };
 
 const JSON_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'array', 'object', 'null']);
+/**
+ * An action's description is its first paragraph, at most this long, like the built-in ones:
+ * gateway_search tokenizes every action's description on every query, and the vendor's long
+ * markdown (notes, links, tables) stays in the vendor's documentation.
+ */
+const ACTION_DESCRIPTION_MAX = 300;
 const DESCRIPTION_MAX = 1000;
 
 export function mapOperation(input: OperationInput): OperationResult {
@@ -65,9 +71,7 @@ export function mapOperation(input: OperationInput): OperationResult {
   const action: JsonObject = {
     operationId: actionName(operation['operationId'], method, path, input.names),
     summary: summaryTemplate(operation['summary'], operation['description'], method, path, names, pathParams),
-    ...(typeof operation['description'] === 'string' && operation['description'].trim() !== ''
-      ? { description: operation['description'].trim().slice(0, DESCRIPTION_MAX) }
-      : {}),
+    ...actionDescription(operation['description']),
     'x-gateway-risk': method === 'get' || method === 'head' ? 'read' : method === 'delete' ? 'delete' : 'write',
     ...(scope !== undefined && names.has(scope) ? { 'x-gateway-scope_param': scope } : {}),
     ...(responseType(operation) === 'binary' ? { 'x-gateway-response_type': 'binary' } : {}),
@@ -218,4 +222,11 @@ function flattenAllOf(schema: JsonObject, warn: (text: string) => void): JsonObj
     warn(`request body: its allOf could not be merged (${err instanceof Error ? err.message.slice(0, 120) : String(err)}); properties inside it are not call arguments`);
     return schema;
   }
+}
+
+function actionDescription(raw: unknown): { description?: string } {
+  if (typeof raw !== 'string') return {};
+  const first = raw.trim().split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim();
+  if (first === '') return {};
+  return { description: first.length > ACTION_DESCRIPTION_MAX ? `${first.slice(0, ACTION_DESCRIPTION_MAX - 1)}…` : first };
 }

@@ -143,6 +143,7 @@ describe('actions', () => {
     const create = op(document, '/repos/{owner}/{repo}/issues', 'post');
     expect(create.operationId).toBe('post_repos_owner_repo_issues');
     expect(create.summary).toBe('Creates an issue ({owner}, {repo})');
+    expect(create.description).toBe('Creates an issue.');
     expect(create['x-gateway-risk']).toBe('write');
     expect(create.requestBody.content['application/json'].schema.required).toEqual(['title']);
     expect(op(document, '/repos/{owner}/{repo}', 'delete')['x-gateway-risk']).toBe('delete');
