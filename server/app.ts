@@ -40,6 +40,9 @@ import type { ServiceDeps, Services } from './services.ts';
 
 export const WEB_BUILD_DIR = path.resolve(import.meta.dirname, '..', 'web', 'build');
 export const BODY_LIMIT = '1mb';
+/** Vendors' published OpenAPI documents are large (GitHub's: 13 MB as JSON); only the import takes them. */
+export const IMPORT_BODY_LIMIT = '20mb';
+const IMPORT_PATH = '/templates/import';
 
 export interface AppDeps {
   logger: Logger;
@@ -86,7 +89,9 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
     operations.push(...operationsOf(router).map((op) => ({ ...op, path: `/v1${op.path}` })));
     return router;
   };
-  v1.use(express.json({ limit: BODY_LIMIT, strict: false }));
+  const jsonBody = express.json({ limit: BODY_LIMIT, strict: false });
+  const importBody = express.json({ limit: IMPORT_BODY_LIMIT, strict: false });
+  v1.use((req, res, next) => (req.path === IMPORT_PATH ? importBody : jsonBody)(req, res, next));
   v1.use(refuseUnstorableInput());
   v1.use(add(documentRoutes(() => document)));
   v1.use(add(loginRoutes(services.auth, publicUrl)));

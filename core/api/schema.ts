@@ -1316,6 +1316,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish a reviewed draft template: agents can then search and call its actions */
+        post: operations["publishTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a vendor’s published OpenAPI document as a draft service (or preview it with dry_run)
+         * @description Body limit 20 MB (the rest of the API: 1 MB). Never fetches a URL or reads a file: a non-local $ref is refused.
+         */
+        post: operations["importTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1829,6 +1866,60 @@ export interface components {
             /** Format: uuid */
             user_id: string;
         };
+        ImportPreview: {
+            /** @description A re-import: what differs from the template of that key, review edits carried over. */
+            changes?: {
+                added: string[];
+                changed: {
+                    action: string;
+                    fields: string[];
+                }[];
+                removed: string[];
+            };
+            /** @description The converted service template (OpenAPI 3.1 with gateway extensions). */
+            document: {
+                [key: string]: unknown;
+            };
+            report: components["schemas"]["ImportReport"];
+            /** @constant */
+            saved: false;
+        };
+        ImportReport: {
+            /** @description Actions in the converted template. */
+            actions: number;
+            key: string;
+            /** @description Operations in the vendor document. */
+            operations: number;
+            /** @description Operations (and webhooks) not mapped, each with its reason. */
+            skipped: {
+                method: string;
+                path: string;
+                reason: string;
+            }[];
+            /** @enum {string} */
+            source_format: "swagger-2.0" | "openapi-3.0" | "openapi-3.1";
+            /** @description What was mapped with a change or needs review. */
+            warnings: {
+                message: string;
+                method?: string;
+                path?: string;
+            }[];
+        };
+        ImportSaved: {
+            /** @description A re-import: what differs from the template of that key, review edits carried over. */
+            changes?: {
+                added: string[];
+                changed: {
+                    action: string;
+                    fields: string[];
+                }[];
+                removed: string[];
+            };
+            report: components["schemas"]["ImportReport"];
+            /** @constant */
+            saved: true;
+            template: components["schemas"]["Template"];
+        };
         Invitation: {
             accepted_at: string | null;
             accepted_by: string | null;
@@ -2227,6 +2318,11 @@ export interface components {
             owner_id?: string | null;
             /** @enum {string} */
             runtime: "http" | "mcp" | "platform";
+            /**
+             * @description Custom templates: a `draft` (an import under review) is invisible to agents until published.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
             /** @enum {string} */
             tier: "global" | "org" | "user";
             title: string;
@@ -2255,6 +2351,11 @@ export interface components {
             runtime: "http" | "mcp" | "platform";
             /** @description The document as YAML (or JSON) text, as submitted when it was text. */
             source: string;
+            /**
+             * @description Custom templates: a `draft` (an import under review) is invisible to agents until published.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
             /** @enum {string} */
             tier: "global" | "org" | "user";
             title: string;
@@ -14486,6 +14587,313 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    publishTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Error: invalid_service_definition */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_service_definition";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    importTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The vendor’s OpenAPI 3.1, 3.0.x or Swagger 2.0 document: an object, or JSON or YAML text. Only local $refs. */
+                    document: {
+                        [key: string]: unknown;
+                    } | string;
+                    /** @default false */
+                    dry_run?: boolean;
+                    /** @description The service key; by default derived from the title or host, unique. An existing template of this key and scope is re-imported. */
+                    key?: string;
+                    /**
+                     * @default org
+                     * @enum {string}
+                     */
+                    scope?: "org" | "user";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportPreview"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportSaved"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "conflict";
+                        };
+                    };
+                };
+            };
+            /** @description Error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: invalid_service_definition */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_service_definition";
                         };
                     };
                 };

@@ -14,6 +14,7 @@ export const Template = z
     id: uuid.optional().describe('Custom (org or user) templates only.'),
     owner_id: uuid.nullable().optional(),
     updated_at: timestamp.optional(),
+    status: z.enum(['draft', 'published']).optional().describe('Custom templates: a `draft` (an import under review) is invisible to agents until published.'),
     description: z.string().optional(),
     category: z.string().optional(),
     runtime,
@@ -98,3 +99,38 @@ export const TemplateSource = z
 export const TemplateList = z.strictObject({ templates: z.array(Template) });
 export const ServiceList = z.strictObject({ services: z.array(ServiceInstance) });
 export const SearchResults = z.strictObject({ query: z.string(), results: z.array(SearchResult) });
+
+const Skipped = z.strictObject({ method: z.string(), path: z.string(), reason: z.string() });
+const ImportWarning = z.strictObject({ message: z.string(), method: z.string().optional(), path: z.string().optional() });
+
+export const ImportReport = z
+  .strictObject({
+    source_format: z.enum(['swagger-2.0', 'openapi-3.0', 'openapi-3.1']),
+    key: z.string(),
+    operations: z.int().describe('Operations in the vendor document.'),
+    actions: z.int().describe('Actions in the converted template.'),
+    skipped: z.array(Skipped).describe('Operations (and webhooks) not mapped, each with its reason.'),
+    warnings: z.array(ImportWarning).describe('What was mapped with a change or needs review.'),
+  })
+  .meta({ id: 'ImportReport' });
+
+const TemplateChanges = z
+  .strictObject({
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    changed: z.array(z.strictObject({ action: z.string(), fields: z.array(z.string()) })),
+  })
+  .describe('A re-import: what differs from the template of that key, review edits carried over.');
+
+export const ImportPreview = z
+  .strictObject({
+    saved: z.literal(false),
+    document: z.record(z.string(), z.unknown()).describe('The converted service template (OpenAPI 3.1 with gateway extensions).'),
+    report: ImportReport,
+    changes: TemplateChanges.optional(),
+  })
+  .meta({ id: 'ImportPreview' });
+
+export const ImportSaved = z
+  .strictObject({ saved: z.literal(true), template: Template, report: ImportReport, changes: TemplateChanges.optional() })
+  .meta({ id: 'ImportSaved' });

@@ -3,12 +3,23 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { SearchResults, ServiceDetail, ServiceList, Template, TemplateList, TemplateSource } from './responses.ts';
+import { MAX_IMPORT_BYTES } from './import/parse-input.ts';
+import { ImportPreview, ImportSaved, SearchResults, ServiceDetail, ServiceList, Template, TemplateList, TemplateSource } from './responses.ts';
+import { SERVICE_KEY_PATTERN } from '../../core/registry/validate.ts';
 import type { RegistryService } from './service.ts';
 
 const templateBody = z.strictObject({
   scope: z.enum(['org', 'user']).default('org'),
   document: z.union([z.record(z.string(), z.unknown()), z.string().min(1).max(1_000_000)]),
+});
+const importBody = z.strictObject({
+  document: z
+    .union([z.record(z.string(), z.unknown()), z.string().min(1).max(MAX_IMPORT_BYTES)])
+    .describe('The vendor’s OpenAPI 3.1, 3.0.x or Swagger 2.0 document: an object, or JSON or YAML text. Only local $refs.'),
+  key: z.string().regex(SERVICE_KEY_PATTERN, 'lowercase letters, digits, _ and -, starting with a letter (max 64)').optional()
+    .describe('The service key; by default derived from the title or host, unique. An existing template of this key and scope is re-imported.'),
+  scope: z.enum(['org', 'user']).default('org'),
+  dry_run: z.boolean().default(false),
 });
 const updateTemplateBody = z.strictObject({ document: templateBody.shape.document });
 const instanceBody = z.strictObject({
@@ -46,6 +57,30 @@ export function registryRoutes(registry: RegistryService): Router {
     errors: ['forbidden', 'conflict', 'invalid_service_definition'],
   }, async (req, res, { body }) => {
     res.status(201).json(await registry.createTemplate(principalOf(req), body));
+  });
+  r.route({
+    method: 'post',
+    path: '/templates/import',
+    operationId: 'importTemplate',
+    summary: 'Import a vendor’s published OpenAPI document as a draft service (or preview it with dry_run)',
+    description: 'Body limit 20 MB (the rest of the API: 1 MB). Never fetches a URL or reads a file: a non-local $ref is refused.',
+    body: importBody,
+    responses: { 200: ImportPreview, 201: ImportSaved },
+    errors: ['forbidden', 'conflict', 'invalid_service_definition', 'payload_too_large'],
+  }, async (req, res, { body }) => {
+    const result = await registry.importTemplate(principalOf(req), body);
+    res.status(result.saved ? 201 : 200).json(result);
+  });
+  r.route({
+    method: 'post',
+    path: '/templates/{id}/publish',
+    operationId: 'publishTemplate',
+    summary: 'Publish a reviewed draft template: agents can then search and call its actions',
+    params: idParams,
+    responses: { 200: Template },
+    errors: ['forbidden', 'not_found', 'invalid_service_definition'],
+  }, async (req, res, { params }) => {
+    res.json(await registry.publishTemplate(principalOf(req), params.id));
   });
   r.route({
     method: 'get',

@@ -2,7 +2,7 @@
 // from the database (compiled through the same loader), instances, and search.
 import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
 import type { DatabasePool } from 'slonik';
-import { stringify as stringifyYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { Catalog, TemplateOrigin } from '../../core/registry/catalog.ts';
 import { resolveTemplate as resolveByScope } from '../../core/registry/catalog.ts';
 import {
@@ -20,6 +20,10 @@ import type { CompiledAction, CompiledService } from '../../core/registry/types.
 import type { Principal } from '../auth/principal.ts';
 import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
 import { isUniqueViolation } from '../db/errors.ts';
+import { convertDocument, REVIEW_HOST } from './import/convert.ts';
+import { ImportRefused } from './import/errors.ts';
+import { carryReviewEdits, templateChanges } from './import/review.ts';
+import { verifyAgainstLoader } from './import/verify.ts';
 import { loadServiceDocument } from './loader.ts';
 import * as store from './store.ts';
 
@@ -82,11 +86,13 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     return result.service;
   }
 
-  async function customTemplates(p: Viewer): Promise<{ org: Map<string, CompiledTemplate>; user: Map<string, CompiledTemplate> }> {
+  /** `drafts`: include imports under review (people listing templates); agents' views never do. */
+  async function customTemplates(p: Viewer, drafts = false): Promise<{ org: Map<string, CompiledTemplate>; user: Map<string, CompiledTemplate> }> {
     const rows = await store.listTemplates(pool, p.orgId, p.userId);
     const org = new Map<string, CompiledTemplate>();
     const user = new Map<string, CompiledTemplate>();
     for (const row of rows) {
+      if (row.status === 'draft' && !drafts) continue;
       const service = await compileRow(row);
       if (!service) continue;
       (row.owner_id ? user : org).set(row.key, { row, service });
@@ -219,7 +225,7 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       key: service.key,
       title: service.title,
       tier,
-      ...(row ? { id: row.id, owner_id: row.owner_id, updated_at: row.updated_at.toISOString() } : {}),
+      ...(row ? { id: row.id, owner_id: row.owner_id, updated_at: row.updated_at.toISOString(), status: row.status } : {}),
       ...(service.description ? { description: service.description } : {}),
       ...(service.category ? { category: service.category } : {}),
       runtime: service.runtime,
@@ -238,19 +244,24 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     if (!result.ok) {
       throw new AppError('invalid_service_definition', `the service document has ${result.problems.length} problem(s)`, { problems: result.problems });
     }
-    if (result.service.key === SECRET_SERVICE) {
+    return allowedForCustom(result.service);
+  }
+
+  /** What only built-in services may be: checked on every custom document, written or imported. */
+  function allowedForCustom(service: CompiledService): CompiledService {
+    if (service.key === SECRET_SERVICE) {
       // `secret:<NAME>:<host>` permission keys own that first segment: a service of that name would collide.
       throw new AppError('invalid_service_definition', `the key "${SECRET_SERVICE}" is reserved`, {
         problems: [{ code: 'reserved_key', path: '/info/key', message: `the key "${SECRET_SERVICE}" is reserved for secret-injection permission keys` }],
       });
     }
-    if (result.service.runtime === 'platform') {
+    if (service.runtime === 'platform') {
       // Platform actions are in-process handlers that ship with the gateway; a custom document cannot add any.
       throw new AppError('invalid_service_definition', 'runtime "platform" is reserved for built-in services', {
         problems: [{ code: 'invalid_runtime', path: '/x-gateway-runtime', message: 'runtime "platform" is reserved for built-in services' }],
       });
     }
-    return result.service;
+    return service;
   }
 
   async function loadOwnTemplate(p: Principal, id: string): Promise<store.TemplateRow> {
@@ -267,7 +278,8 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     providerHosts,
 
     async listTemplates(p: Principal) {
-      const { org, user } = await customTemplates(p);
+      // Drafts are for the people reviewing them; an agent's listing shows what it may call.
+      const { org, user } = await customTemplates(p, p.type === 'user');
       return [
         ...catalog.list().map((s) => templateView(s, 'global')),
         ...[...org.values()].map((t) => templateView(t.service, 'org', t.row)),
@@ -316,6 +328,68 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       if (!service) throw notFound('template');
       const source = typeof row.document === 'string' ? row.document : stringifyYaml(row.document);
       return { ...templateView(service, row.owner_id ? 'user' : 'org', row), source };
+    },
+
+    /**
+     * Converts a vendor's OpenAPI document (server/registry/import/). A dry run answers the
+     * template and the report; otherwise the template is saved as a draft, or replaces the
+     * same-scope template of that key as a draft again (a re-import: review edits carry over and
+     * `changes` lists what the vendor changed). Drafts stay invisible to agents until published.
+     */
+    async importTemplate(p: Principal, input: { document: unknown; key?: string | undefined; scope: 'org' | 'user'; dry_run: boolean }) {
+      assertHuman(p);
+      if (input.scope === 'org' && p.role !== 'admin') throw forbidden('only admins may register org templates');
+      const { org, user } = await customTemplates(p, true);
+      const [own, others] = input.scope === 'org' ? [org, user] : [user, org];
+      const takenKeys = new Set([SECRET_SERVICE, ...catalog.list().map((s) => s.key), ...others.keys()]);
+      let converted;
+      try {
+        converted = await convertDocument(input.document, { key: input.key, takenKeys });
+      } catch (err) {
+        if (err instanceof ImportRefused) throw invalidRequest(err.message, { reason: err.reason, ...(err.at ? { at: err.at } : {}) });
+        throw err;
+      }
+      const { document, report } = converted;
+      const previous = own.get(report.key);
+      if (previous) carryReviewEdits(typeof previous.row.document === 'string' ? parseYaml(previous.row.document) : previous.row.document, document);
+      const verified = await verifyAgainstLoader(document, report);
+      if (!verified.ok) {
+        throw new AppError('invalid_service_definition', `the converted document has ${verified.problems.length} problem(s)`, { problems: verified.problems });
+      }
+      const service = allowedForCustom(verified.service);
+      const changes = previous ? { changes: templateChanges(previous.service, service) } : {};
+      if (input.dry_run) return { saved: false as const, document, report, ...changes };
+      const row = previous
+        ? await store.replaceWithDraft(pool, previous.row.id, { title: service.title, document })
+        : await store
+            .insertTemplate(pool, {
+              orgId: p.orgId,
+              ownerId: input.scope === 'user' ? p.userId : null,
+              key: service.key,
+              title: service.title,
+              document,
+              createdBy: p.identityId,
+              status: 'draft',
+            })
+            .catch((err: unknown) => {
+              if (isUniqueViolation(err)) throw conflict(`a ${input.scope} template with key "${service.key}" exists`);
+              throw err;
+            });
+      return { saved: true as const, template: templateView(service, input.scope, row), report, ...changes };
+    },
+
+    /** Makes a reviewed draft callable; refused while a server URL still needs the vendor's base URL. */
+    async publishTemplate(p: Principal, id: string) {
+      const row = await loadOwnTemplate(p, id);
+      const service = await compileRow(row);
+      if (!service) throw notFound('template');
+      if (service.hosts.includes(REVIEW_HOST)) {
+        throw new AppError('invalid_service_definition', 'set the vendor’s base URL in servers before publishing', {
+          problems: [{ code: 'invalid_server_url', path: '/servers', message: `${REVIEW_HOST} stands for a relative or missing server URL of the imported document` }],
+        });
+      }
+      const published = await store.publishTemplate(pool, row.id);
+      return templateView(service, published.owner_id ? 'user' : 'org', published);
     },
 
     async deleteTemplate(p: Principal, id: string) {

@@ -13,6 +13,8 @@ export const templateRow = z.object({
   title: z.string(),
   // YAML/JSON text is kept as sent (comments and order survive for the editor); objects as JSON.
   document: z.union([z.record(z.string(), z.unknown()), z.string()]),
+  // `draft`: an import under review, invisible to agents until an admin publishes it.
+  status: z.enum(['draft', 'published']),
   created_by: z.string().nullable(),
   created_at: z.date(),
   updated_at: z.date(),
@@ -40,11 +42,26 @@ export const listTemplates = (db: Db, orgId: string, userId: string) =>
 
 export const getTemplate = (db: Db, id: string) => db.maybeOne(sql.type(templateRow)`SELECT * FROM service_templates WHERE id = ${id}`);
 
-export const insertTemplate = (db: Db, t: { orgId: string; ownerId: string | null; key: string; title: string; document: unknown; createdBy: string }) =>
+export type TemplateStatus = TemplateRow['status'];
+
+export const insertTemplate = (
+  db: Db,
+  t: { orgId: string; ownerId: string | null; key: string; title: string; document: unknown; createdBy: string; status?: TemplateStatus },
+) =>
   db.one(sql.type(templateRow)`
-    INSERT INTO service_templates (org_id, owner_id, key, title, document, created_by)
-    VALUES (${t.orgId}, ${t.ownerId}, ${t.key}, ${t.title}, ${sql.jsonb(t.document as never)}, ${t.createdBy})
+    INSERT INTO service_templates (org_id, owner_id, key, title, document, created_by, status)
+    VALUES (${t.orgId}, ${t.ownerId}, ${t.key}, ${t.title}, ${sql.jsonb(t.document as never)}, ${t.createdBy}, ${t.status ?? 'published'})
     RETURNING *`);
+
+/** A re-import: the new document replaces the old one and waits for review again. */
+export const replaceWithDraft = (db: Db, id: string, t: { title: string; document: unknown }) =>
+  db.one(sql.type(templateRow)`
+    UPDATE service_templates SET title = ${t.title}, document = ${sql.jsonb(t.document as never)}, status = 'draft', updated_at = now()
+    WHERE id = ${id} RETURNING *`);
+
+export const publishTemplate = (db: Db, id: string) =>
+  db.one(sql.type(templateRow)`
+    UPDATE service_templates SET status = 'published', updated_at = now() WHERE id = ${id} RETURNING *`);
 
 export const updateTemplate = (db: Db, id: string, t: { key: string; title: string; document: unknown }) =>
   db.one(sql.type(templateRow)`
@@ -124,7 +141,7 @@ export const instanceLookupValue = (org: SqlFragment, user: SqlFragment, name: s
        SELECT json_agg(json_build_object('id', t.id, 'key', t.key, 'owner_id', t.owner_id,
                                          'updated_ms', floor(extract(epoch FROM t.updated_at) * 1000)))
        FROM service_templates t
-       WHERE t.org_id = ${org} AND (t.owner_id IS NULL OR t.owner_id = ${user})
+       WHERE t.org_id = ${org} AND (t.owner_id IS NULL OR t.owner_id = ${user}) AND t.status = 'published'
          AND (t.key = ${name} OR t.key IN (SELECT template_key FROM named))), '[]'),
      'secret_names', COALESCE((SELECT json_agg(name) FROM secrets WHERE org_id = ${org} AND deleted_at IS NULL AND current_version > 0), '[]'),
      'connections', COALESCE((

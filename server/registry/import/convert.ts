@@ -1,0 +1,156 @@
+// A vendor's OpenAPI document (3.1, 3.0.x or Swagger 2.0; text or object) → a service template
+// the registry loader accepts, and a report of what was mapped, skipped and needs review.
+// Parsing, upgrading and dereferencing are libraries' (parse-input.ts, normalize.ts); this
+// module decides what each part of the document becomes.
+import { mapSecuritySchemes, mapRequirements, isAbsoluteHttp } from './auth.ts';
+import { slug, serviceKey } from './naming.ts';
+import { isObject, normalizeDocument, type JsonObject, type SourceFormat } from './normalize.ts';
+import { mapOperation } from './operation.ts';
+import { parseImportInput } from './parse-input.ts';
+
+export interface Skipped {
+  method: string;
+  path: string;
+  reason: string;
+}
+
+export interface Warning {
+  message: string;
+  method?: string;
+  path?: string;
+}
+
+export interface ImportReport {
+  source_format: SourceFormat;
+  key: string;
+  operations: number;
+  actions: number;
+  skipped: Skipped[];
+  warnings: Warning[];
+}
+
+export interface ConvertOptions {
+  /** The key to use as is; otherwise one is derived (naming.ts) unique against `takenKeys`. */
+  key?: string | undefined;
+  takenKeys?: ReadonlySet<string>;
+}
+
+/** Placeholder host for a relative or missing server URL: it resolves nowhere, and publish refuses it. */
+export const REVIEW_HOST = 'server-url-needs-review.invalid';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+const DESCRIPTION_MAX = 300;
+
+export async function convertDocument(input: unknown, options: ConvertOptions = {}): Promise<{ document: JsonObject; report: ImportReport }> {
+  const { format, api } = await normalizeDocument(parseImportInput(input));
+  const info = isObject(api['info']) ? api['info'] : {};
+  const warnings: Warning[] = [];
+  const skipped: Skipped[] = [];
+
+  const servers = serverUrls(api, warnings);
+  const title = typeof info['title'] === 'string' && info['title'].trim() !== '' ? info['title'].trim().slice(0, 200) : undefined;
+  const key = options.key ?? serviceKey(title, hostOf(servers[0]), options.takenKeys ?? new Set());
+  const auth = mapSecuritySchemes(api, key);
+  warnings.push(...auth.warnings.map((message) => ({ message })));
+
+  const paths: Record<string, JsonObject> = {};
+  const names = new Set<string>();
+  const claimed = new Map<string, string>();
+  let operations = 0;
+  for (const [path, item] of Object.entries(isObject(api['paths']) ? api['paths'] : {})) {
+    if (!isObject(item)) continue;
+    const pathParameters = Array.isArray(item['parameters']) ? item['parameters'] : [];
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!isObject(operation)) continue;
+      operations += 1;
+      const skip = (reason: string): void => void skipped.push({ method: method.toUpperCase(), path, reason });
+      if (method === 'options' || method === 'trace') {
+        skip(`${method.toUpperCase()} is protocol plumbing, not an action`);
+        continue;
+      }
+      if (!path.startsWith('/') || /[?#]/.test(path)) {
+        skip('its path is not a plain path template (a query or fragment in the path key)');
+        continue;
+      }
+      // `/users/{id}` and `/users/{name}` match the same requests: the first one keeps them.
+      const shape = `${method} ${path.replace(/\{[^{}]*\}/g, '{}')}`;
+      const first = claimed.get(shape);
+      if (first !== undefined) {
+        skip(`its path collides with ${method.toUpperCase()} ${first}`);
+        continue;
+      }
+      const result = mapOperation({ method, path, operation, pathParameters, auth, names });
+      if (!result.ok) {
+        skip(result.reason);
+        continue;
+      }
+      claimed.set(shape, path);
+      (paths[path] ??= {})[method] = result.action;
+      warnings.push(...result.warnings.map((message) => ({ method: method.toUpperCase(), path, message })));
+    }
+  }
+  for (const name of Object.keys(isObject(api['webhooks']) ? api['webhooks'] : {})) {
+    skipped.push({ method: 'WEBHOOK', path: name, reason: 'webhooks are requests the vendor sends, not actions' });
+  }
+
+  const security = mapRequirements(api['security'], auth);
+  const document: JsonObject = {
+    openapi: '3.1.0',
+    info: {
+      title: title ?? key,
+      version: typeof info['version'] === 'string' ? info['version'] : String(info['version'] ?? '1'),
+      'x-gateway-key': key,
+      ...describe(info),
+      ...category(info),
+    },
+    servers: servers.map((url) => ({ url })),
+    ...(Object.keys(auth.schemes).length > 0 ? { components: { securitySchemes: auth.schemes } } : {}),
+    ...(security ? { security } : {}),
+    paths,
+  };
+  const report: ImportReport = { source_format: format, key, operations, actions: names.size, skipped, warnings };
+  return { document, report };
+}
+
+/** Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a warning. */
+function serverUrls(api: JsonObject, warnings: Warning[]): string[] {
+  const servers = Array.isArray(api['servers']) ? api['servers'].filter(isObject) : [];
+  const urls: string[] = [];
+  for (const server of servers) {
+    if (typeof server['url'] !== 'string') continue;
+    const variables = isObject(server['variables']) ? server['variables'] : {};
+    const url = server['url'].replace(/\{([^{}]+)\}/g, (whole, name: string) => {
+      const variable = variables[name];
+      return isObject(variable) && variable['default'] !== undefined ? String(variable['default']) : whole;
+    });
+    if (isAbsoluteHttp(url) && !/[{}]/.test(url)) {
+      const clean = url.replace(/\/+$/, '');
+      if (!urls.includes(clean)) urls.push(clean);
+    } else {
+      warnings.push({ message: `server URL ${JSON.stringify(server['url'])} is not an absolute http(s) URL: set the base URL in review` });
+    }
+  }
+  if (urls.length > 0) return urls;
+  const relative = servers.map((s) => s['url']).find((u): u is string => typeof u === 'string' && u.startsWith('/'));
+  if (servers.length === 0) warnings.push({ message: 'the document names no server: set the base URL in review' });
+  return [`https://${REVIEW_HOST}${relative && !/[{}]/.test(relative) ? relative.replace(/\/+$/, '') : ''}`];
+}
+
+function hostOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const host = new URL(url).hostname;
+  return host === REVIEW_HOST ? undefined : host;
+}
+
+function describe(info: JsonObject): JsonObject {
+  const text = typeof info['description'] === 'string' ? info['description'].split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim() : '';
+  if (text === '') return {};
+  return { description: text.length > DESCRIPTION_MAX ? `${text.slice(0, DESCRIPTION_MAX - 1)}…` : text };
+}
+
+function category(info: JsonObject): JsonObject {
+  const categories = info['x-apisguru-categories'];
+  const first = Array.isArray(categories) ? categories.find((c) => typeof c === 'string') : undefined;
+  return first ? { 'x-gateway-category': slug(first, '_') } : {};
+}
