@@ -1,8 +1,9 @@
-// npm run bench:ab -- --other <checkout> [--base <checkout>] [--calls 300] — the covered call of two
-// versions of the gateway in one run: this tree or --base (A) and another checkout (B, e.g. `git worktree add /tmp/b <rev>`),
+// npm run bench:ab -- --other <checkout> [--base <checkout>] [--calls 300] [--allows 60] — the
+// covered call, and an allowed call from the decision to the upstream, of two versions of the
+// gateway in one run: this tree or --base (A) and another checkout (B, e.g. `git worktree add /tmp/b <rev>`),
 // each with its own embedded PostgreSQL and Temporal, called alternately call by call (A then B,
 // then B then A, …), so both meet the same moments of a noisy machine. Prints p50/p95 of each and
-// the p50 difference, with a bootstrap 95 % interval. Loopback only; bounded by --calls.
+// the p50 difference, with a bootstrap 95 % interval. Loopback only; bounded by --calls and --allows.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -10,16 +11,26 @@ import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { latency, round } from './support/figures.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
-const { values: args } = parseArgs({ options: { other: { type: 'string' }, base: { type: 'string' }, calls: { type: 'string', default: '300' }, warmup: { type: 'string', default: '60' } } });
+const { values: args } = parseArgs({ options: { other: { type: 'string' }, base: { type: 'string' }, calls: { type: 'string', default: '300' }, allows: { type: 'string', default: '60' }, warmup: { type: 'string', default: '60' } } });
 if (!args.other) {
   process.stderr.write('usage: npm run bench:ab -- --other <checkout of the other version> [--calls 300] [--warmup 60]\n');
   process.exit(2);
 }
 const CALLS = Number(args.calls);
 const WARMUP = Number(args.warmup);
+const ALLOWS = Number(args.allows);
 
-/** A target set up as bench:call sets up its own: the widgets service, its key, a covered agent. */
-async function covered(t: BenchTarget, upstreamUrl: string): Promise<() => Promise<number>> {
+/** When each DELETE reached the upstream (the allowed calls), and who waits for one. */
+const arrivals = new Map<string, number>();
+const arrivalWaiters = new Map<string, () => void>();
+
+/**
+ * A target set up as bench:call sets up its own: the widgets service, its key, a covered agent.
+ * `call`: one covered call's time; `allow`: one uncovered call raised, then allowed by the admin
+ * (auto-call), timed from sending the decision to the upstream receiving the request, and waited
+ * for until its call is final (so its tail is not measured beside the next).
+ */
+async function covered(t: BenchTarget, upstreamUrl: string): Promise<{ call: () => Promise<number>; allow: () => Promise<number> }> {
   const base = t.apiUrls[0]!;
   const json = async (method: string, p: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + p, {
@@ -31,14 +42,35 @@ async function covered(t: BenchTarget, upstreamUrl: string): Promise<() => Promi
     if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(parsed)}`);
     return parsed;
   };
-  const { key } = await setUpCoveredAgent(json, t.admin, upstreamUrl);
+  const { key, adminToken } = await setUpCoveredAgent(json, t.admin, upstreamUrl);
   const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
-  return async () => {
-    const started = performance.now();
-    const res = await fetch(`${base}/v1/actions/call`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
-    const out = (await res.json()) as { status: string };
-    if (out.status !== 'called') throw new Error(`unexpected outcome ${JSON.stringify(out)}`);
-    return performance.now() - started;
+  let allows = 0;
+  return {
+    async call() {
+      const started = performance.now();
+      const res = await fetch(`${base}/v1/actions/call`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+      const out = (await res.json()) as { status: string };
+      if (out.status !== 'called') throw new Error(`unexpected outcome ${JSON.stringify(out)}`);
+      return performance.now() - started;
+    },
+    async allow() {
+      const id = `ab-${t.apiUrls[0]!.split(':').at(-1)}-${allows++}`;
+      const raised = await json('POST', '/v1/actions/call', key, { service: 'widgets', action: 'delete_item', params: { id } });
+      if (raised.status !== 'pending_approval') throw new Error(`expected pending_approval, got ${JSON.stringify(raised)}`);
+      const arrivalKey = `DELETE /items/${id}`;
+      const arrived = new Promise<void>((r) => arrivalWaiters.set(arrivalKey, r));
+      const t0 = performance.now();
+      await json('POST', `/v1/approvals/${raised.approval_id}/resolve`, adminToken, { decision: 'allow_once' });
+      await arrived;
+      arrivalWaiters.delete(arrivalKey);
+      const took = arrivals.get(arrivalKey)! - t0;
+      for (let final = false; !final; ) {
+        const view = await json('GET', `/v1/calls/${raised.call_id}`, key);
+        final = !['pending_approval', 'allowed', 'executing', 'checking'].includes(view.status);
+        if (!final) await new Promise((r) => setTimeout(r, 20));
+      }
+      return took;
+    },
   };
 }
 
@@ -71,8 +103,13 @@ function bootstrapDiff(a: number[], b: number[], rounds = 2000): [number, number
 
 async function main() {
   const upstream = http.createServer((req, res) => {
+    const at = performance.now();
     req.resume();
     req.on('end', () => {
+      if (req.method === 'DELETE') {
+        arrivals.set(`${req.method} ${req.url}`, at);
+        arrivalWaiters.get(`${req.method} ${req.url}`)?.();
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"ok":true,"item":{"id":"a1","name":"bench"}}');
     });
@@ -84,18 +121,18 @@ async function main() {
     targets.push(await startEmbeddedTarget(args.base ? { root: args.base } : {}));
     targets.push(await startEmbeddedTarget({ root: args.other! }));
     const [a, b] = [await covered(targets[0]!, upstreamUrl), await covered(targets[1]!, upstreamUrl)];
-    for (let i = 0; i < WARMUP; i++) await Promise.all([a(), b()].map((p) => p.catch((err: unknown) => Promise.reject(err))));
+    for (let i = 0; i < WARMUP; i++) await Promise.all([a.call(), b.call()]);
     const before = await Promise.all(targets.map(statements));
     const la: number[] = [];
     const lb: number[] = [];
     for (let i = 0; i < CALLS; i++) {
       // Alternate who goes first, so neither always follows the other's garbage or timers.
       if (i % 2 === 0) {
-        la.push(await a());
-        lb.push(await b());
+        la.push(await a.call());
+        lb.push(await b.call());
       } else {
-        lb.push(await b());
-        la.push(await a());
+        lb.push(await b.call());
+        la.push(await a.call());
       }
     }
     const perCall = (await Promise.all(targets.map(statements))).map((n, i) => round((n - before[i]!) / CALLS, 2));
@@ -108,6 +145,26 @@ async function main() {
     console.log(`B (${args.other})  ${String(B.p50).padStart(7)}  ${String(B.p95).padStart(7)}  ${String(B.p99).padStart(7)}`);
     console.log(`SQL statements per covered call: A ${perCall[0]}, B ${perCall[1]} (PostgreSQL transactions in the gateway's database)`);
     console.log(`p50 A − B: ${round(median(la) - median(lb), 2)} ms (95 % bootstrap interval ${round(lo, 2)} … ${round(hi, 2)} ms); p50 A / B: ${round(median(la) / median(lb), 3)}`);
+    // The allowed path, alternated the same way: decision sent → request at the upstream.
+    const aa: number[] = [];
+    const ab: number[] = [];
+    for (let i = 0; i < ALLOWS; i++) {
+      if (i % 2 === 0) {
+        aa.push(await a.allow());
+        ab.push(await b.allow());
+      } else {
+        ab.push(await b.allow());
+        aa.push(await a.allow());
+      }
+    }
+    const AA = latency(aa);
+    const AB = latency(ab);
+    const [alo, ahi] = bootstrapDiff(aa, ab);
+    console.log(`\nallowed calls, decision sent → request at the upstream, alternated (${ALLOWS} each)`);
+    console.log(`                     p50 ms   p95 ms   p99 ms`);
+    console.log(`A (${args.base ?? 'this tree'})      ${String(AA.p50).padStart(7)}  ${String(AA.p95).padStart(7)}  ${String(AA.p99).padStart(7)}`);
+    console.log(`B (${args.other})  ${String(AB.p50).padStart(7)}  ${String(AB.p95).padStart(7)}  ${String(AB.p99).padStart(7)}`);
+    console.log(`p50 A − B: ${round(median(aa) - median(ab), 2)} ms (95 % bootstrap interval ${round(alo, 2)} … ${round(ahi, 2)} ms); p50 A / B: ${round(median(aa) / median(ab), 3)}`);
   } finally {
     for (const t of targets) await t.stop().catch(() => undefined);
     upstream.closeAllConnections();

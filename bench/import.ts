@@ -4,15 +4,16 @@
 //    with at least one action (goal ≥ 95 %), failures by reason, the most common skip reasons.
 // 2. Slack's, Stripe's (directory) and GitHub's (`@octokit/openapi`) published documents: operations,
 //    actions, import time and peak memory, each in a fresh process so its peak is its own.
-// 3. gateway_search once the three are published beside the built-in catalog: the registry builds
-//    its index per request (server/registry/service.ts), so each sample is build + search; goal p95 ≤ 20 ms.
+// 3. gateway_search once the three are published beside the built-in catalog: the registry indexes
+//    each compiled service's actions once and keeps them (server/registry/service.ts), so each
+//    sample is ordering + scoring; goal p95 ≤ 20 ms.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { pino } from 'pino';
-import { buildSearchIndex, searchActions, type SearchRow } from '../core/registry/search.ts';
+import { indexRow, searchActions, searchIndexOf, type SearchRow } from '../core/registry/search.ts';
 import { plainSummary } from '../core/registry/summary.ts';
 import type { CompiledService } from '../core/registry/types.ts';
 import { convertDocument, type ImportReport } from '../server/registry/import/convert.ts';
@@ -88,16 +89,21 @@ async function searchLatency(imported: CompiledService[]): Promise<void> {
       authStatus: 'ready',
     })),
   );
+  // As the registry does (server/registry/service.ts): each action's row indexed once per compiled
+  // service, then per request only ordered and scored. The one-off indexing is printed beside.
+  const indexStart = performance.now();
+  const indexed = rows.map(indexRow);
+  const indexMs = performance.now() - indexStart;
   const queries = ['create issue', 'list pull requests', 'post message', 'refund payment', 'customer', 'delete repository webhook', 'upload file', 'search', 'invoice', 'channel history'];
   const times: number[] = [];
   for (let i = 0; i < 300; i++) {
     const start = performance.now();
-    searchActions(buildSearchIndex(rows), queries[i % queries.length]!, 20);
+    searchActions(searchIndexOf(indexed), queries[i % queries.length]!, 20);
     if (i >= 50) times.push(performance.now() - start); // the first 50 warm up
   }
   times.sort((a, b) => a - b);
   const p = (q: number): number => times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!;
-  console.log(`\ngateway_search over ${rows.length} actions (built-in catalog + Slack, Stripe, GitHub imported), index built per request as the registry does: p50 ${p(0.5).toFixed(2)} ms, p95 ${p(0.95).toFixed(2)} ms (goal p95 ≤ 20 ms: ${p(0.95) <= 20 ? 'met' : 'MISSED'})`);
+  console.log(`\ngateway_search over ${rows.length} actions (built-in catalog + Slack, Stripe, GitHub imported), rows indexed once (${indexMs.toFixed(0)} ms) as the registry keeps them, ordered and scored per request: p50 ${p(0.5).toFixed(2)} ms, p95 ${p(0.95).toFixed(2)} ms (goal p95 ≤ 20 ms: ${p(0.95) <= 20 ? 'met' : 'MISSED'})`);
 }
 
 if (process.argv[2] === '--one') {
