@@ -80,7 +80,13 @@ describe('the dashboard: Services → Import, review and publish', () => {
     await expectAccessible(page, 'import page, empty');
     await page.getByLabel('Upload a file').setInputFiles({ name: 'acme-tickets.yaml', mimeType: 'application/yaml', buffer: Buffer.from(fixture('acme-tickets-v1.yaml')) });
     await expect.poll(() => page.getByLabel('Or paste the document (JSON or YAML)').inputValue(), WAIT).toBe(fixture('acme-tickets-v1.yaml'));
-    await page.getByLabel('Service key (optional)').fill('acme');
+    // A key the registry cannot take is refused at its field.
+    const keyField = page.getByLabel('Service key (optional)');
+    await keyField.fill('Acme Tickets!');
+    await page.getByRole('button', { name: 'Check', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: /^key lowercase letters, digits, _ and -/ }).waitFor(WAIT);
+    expect(await keyField.getAttribute('aria-invalid')).toBe('true');
+    await keyField.fill('acme');
     await page.getByRole('button', { name: 'Check', exact: true }).click();
 
     await page.getByRole('status').filter({ hasText: 'Checked: 4 actions from 5 operations. Nothing was saved.' }).waitFor(WAIT);
@@ -132,6 +138,16 @@ describe('the dashboard: Services → Import, review and publish', () => {
     expect(await storedOperation('/projects/{project}/tickets', 'post')).toMatchObject({ 'x-gateway-risk': 'delete', summary: 'Open a ticket “{subject}” in {project}' });
     expect(await storedOperation('/projects/{project}/tickets/{ticket_id}', 'get')).not.toHaveProperty('x-gateway-scope_param');
     expect((await admin('GET', '/v1/templates')).body.templates.find((t: { key: string }) => t.key === 'acme')).toMatchObject({ status: 'draft' });
+
+    // The catalog marks the draft and offers its review, not a service page or instances.
+    await page.goto(`${gw.url}/services`);
+    const card = page.getByRole('region', { name: /Catalog/ }).getByRole('listitem').filter({ hasText: 'Acme Tickets API v2' });
+    await card.getByText('Draft', { exact: true }).waitFor(WAIT);
+    expect(await card.getByRole('link', { name: 'Open Acme Tickets API v2' }).count()).toBe(0);
+    await card.getByRole('link', { name: 'Review Acme Tickets API v2' }).click();
+    await page.waitForURL(`${gw.url}/services/import/${draftId}`, WAIT);
+    await page.getByRole('heading', { name: 'Review “Acme Tickets API v2”' }).waitFor(WAIT);
+    expect(await page.getByLabel('Enable deleteTicket').isChecked()).toBe(false);
   });
 
   it('publishes with the vendor\'s base URL: agents find and call the reviewed actions, not the disabled one', async () => {

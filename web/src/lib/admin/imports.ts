@@ -1,6 +1,8 @@
 // Data for Services → Import: a vendor's OpenAPI document checked (dry run) or saved as a draft,
 // the draft's review saved, and publishing. The review itself is pure (import-review.ts).
-import { api, unwrap, type components } from '../client.ts';
+import { ApiError, api, unwrap, type components } from '../client.ts';
+import { messageOf } from '../errors.ts';
+import { problemsOf } from './registry.ts';
 
 export type ImportReport = components['schemas']['ImportReport'];
 export type ImportPreview = components['schemas']['ImportPreview'];
@@ -27,3 +29,14 @@ export interface LastImport {
 const lastImports = new Map<string, LastImport>();
 export const rememberImport = (id: string, last: LastImport) => void lastImports.set(id, last);
 export const lastImportOf = (id: string): LastImport | undefined => lastImports.get(id);
+
+/**
+ * A refused import, check, save or publish in words: the gateway's message, why a document was
+ * refused (`details.reason`: not_openapi, external_ref, …) and the first problems of a 422 by path.
+ */
+export function importErrorText(err: unknown): string {
+  if (!(err instanceof ApiError)) return messageOf(err);
+  const reason = typeof err.details?.['reason'] === 'string' ? ` (${err.details['reason']})` : '';
+  const problems = problemsOf(err.details).slice(0, 5).map((p) => `${p.path}: ${p.message}`);
+  return [err.message + reason, ...problems].join(' — ');
+}
