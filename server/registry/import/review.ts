@@ -4,6 +4,7 @@
 import { ext, normalizeAliases } from '../../../core/registry/aliases.ts';
 import { isObject, listOperations, type JsonObject } from '../../../core/registry/doc.ts';
 import type { CompiledAction, CompiledService } from '../../../core/registry/types.ts';
+import { canonicalJson } from '../../../core/text/canonical-json.ts';
 
 /** What review may change on an imported action (docs/services.md "Importing"). */
 export const REVIEW_FIELDS = ['summary', ext('risk'), ext('scope_param'), ext('disabled'), ext('disclose'), ext('redact')] as const;
@@ -46,7 +47,8 @@ export function templateChanges(previous: CompiledService, next: CompiledService
     if (!before) continue;
     const a = comparable(before);
     const b = comparable(action);
-    const fields = Object.keys(b).filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f]));
+    // Canonical JSON: the stored template comes back from jsonb with its keys reordered.
+    const fields = Object.keys(b).filter((f) => canonicalJson(a[f]) !== canonicalJson(b[f]));
     if (fields.length > 0) changed.push({ action: key, fields });
   }
   changed.sort((x, y) => x.action.localeCompare(y.action));
