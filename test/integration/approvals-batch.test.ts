@@ -149,6 +149,16 @@ describe('deciding approvals in a batch', () => {
     expect((await approver('GET', `/v1/approvals/${id}`)).body.status).toBe('pending');
   });
 
+  it('lets an agent decide its subagent’s approvals in a batch, and refuses one outside its subtree', async () => {
+    const sub = await worker.call('POST', '/v1/identities/agents', { name: 'batch-helper', parent_id: worker.id });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(201);
+    const helper = { id: sub.body.identity.id as string, call: gw.as(sub.body.key.token) };
+    const ids = [...(await raiseMany(helper, 'helper', 2)), ...(await raiseMany(others, 'outside', 1))];
+    const res = await worker.call('POST', '/v1/approvals/resolve', { ids, decision: 'deny', reason: 'agent says no' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual(['decided', 'decided', 'not_in_your_chain']);
+  });
+
   // Last: the rule it plants covers this agent's create_item calls from then on.
   it('remembers with a batch for each approval: each is allowed with the keys, and the next such call is covered', async () => {
     const ids = await raiseMany(worker, 'remember', 3);
