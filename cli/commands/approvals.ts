@@ -1,7 +1,9 @@
-// For approvers: `gateway approvals [show ID | watch]`, `gateway approve ID`, `gateway deny ID`.
+// For approvers: `gateway approvals [show ID | watch]`, `gateway approve ID…`, `gateway deny ID…`
+// (several ids: approve-many.ts).
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { resolveApprovalRef } from '../lib/approval-ref.ts';
+import { decideMany } from './approve-many.ts';
 import { ok, resolveCaller, type Caller } from '../lib/caller.ts';
 import { CliError, EXIT, usageError } from '../lib/errors.ts';
 import type { Approval } from '../lib/follow.ts';
@@ -192,7 +194,20 @@ interface ApproveOptions {
   yes?: boolean;
 }
 
-async function approve(ref: string, o: ApproveOptions, cmd: Command): Promise<void> {
+/** Several ids: one batch; an edit and --tier belong to one approval's request, so they take one id. */
+async function approveMany(refs: string[], o: ApproveOptions, cmd: Command): Promise<void> {
+  if (o.set?.length || o.body !== undefined) throw usageError('allowing with changes (--set, --body) takes one approval at a time');
+  if (o.tier !== undefined) throw usageError("--tier names one approval's tiers: with several ids remember keys with --remember KEY (from `approvals show`)");
+  const keys = o.remember ?? [];
+  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
+  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY');
+  const body = keys.length ? { decision: 'allow_remember' as const, remember_keys: keys, ttl: o.ttl! } : { decision: 'allow_once' as const };
+  await decideMany(await caller(cmd), refs, body, o);
+}
+
+async function approve(refs: string[], o: ApproveOptions, cmd: Command): Promise<void> {
+  if (refs.length > 1) return approveMany(refs, o, cmd);
+  const ref = refs[0]!;
   let keys = o.remember ?? [];
   const c = await caller(cmd);
   const id = await resolveApprovalRef(c, ref);
@@ -284,8 +299,8 @@ export function approvalsCommands(program: Command): void {
     .action((_o: unknown, cmd: Command) => watch(cmd.optsWithGlobals(), cmd));
   program
     .command('approve')
-    .description('allow a pending call (once, or remember keys for a while)')
-    .argument('<id>', 'the approval id, or any unique start of it')
+    .description('allow pending calls (once, or remember keys for a while); several ids are decided each on its own, with a table of results')
+    .argument('<id...>', 'approval ids (up to 100), or any unique start of each')
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
@@ -293,12 +308,15 @@ export function approvalsCommands(program: Command): void {
     .option('--body <@file.json>', 'allow with changes: replace a raw HTTP request\'s body with this JSON file')
     .option('--yes', 'allow the changes without asking (required with --set / --body when not on a terminal)')
     .option('--json', 'machine-readable output')
-    .action((id: string, o: ApproveOptions, cmd: Command) => approve(id, o, cmd));
+    .action((ids: string[], o: ApproveOptions, cmd: Command) => approve(ids, o, cmd));
   program
     .command('deny')
-    .description('refuse a pending call; the caller sees the reason')
-    .argument('<id>', 'the approval id, or any unique start of it')
+    .description('refuse pending calls; the caller sees the reason; several ids are decided each on its own, with a table of results')
+    .argument('<id...>', 'approval ids (up to 100), or any unique start of each')
     .option('--reason <text>', 'why (shown to the caller)')
     .option('--json', 'machine-readable output')
-    .action((id: string, o: { reason?: string; json?: boolean }, cmd: Command) => decide(id, { decision: 'deny', ...(o.reason ? { reason: o.reason } : {}) }, o, cmd));
+    .action(async (ids: string[], o: { reason?: string; json?: boolean }, cmd: Command) => {
+      const body = { decision: 'deny' as const, ...(o.reason ? { reason: o.reason } : {}) };
+      return ids.length > 1 ? decideMany(await caller(cmd), ids, body, o) : decide(ids[0]!, body, o, cmd);
+    });
 }

@@ -1,6 +1,25 @@
-// Response schema of GET /v1/approvals/{id}/blast-radius (also its OpenAPI component).
+// Response schemas of the approval routes beyond the record itself (also their OpenAPI components).
 import { z } from 'zod';
+import { ApprovalRecord } from '../calls/responses.ts';
 import { timestamp, uuid } from '../http/openapi/common.ts';
+
+/** POST /v1/approvals/resolve: what became of each approval, in the order the ids were given. */
+export const BatchResolveResult = z
+  .strictObject({
+    results: z.array(
+      z.discriminatedUnion('status', [
+        z.strictObject({ id: uuid, status: z.literal('decided'), approval: ApprovalRecord }),
+        z
+          .strictObject({
+            id: uuid,
+            status: z.literal('refused'),
+            error: z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }),
+          })
+          .describe('Not decided: the error a single resolve of this approval would have answered (e.g. not_in_your_chain, conflict, not_found).'),
+      ]),
+    ),
+  })
+  .meta({ id: 'BatchResolveResult' });
 
 /** GET /v1/approvals/{id}/edit: the "Edit before allowing" form's fields (issue 31). */
 export const EditForm = z

@@ -6,7 +6,7 @@ import { principalOf } from '../auth/middleware.ts';
 import { readAlongOf } from '../auth/read-along.ts';
 import { Approval, ApprovalPage, ApprovalRecord } from '../calls/responses.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { BlastRadius, EditForm, EditPreview } from './responses.ts';
+import { BatchResolveResult, BlastRadius, EditForm, EditPreview } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
 import { editRequestSchema } from './edit-request-schema.ts';
 import { editParamsSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
@@ -20,6 +20,24 @@ const resolveBody = z.strictObject({
   reason: z.string().max(1000).optional(),
   params: editParamsSchema.optional(),
   request: editRequestSchema.optional(),
+});
+/**
+ * One decision for many approvals: the single resolve's body without an edit (an edit is made for
+ * one call's request), and the ids, each once.
+ */
+const batchResolveBody = resolveBody.omit({ params: true, request: true }).extend({
+  ids: z
+    .array(z.uuid({ error: 'must be a UUID' }))
+    .min(1, 'must name at least one approval')
+    .max(100, 'must name at most 100 approvals')
+    .superRefine((ids, ctx) => {
+      const seen = new Set<string>();
+      ids.forEach((id, i) => {
+        const key = id.toLowerCase();
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', message: `${id} is given more than once`, path: [i] });
+        seen.add(key);
+      });
+    }),
 });
 const cancelBody = z.strictObject({ reason: z.string().max(1000).optional() });
 const listQuery = z.strictObject({
@@ -63,6 +81,17 @@ export function approvalRoutes(approvals: ApprovalService): Router {
     errors: ['not_found', 'forbidden', 'not_in_your_chain', 'conflict', 'workflow_gone', 'edit_widens_request'],
   }, async (req, res, { params, body }) => {
     res.json(await approvals.resolve(principalOf(req), params.id, body, readAlongOf(req)));
+  });
+  r.route({
+    method: 'post',
+    path: '/approvals/resolve',
+    operationId: 'resolveApprovals',
+    summary: 'Decide many approvals at once (1-100): each checked and decided as a single resolve would, the answer says per id whether it was decided or refused and why',
+    body: batchResolveBody,
+    responses: { 200: BatchResolveResult },
+  }, async (req, res, { body }) => {
+    const { ids, ...decision } = body;
+    res.json(await approvals.resolveMany(principalOf(req), ids.map((id) => id.toLowerCase()), decision, req.log));
   });
   r.route({
     method: 'get',

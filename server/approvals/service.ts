@@ -13,7 +13,10 @@ import type { MessageSigner } from '../temporal/message-signer.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
 import type { Config } from '../config.ts';
-import { AppError, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { AppError, appErrorBody, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { typedError } from '../http/error-handler.ts';
+import type { Logger } from '../logger.ts';
+import { mapBounded } from '../../core/async/map-bounded.ts';
 import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { whyYours } from '../../core/permissions/routing.ts';
 import type { RoutedApproval } from '../teams/routing.ts';
@@ -22,6 +25,14 @@ import { delegatedTo, readApproval, readVisibleApproval } from './read.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
 import { updateError, workflowNotRunning } from '../temporal/update-errors.ts';
+
+/** How many decisions of one batch are in flight at once: a batch of 100 queues here, not in Temporal. */
+export const BATCH_CONCURRENCY = 4;
+
+/** One approval's outcome in a batch: decided (its record, as a single resolve answers) or refused (the error a single resolve would answer). */
+export type BatchResult =
+  | { id: string; status: 'decided'; approval: ApprovalRecord & { disclosed: unknown } }
+  | { id: string; status: 'refused'; error: ReturnType<typeof appErrorBody> };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -219,6 +230,28 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);
         throw updateError(err);
       }
+    },
+
+    /**
+     * One decision for many approvals (`POST /v1/approvals/resolve`): each goes through `resolve`
+     * on its own — its own authority check, its own workflow update, so each is sent once — a few
+     * at a time. One refused approval does not stop the rest: the answer says, per id, what
+     * became of it, in the order given. A remember (`allow_remember`) applies to each.
+     */
+    async resolveMany(p: Principal, ids: readonly string[], body: Omit<ResolveBody, 'params' | 'request'>, log?: Pick<Logger, 'error'>): Promise<{ results: BatchResult[] }> {
+      // The combination is judged once, up front: a body that no approval could take decides none.
+      resolveRequest(body);
+      const results = await mapBounded(ids, BATCH_CONCURRENCY, async (id): Promise<BatchResult> => {
+        try {
+          return { id, status: 'decided', approval: await service.resolve(p, id, body) };
+        } catch (err) {
+          const typed = typedError(err);
+          // Unexpected: logged as the error middleware logs it; the caller reads only `internal`.
+          if (!typed) log?.error({ err, approval_id: id }, 'unhandled error deciding an approval of a batch');
+          return { id, status: 'refused', error: appErrorBody(typed ?? new AppError('internal', 'internal error while deciding this approval')) };
+        }
+      });
+      return { results };
     },
 
     /**

@@ -64,6 +64,8 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /approvals', agent: 'allow' },
   { route: 'GET /approvals/:id', agent: 'allow' },
   { route: 'POST /approvals/:id/resolve', agent: 'allow' },
+  // Several at once: each approval judged as the single resolve judges it (its own authority).
+  { route: 'POST /approvals/resolve', agent: 'allow' },
   // Its own pending approval only (the service and the workflow check it is the requester).
   { route: 'POST /approvals/:id/cancel', agent: 'allow' },
   // The dashboard's: weighing a remembered tier, the people's event stream (agents have GET /mcp).

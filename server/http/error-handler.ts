@@ -9,22 +9,30 @@ import { unavailable } from '../temporal/health.ts';
 import { AppError, toEnvelope, zodToAppError } from '../errors.ts';
 
 
+/**
+ * Any error as the typed error a caller sees; undefined for one nobody expected (the caller logs
+ * it and answers `internal`). Also used per item where one request decides many (approvals/resolve).
+ */
+export function typedError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) return zodToAppError(err);
+  if (isUniqueViolation(err)) return new AppError('conflict', 'a resource with the same unique name already exists');
+  if (isDatabaseUnavailable(err)) return unavailable('database', 'the database is unreachable; retry shortly');
+  if (isTemporalUnavailable(err)) return unavailable('temporal', 'Temporal is unreachable; retry shortly');
+  // Express could not percent-decode a path parameter.
+  if (err instanceof URIError) return new AppError('invalid_request', 'the path is not valid percent-encoding');
+  if (isBodyParserError(err)) {
+    return err.type === 'entity.too.large'
+      ? new AppError('payload_too_large', 'the request body is larger than the limit', { limit_bytes: err.limit })
+      : new AppError('invalid_request', err.type === 'entity.parse.failed' ? 'the request body is not valid JSON' : err.message);
+  }
+  return undefined;
+}
+
 export function errorHandler() {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let appErr: AppError;
-    if (err instanceof AppError) appErr = err;
-    else if (err instanceof ZodError) appErr = zodToAppError(err);
-    else if (isUniqueViolation(err)) appErr = new AppError('conflict', 'a resource with the same unique name already exists');
-    else if (isDatabaseUnavailable(err)) appErr = unavailable('database', 'the database is unreachable; retry shortly');
-    else if (isTemporalUnavailable(err)) appErr = unavailable('temporal', 'Temporal is unreachable; retry shortly');
-    // Express could not percent-decode a path parameter.
-    else if (err instanceof URIError) appErr = new AppError('invalid_request', 'the path is not valid percent-encoding');
-    else if (isBodyParserError(err)) {
-      appErr =
-        err.type === 'entity.too.large'
-          ? new AppError('payload_too_large', 'the request body is larger than the limit', { limit_bytes: err.limit })
-          : new AppError('invalid_request', err.type === 'entity.parse.failed' ? 'the request body is not valid JSON' : err.message);
-    } else {
+    let appErr = typedError(err);
+    if (!appErr) {
       req.log?.error({ err }, 'unhandled error');
       appErr = new AppError('internal', 'internal error');
     }

@@ -74,6 +74,8 @@ const MATRIX: Record<string, Row> = {
   'GET /approvals': { path: '/approvals', expect: [200, 200, 200, 200, 200, 401] },
   'GET /approvals/:id': { path: `/approvals/${RANDOM}`, expect: [404, 404, 404, 404, 404, 401] },
   'POST /approvals/:id/resolve': { path: `/approvals/${RANDOM}/resolve`, body: { decision: 'deny' }, expect: [404, 404, 404, 404, 404, 401] },
+  // Answered per id: an unknown approval is refused in the results (not_found), the request itself is 200.
+  'POST /approvals/resolve': { path: '/approvals/resolve', body: { ids: [RANDOM], decision: 'deny' }, expect: [200, 200, 200, 200, 200, 401] },
   'POST /approvals/:id/cancel': { path: `/approvals/${RANDOM}/cancel`, body: {}, expect: [404, 404, 404, 404, 404, 401] },
   'GET /approvals/:id/blast-radius': { path: `/approvals/${RANDOM}/blast-radius?tier=0`, expect: [404, 404, 403, 403, 403, 401] },
   'GET /approvals/:id/edit': { path: `/approvals/${RANDOM}/edit`, expect: [404, 404, 403, 403, 403, 401] },

@@ -192,6 +192,42 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(done.stdout).toBe('');
   });
 
+  it('approve ID… decides several at once: a table per id, refused ones named with their reason, exit 2; --json and deny ID… too', async () => {
+    const raise = async (name: string) => {
+      const r = await cli(['call', 'widgets', 'create_item', '-p', `name=${name}`], agentEnv);
+      expect(r.code, r.stderr).toBe(3);
+      return /approval: +([0-9a-f-]{36})/.exec(r.stderr)![1]!;
+    };
+    const [a, b, gone] = [await raise('batch-a'), await raise('batch-b'), await raise('batch-gone')];
+    expect((await cli(['deny', gone], person)).code).toBe(0);
+    const sent = () => up.requests.filter((r) => r.method === 'POST' && /"batch-/.test(r.body)).length;
+
+    // Prefixes work as for one id; the approval already decided is refused, the others allowed.
+    const r = await cli(['approve', a.slice(0, 13), b, gone], person);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^ID +RESULT +DETAIL$/m);
+    expect(r.stdout).toMatch(new RegExp(`^${a} +allowed +the call is \\w+$`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^${b} +allowed +the call is \\w+$`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^${gone} +refused +conflict: the approval is denied`, 'm'));
+    expect(r.stderr).toContain('gateway: 2 allowed, 1 refused (of 3)');
+    await until(async () => sent(), (n) => n === 2, 60_000);
+
+    // Several ids with an edit or a tier: refused before anything is sent.
+    const [c, d] = [await raise('batch-c'), await raise('batch-d')];
+    for (const extra of [['--set', 'name=x', '--yes'], ['--tier', '1', '--ttl', '1h']]) {
+      const refused = await cli(['approve', c, d, ...extra], person);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/one approval|--tier names one/);
+    }
+    expect((await cli(['approve', c, c.slice(0, 10)], person)).stderr).toContain('already given');
+
+    const denied = await cli(['deny', c, d, '--reason', 'batch says no', '--json'], person);
+    expect(denied.code, denied.stderr).toBe(0);
+    expect(JSON.parse(denied.stdout)).toMatchObject({ results: [{ id: c, status: 'decided', approval: { status: 'denied' } }, { id: d, status: 'decided', approval: { status: 'denied' } }] });
+    expect(denied.stderr).toContain('2 denied (of 2)');
+    expect(sent()).toBe(2);
+  });
+
   it('on a terminal (tmux): a spinner with the live expiry countdown, and the approvals table; the command exits once the result is printed, garbage collected during the wait or not', async () => {
     const sock = `gateway-cli-${process.pid}`;
     // Collections during the wait, as a long one (70 s and more) meets them: `call --wait` used

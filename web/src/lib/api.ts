@@ -76,6 +76,10 @@ export const listApprovals = (query: ApprovalQuery) =>
 export const getApproval = (id: string) => unwrap(api.GET('/v1/approvals/{id}', byId(id)));
 /** The answer is the approval record (status, decision, execution), not the full view. */
 export const resolveApproval = (id: string, body: ResolveBody) => unwrap(api.POST('/v1/approvals/{id}/resolve', { ...byId(id), body }));
+/** One decision for several approvals: each decided on its own, the answer says per id (decided, or refused and why). */
+export type BatchResolveBody = Body<'/v1/approvals/resolve', 'post'>;
+export type BatchResolveResult = Schemas['BatchResolveResult']['results'][number];
+export const resolveApprovals = (body: BatchResolveBody) => unwrap(api.POST('/v1/approvals/resolve', { body })).then((r) => r.results);
 // Edit before approve (issue 31): the form's fields, and what an edit would run (decides nothing).
 export type EditForm = Schemas['ApprovalEditForm'];
 export type EditPreview = Schemas['ApprovalEditPreview'];
