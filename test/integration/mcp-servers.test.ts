@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGatewayCli } from '../support/cli.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startChangeableServer, startCountingRelay, startEverything, type RunningServer } from '../support/mcp-upstreams.ts';
 import { seedUser } from '../support/seed.ts';
@@ -232,6 +233,42 @@ describe('connected MCP servers', () => {
       expect((await admin('DELETE', `/v1/mcp-servers/${serverId}`)).status).toBe(204);
       expect((await member('GET', '/v1/services/changing')).status).toBe(404);
       expect((await admin('GET', `/v1/mcp-servers/${serverId}`)).status).toBe(404);
+    });
+  });
+
+  describe('the CLI', () => {
+    const cli = (args: string[]) => runGatewayCli(['mcp-servers', ...args], { env: { HOME: '/nonexistent', GATEWAY_URL: gw.url, GATEWAY_TOKEN: gw.adminToken, NO_COLOR: '1' } });
+    let cliServer: Awaited<ReturnType<typeof startChangeableServer>>;
+    beforeAll(async () => {
+      cliServer = await startChangeableServer([deployTool('Deploy from the CLI')]);
+    });
+    afterAll(async () => cliServer?.close());
+
+    it('add NAME URL connects; list shows it; refresh and accept publish a changed tool', async () => {
+      const added = await cli(['add', 'from-cli', cliServer.url]);
+      expect(added.code, added.stderr).toBe(0);
+      expect(added.stdout).toMatch(/deploy\s+deploy\s+write\s+enabled/);
+      const listed = await cli(['--json']);
+      expect(JSON.parse(listed.stdout).map((s: any) => s.name)).toContain('from-cli');
+      expect((await cli([])).stdout).toMatch(/from-cli\s+http:\/\/127\.0\.0\.1:\d+\/mcp\s+org\s+1\s+0/);
+
+      cliServer.tools = [deployTool('Deploy from the CLI, now with more')];
+      const refreshed = await cli(['refresh', 'from-cli']);
+      expect(refreshed.code, refreshed.stderr).toBe(0);
+      expect(refreshed.stdout).toContain('changed: accept to publish');
+      expect(refreshed.stderr).toContain('deploy changed (description)');
+      const accepted = await cli(['accept', 'from-cli', 'deploy', '--json']);
+      expect(accepted.code, accepted.stderr).toBe(0);
+      expect(JSON.parse(accepted.stdout).tools[0]).toMatchObject({ name: 'deploy', changed: false });
+    });
+
+    it('an error answer exits 2 with the gateway’s message', async () => {
+      const dup = await cli(['add', 'from-cli', cliServer.url]);
+      expect(dup.code).toBe(2);
+      expect(dup.stderr).toContain('from-cli');
+      const unknown = await cli(['refresh', 'nowhere']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('no MCP server named "nowhere"');
     });
   });
 
