@@ -229,6 +229,22 @@ describe('connected MCP servers', () => {
       expect(pending.body.permission_keys).toEqual(['changing:deploy:staging']);
     });
 
+    it('its generated template is changed only through /v1/mcp-servers', async () => {
+      const templateId = (await admin('GET', `/v1/mcp-servers/${serverId}`)).body.template_id as string;
+      const source = await admin('GET', `/v1/templates/${templateId}`);
+      expect(source.status).toBe(200);
+      const put = await admin('PUT', `/v1/templates/${templateId}`, { document: source.body.source });
+      expect(put.status).toBe(409);
+      expect(put.body.error).toMatchObject({ code: 'conflict', details: { mcp_server: 'changing' } });
+      expect((await admin('DELETE', `/v1/templates/${templateId}`)).status).toBe(409);
+    });
+
+    it('a member’s own server is held to the outbound address policy', async () => {
+      const res = await member('POST', '/v1/mcp-servers', { name: 'my-changing', url: changeable.url, scope: 'user' });
+      expect(res.status).toBe(403);
+      expect((await member('GET', '/v1/services/my-changing')).status).toBe(404);
+    });
+
     it('delete removes the service and its actions', async () => {
       expect((await admin('DELETE', `/v1/mcp-servers/${serverId}`)).status).toBe(204);
       expect((await member('GET', '/v1/services/changing')).status).toBe(404);
