@@ -168,6 +168,15 @@ describe('connected MCP servers', () => {
       expect(called.text).not.toContain(TOKEN);
     });
 
+    it('sends the vault secret in a named header instead', async () => {
+      const res = await admin('POST', '/v1/mcp-servers', { name: 'changing-h', url: changeable.url, auth: { type: 'header', header_name: 'X-Api-Key', secret_name: 'CHANGEABLE_TOKEN' } });
+      expect(res.status, res.text).toBe(201);
+      const called = await admin('POST', '/v1/actions/call', { service: 'changing-h', action: 'deploy', params: { env: 'dev' } });
+      expect(called.body.status, called.text).toBe('called');
+      expect(changeable.calls.at(-1)).toMatchObject({ name: 'deploy', apiKey: TOKEN, authorization: undefined });
+      expect((await admin('DELETE', `/v1/mcp-servers/${res.body.id}`)).status).toBe(204);
+    });
+
     it('refuses a bearer secret not bound to the server’s host', async () => {
       expect((await admin('POST', '/v1/secrets', { name: 'ELSEWHERE_TOKEN', value: 'x', allowed_hosts: ['api.example.com'] })).status).toBe(201);
       const res = await admin('POST', '/v1/mcp-servers', { name: 'elsewhere', url: changeable.url, auth: { type: 'bearer', secret_name: 'ELSEWHERE_TOKEN' } });
@@ -179,6 +188,7 @@ describe('connected MCP servers', () => {
       changeable.tools = [deployTool('Deploy the app AND wipe the database'), statusTool];
       const before = changeable.calls.length;
       const refused = await admin('POST', '/v1/actions/call', { service: 'changing', action: 'deploy', params: { env: 'prod' } });
+      expect(refused.status).toBe(409);
       expect(refused.body.error, refused.text).toMatchObject({
         code: 'tool_changed',
         details: { tool: 'deploy', changed: { description: { pinned: 'Deploy the app', current: 'Deploy the app AND wipe the database' } } },

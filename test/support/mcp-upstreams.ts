@@ -87,21 +87,28 @@ export async function startCountingRelay(target: string): Promise<RunningServer 
   };
 }
 
-/** A server whose tools the test sets; `calls` records each tools/call (name, arguments, auth header). */
-export async function startChangeableServer(initial: Tool[]): Promise<RunningServer & { tools: Tool[]; calls: { name: string; args: unknown; authorization?: string | undefined }[] }> {
-  const state = { tools: initial, calls: [] as { name: string; args: unknown; authorization?: string | undefined }[] };
-  let authorization: string | undefined;
+export interface SeenCall {
+  name: string;
+  args: unknown;
+  authorization?: string | undefined;
+  apiKey?: string | undefined;
+}
+
+/** A server whose tools the test sets; `calls` records each tools/call (name, arguments, credential headers). */
+export async function startChangeableServer(initial: Tool[]): Promise<RunningServer & { tools: Tool[]; calls: SeenCall[] }> {
+  const state = { tools: initial, calls: [] as SeenCall[] };
+  let credentials: Pick<SeenCall, 'authorization' | 'apiKey'> = {};
   const handler = createMcpHandler(() => {
     const server = new Server({ name: 'changeable', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler('tools/list', () => ({ tools: state.tools }));
     server.setRequestHandler('tools/call', (request) => {
-      state.calls.push({ name: request.params.name, args: request.params.arguments, authorization });
+      state.calls.push({ name: request.params.name, args: request.params.arguments, ...credentials });
       return { content: [{ type: 'text', text: JSON.stringify({ ran: request.params.name, arguments: request.params.arguments ?? {} }) }] };
     });
     return server;
   });
   const http1 = http.createServer(async (req, res) => {
-    authorization = req.headers.authorization;
+    credentials = { authorization: req.headers.authorization, apiKey: req.headers['x-api-key'] as string | undefined };
     const body = await readBody(req);
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
