@@ -12,6 +12,7 @@ import { inviteCommand, membersCommand } from './commands/members.ts';
 import { secretsCommand } from './commands/secrets.ts';
 import { noticesCommand } from './commands/notices.ts';
 import { servicesCommand } from './commands/services.ts';
+import { mcpServersCommand } from './commands/mcp-servers.ts';
 import { webCommand } from './commands/web.ts';
 import { EXIT, EXIT_CODES_HELP } from './lib/errors.ts';
 
@@ -78,6 +79,7 @@ ${EXIT_CODES_HELP}`,
   program.addCommand(callCommand());
   approvalsCommands(program);
   program.addCommand(servicesCommand());
+  program.addCommand(mcpServersCommand());
   program.addCommand(agentsCommand());
   program.addCommand(secretsCommand());
   program.addCommand(noticesCommand());

@@ -24,6 +24,7 @@ import { diagnosticsRoutes } from './routes/diagnostics.ts';
 import { healthRoutes } from './routes/health.ts';
 import { identityRoutes } from './identities/routes.ts';
 import { registryRoutes } from './registry/routes.ts';
+import { mcpServerRoutes } from './mcp-servers/routes.ts';
 import { vaultRoutes } from './vault/routes.ts';
 import { connectionCallbackRoutes, connectionRoutes } from './connections/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -111,6 +112,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   v1.use(add(identityRoutes(services.identities)));
   v1.use(add(connectionRoutes(services.connections)));
   v1.use(add(registryRoutes(services.registry)));
+  v1.use(add(mcpServerRoutes(services.mcpServers)));
   v1.use(add(vaultRoutes(services.vault)));
   v1.use(add(webhookRoutes(services.webhooks)));
   v1.use(add(auditRoutes(services.audit)));

@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   invitation_unusable: 410,
   /** The change would leave the org without an active admin. */
   last_admin: 409,
+  /** A connected MCP server's tool changed since an admin published it (details.changed: the diff). */
+  tool_changed: 409,
   /** Sign-in with the right password to an account an admin deactivated (never said before the password is checked). */
   account_deactivated: 403,
 } as const;

@@ -15,6 +15,7 @@ import type { ExecutorDeps } from './execution/execute.ts';
 import type { Catalog } from '../core/registry/catalog.ts';
 import type { TemporalHealth } from './temporal/health.ts';
 import { createRegistryService } from './registry/service.ts';
+import { createMcpServerService } from './mcp-servers/service.ts';
 import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
 import { createManualDeliveries } from './webhooks/manual.ts';
@@ -168,7 +169,9 @@ export function createServices(deps: ServiceDeps) {
   const notices = createNotices({ ...deps, keyring, approvals });
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
-  return { exchange, keyring, signer, auth, identities, registry, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  // Connected MCP servers publish their tools as generated templates the registry reads.
+  const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool) });
+  return { exchange, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -15,7 +15,7 @@ export const EXTENSION_PREFIX = 'x-gateway-';
 export const EXTENSIONS = {
   document: ['runtime', 'mcp', 'idempotency_key_header'],
   info: ['key', 'category'],
-  operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled', 'tool'],
+  operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled', 'tool', 'tool_pin'],
   parameter: ['resolve'],
   securityScheme: ['provider', 'default_secret_name', 'prefix'],
   pathItem: [],

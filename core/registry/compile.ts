@@ -21,6 +21,7 @@ import type {
   ResponseType,
   Risk,
   Runtime,
+  ToolPinRef,
 } from './types.ts';
 
 export const HTTP_PSEUDO_SERVICE_KEY = 'http';
@@ -122,6 +123,7 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
   const scopeParam = own(op, ext('scope_param'));
   const description = own(op, 'description');
   const tool = own(op, ext('tool'));
+  const toolPin = own(op, ext('tool_pin'));
   const { requiredScopes, securitySchemes } = effectiveSecurity(doc, op, auth);
   return {
     key: String(own(op, 'operationId')),
@@ -142,6 +144,7 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
     responseType: (own(op, ext('response_type')) as ResponseType | undefined) ?? 'json',
     disabled: own(op, ext('disabled')) === true,
     ...(typeof tool === 'string' ? { tool } : {}),
+    ...(isObject(toolPin) ? { toolPin: toolPin as unknown as ToolPinRef } : {}),
   };
 }
 

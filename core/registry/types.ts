@@ -104,6 +104,16 @@ export interface CompiledAction {
   disabled: boolean;
   /** Runtime `mcp`: the MCP tool this action calls (`x-gateway-tool`); absent means the action key. */
   tool?: string;
+  /** Runtime `mcp`: the tool as published (`x-gateway-tool_pin`); a call is refused when the server's tool differs. */
+  toolPin?: ToolPinRef;
+}
+
+/** A published tool's description, input schema and annotations, and their hash (core/mcp-servers/tools.ts). */
+export interface ToolPinRef {
+  hash: string;
+  description: string | null;
+  input_schema: Record<string, unknown>;
+  annotations: Record<string, unknown> | null;
 }
 
 export interface McpConfig {

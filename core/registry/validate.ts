@@ -29,7 +29,8 @@
 //   invalid_disabled         disabled is not a boolean
 //   invalid_runtime          runtime is not http | mcp | platform
 //   invalid_mcp              runtime mcp without an x-gateway-mcp block with an http(s) url, or the reverse;
-//                            an operation's x-gateway-tool outside runtime mcp or not a tool name
+//                            an operation's x-gateway-tool outside runtime mcp or not a tool name; an
+//                            x-gateway-tool_pin outside runtime mcp or not {hash, description, input_schema, annotations}
 //   unknown_extension        an x-gateway-* key the spec does not define at that position (typos would
 //                            silently widen permissions, e.g. a misspelt scope_param)
 //   unresolved_ref           a $ref that is external, dangling or cyclic
@@ -345,6 +346,11 @@ function checkOperation(ctx: Ctx, ref: OperationRef, op: JsonObject, at: string[
     if (own(ctx.doc, ext('runtime')) !== 'mcp') add('invalid_mcp', [...at, ext('tool')], 'tool names an MCP tool and requires runtime mcp');
     else if (typeof tool !== 'string' || !TOOL_NAME_PATTERN.test(tool)) add('invalid_mcp', [...at, ext('tool')], `tool must match ${TOOL_NAME_PATTERN.source}`);
   }
+  const pin = own(op, ext('tool_pin'));
+  if (pin !== undefined) {
+    if (own(ctx.doc, ext('runtime')) !== 'mcp') add('invalid_mcp', [...at, ext('tool_pin')], 'tool_pin pins an MCP tool and requires runtime mcp');
+    else if (!isToolPin(pin)) add('invalid_mcp', [...at, ext('tool_pin')], 'tool_pin must be {hash, description, input_schema, annotations}');
+  }
 
   checkDisclose(add, own(op, ext('disclose')), [...at, ext('disclose')]);
   checkRedact(add, own(op, ext('redact')), [...at, ext('redact')]);
@@ -494,4 +500,16 @@ function checkResolves(ctx: Ctx, ref: OperationRef, names: Set<string>): void {
     }
     if (typeof pick !== 'string' || !PICK_PATTERN.test(pick)) ctx.add('invalid_resolve', [...where, 'pick'], 'pick must be a dot-path');
   }
+}
+
+function isToolPin(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  const description = own(v, 'description');
+  const annotations = own(v, 'annotations');
+  return (
+    typeof own(v, 'hash') === 'string' &&
+    (description === null || typeof description === 'string') &&
+    isObject(own(v, 'input_schema')) &&
+    (annotations === null || isObject(annotations))
+  );
 }

@@ -62,7 +62,16 @@ export type AuditEvent =
   | 'member.updated'
   | 'member.deactivated'
   | 'invitation.revoked'
-  | 'sso.configured';
+  | 'sso.configured'
+  // Connected MCP servers (issue 43): what an admin did, and what a refresh found changed.
+  | 'mcp_server.connected'
+  | 'mcp_server.refreshed'
+  | 'mcp_server.deleted'
+  | 'mcp_server.tool_added'
+  | 'mcp_server.tool_removed'
+  | 'mcp_server.tool_changed'
+  | 'mcp_server.tool_accepted'
+  | 'mcp_server.tool_updated';
 
 export interface AuditEntry {
   orgId: string;

@@ -85,6 +85,14 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /templates/:id', agent: 'deny' },
   { route: 'PUT /templates/:id', agent: 'deny' },
   { route: 'DELETE /templates/:id', agent: 'deny' },
+  // Connected MCP servers (issue 43): people's to manage; agents call their tools as services.
+  { route: 'GET /mcp-servers', agent: 'deny' },
+  { route: 'POST /mcp-servers', agent: 'deny' },
+  { route: 'GET /mcp-servers/:id', agent: 'deny' },
+  { route: 'DELETE /mcp-servers/:id', agent: 'deny' },
+  { route: 'POST /mcp-servers/:id/refresh', agent: 'deny' },
+  { route: 'PATCH /mcp-servers/:id/tools/:tool', agent: 'deny' },
+  { route: 'POST /mcp-servers/:id/tools/:tool/accept', agent: 'deny' },
   // Connections: read its human's, start one (as gateway_auth connect does); never manage them.
   { route: 'GET /connections', agent: 'allow' },
   { route: 'POST /connections', agent: 'allow' },

@@ -85,6 +85,9 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     if (!row || row.org_id !== p.orgId || (row.owner_id !== null && row.owner_id !== p.userId)) throw notFound('template');
     assertHuman(p);
     if (row.owner_id === null && p.role !== 'admin') throw forbidden('only admins may change org templates');
+    // A connected MCP server's template is regenerated from its tools: edited here, the next refresh would undo it.
+    const server = await store.generatingMcpServer(pool, row.id);
+    if (server !== null) throw conflict(`template "${row.key}" is generated from MCP server "${server}": change it with /v1/mcp-servers`, { mcp_server: server });
     return row;
   }
 

@@ -68,6 +68,10 @@ export const updateTemplate = (db: Db, id: string, t: { key: string; title: stri
     UPDATE service_templates SET key = ${t.key}, title = ${t.title}, document = ${sql.jsonb(t.document as never)}, updated_at = now()
     WHERE id = ${id} RETURNING *`);
 
+/** The name of the connected MCP server (server/mcp-servers) whose tools a template is generated from, if any. */
+export const generatingMcpServer = (db: Db, templateId: string) =>
+  db.maybeOneFirst(sql.type(z.object({ name: z.string() }))`SELECT name FROM mcp_servers WHERE template_id = ${templateId}`);
+
 export async function deleteTemplate(db: Db, id: string): Promise<void> {
   await db.query(sql.unsafe`DELETE FROM service_templates WHERE id = ${id}`);
 }

@@ -95,6 +95,13 @@ const MATRIX: Record<string, Row> = {
   'GET /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
   'PUT /templates/:id': { path: `/templates/${RANDOM}`, body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'DELETE /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'GET /mcp-servers': { path: '/mcp-servers', expect: [200, 200, 403, 403, 403, 401] },
+  'POST /mcp-servers': { path: '/mcp-servers', body: {}, expect: [400, 400, 403, 403, 403, 401] },
+  'GET /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'DELETE /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'POST /mcp-servers/:id/refresh': { path: `/mcp-servers/${RANDOM}/refresh`, expect: [404, 404, 403, 403, 403, 401] },
+  'PATCH /mcp-servers/:id/tools/:tool': { path: `/mcp-servers/${RANDOM}/tools/echo`, body: {}, expect: [404, 404, 403, 403, 403, 401] },
+  'POST /mcp-servers/:id/tools/:tool/accept': { path: `/mcp-servers/${RANDOM}/tools/echo/accept`, expect: [404, 404, 403, 403, 403, 401] },
 
   'GET /connections': { path: '/connections', expect: [200, 200, 200, 200, 200, 401] },
   'POST /connections': { path: '/connections', body: {}, expect: [400, 400, 400, 400, 400, 401] },

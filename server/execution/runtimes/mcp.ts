@@ -23,16 +23,20 @@
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
 //     (JSON-RPC invalid params): `invalid_request`.
+//   - the action pins the tool (a connected MCP server's, server/mcp-servers) and the server now
+//     describes it differently: `tool_changed`, nothing sent; `details.changed` is the diff.
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
 import { AppError, invalidParams, invalidRequest } from '../../errors.ts';
 import { credentialFor, templateTrusted, type RuntimeHandler } from '../execute.ts';
 import { assertAddressAllowed } from '../http-client.ts';
 import { jsonOutput } from './result.ts';
+import { pinDiff, pinHash, pinOf, type UpstreamTool } from '../../../core/mcp-servers/tools.ts';
+import type { ToolPinRef } from '../../../core/registry/types.ts';
 
 /** The status a tool result that reports `isError` maps to. */
 export const TOOL_ERROR_STATUS = 502;
-const CLIENT_INFO = { name: 'agent-action-gateway', version: '0.1.0' };
+export const CLIENT_INFO = { name: 'agent-action-gateway', version: '0.1.0' };
 /** tools/list pages followed before giving up on finding the tool. */
 const MAX_TOOL_PAGES = 20;
 const MESSAGE_LIMIT = 300;
@@ -54,7 +58,7 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
 
   const started = performance.now();
-  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs: deps.outbound.timeoutMs });
+  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs: deps.outbound.timeoutMs, pin: action.toolPin });
   return jsonOutput(
     {
       status: result.isError ? TOOL_ERROR_STATUS : 200,
@@ -95,6 +99,7 @@ interface ToolCall {
   tool: string;
   args: Record<string, unknown>;
   timeoutMs: number;
+  pin?: ToolPinRef | undefined;
 }
 
 async function callTool(call: ToolCall): Promise<CallToolResult> {
@@ -108,7 +113,8 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   const opts = { signal: deadline.signal, timeout: call.timeoutMs };
   try {
     await client.connect(transport, opts);
-    await assertToolListed(client, call.tool, opts);
+    const listed = await findTool(client, call.tool, opts);
+    if (call.pin) assertUnchanged(call.tool, call.pin, listed);
     return await client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.args } }, opts);
   } catch (err) {
     throw toAppError(err, call, deadline.signal.aborted);
@@ -118,22 +124,34 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   }
 }
 
+/** People approved the pinned text: a tool the server now describes differently is not called. */
+function assertUnchanged(tool: string, pin: ToolPinRef, listed: UpstreamTool): void {
+  const current = pinOf(listed);
+  if (pinHash(current) === pin.hash) return;
+  const changed = pinDiff(pin, current);
+  throw new AppError('tool_changed', `the MCP server changed tool "${tool}" (${Object.keys(changed).join(', ') || 'its pin'}) since it was published: an admin must review and accept it`, {
+    tool,
+    changed,
+  });
+}
+
 /** An unknown tool is the caller's (or the template's) mistake, not an upstream failure. */
-async function assertToolListed(client: Client, tool: string, opts: { signal: AbortSignal; timeout: number }): Promise<void> {
+async function findTool(client: Client, tool: string, opts: { signal: AbortSignal; timeout: number }): Promise<UpstreamTool> {
   if (!client.getServerCapabilities()?.tools) throw invalidRequest(`the MCP server offers no tools (wanted "${tool}")`, { tool });
   let cursor: string | undefined;
   for (let page = 0; page < MAX_TOOL_PAGES; page++) {
     // client.request, not client.listTools: no output-schema validators get cached, so the
     // gateway passes structuredContent through as the server sent it.
     const list = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, opts);
-    if (list.tools.some((t) => t.name === tool)) return;
+    const found = list.tools.find((t) => t.name === tool);
+    if (found) return found as UpstreamTool;
     cursor = list.nextCursor;
     if (!cursor) break;
   }
   throw invalidRequest(`the MCP server has no tool "${tool}"`, { tool });
 }
 
-async function close(client: Client, transport: StreamableHTTPClientTransport): Promise<void> {
+export async function close(client: Client, transport: StreamableHTTPClientTransport): Promise<void> {
   // A server that keeps sessions gets told this one is over; a stateless one has none.
   if (transport.sessionId) {
     await Promise.race([transport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
@@ -145,7 +163,7 @@ function clip(text: string): string {
   return text.length > MESSAGE_LIMIT ? `${text.slice(0, MESSAGE_LIMIT)}…` : text;
 }
 
-function toAppError(err: unknown, call: ToolCall, timedOut: boolean): AppError {
+export function toAppError(err: unknown, call: Pick<ToolCall, 'url' | 'tool' | 'timeoutMs'>, timedOut: boolean): AppError {
   if (err instanceof AppError) return err;
   const host = call.url.host;
   if (timedOut || (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout)) {

@@ -1,0 +1,294 @@
+// Connected MCP servers: connect (discover every tool, publish them as a generated template of
+// runtime `mcp`), refresh (re-list: new tools arrive disabled, removed ones are disabled, changed
+// ones keep their published pin and are refused at call time until accepted), per-tool admin
+// overrides, accept, delete. Every change is audited. The generated template is what the
+// registry, search and the call path read; these tables are what it is generated from.
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
+import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
+import { serviceDocument, effectiveRisk, toolEnabled, type ServerRecord, type ToolOverride, type ToolRecord, type UpstreamAuth } from '../../core/mcp-servers/definition.ts';
+import { keyTools, pinDiff, pinHash, pinOf, riskFromAnnotations, toolSummary, type ToolPin, type UpstreamTool } from '../../core/mcp-servers/tools.ts';
+import type { TemplateOrigin } from '../../core/registry/catalog.ts';
+import type { AuditEvent } from '../audit/entry.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import type { Principal } from '../auth/principal.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import { AppError, conflict, forbidden, invalidRequest, notFound } from '../errors.ts';
+import { credentialFor, templateTrusted, type ExecutorDeps } from '../execution/execute.ts';
+import { assertAddressAllowed } from '../execution/http-client.ts';
+import { loadServiceDocument } from '../registry/loader.ts';
+import * as templates from '../registry/store.ts';
+import { discoverTools, DEFAULT_DISCOVERY_LIMITS, type DiscoveryLimits } from './discovery.ts';
+import * as store from './store.ts';
+
+export interface McpServerDeps {
+  pool: DatabasePool;
+  executor: ExecutorDeps;
+  audit: AuditWriter;
+  limits?: DiscoveryLimits;
+}
+
+type Person = Extract<Principal, { type: 'user' }>;
+
+const toolRecord = (row: store.ToolRow): ToolRecord => ({
+  name: row.name,
+  key: row.action_key,
+  summary: row.summary,
+  pinned: row.pinned as unknown as ToolPin,
+  annotationRisk: riskFromAnnotations((row.pinned as unknown as ToolPin).annotations ?? undefined),
+  status: row.status,
+  override: row.override as ToolOverride,
+});
+
+const serverRecord = (row: store.ServerRow): ServerRecord => ({ name: row.name, url: row.url, auth: row.auth as unknown as UpstreamAuth });
+
+function toolView(row: store.ToolRow) {
+  const t = toolRecord(row);
+  const current = row.current as unknown as ToolPin;
+  const changed = pinHash(current) !== pinHash(t.pinned);
+  return {
+    name: t.name,
+    action: t.key,
+    summary: t.summary,
+    status: t.status,
+    enabled: toolEnabled(t),
+    risk: effectiveRisk(t),
+    annotation_risk: t.annotationRisk,
+    ...(t.override.scope_param ? { scope_param: t.override.scope_param } : {}),
+    override: t.override,
+    changed,
+    ...(changed ? { changes: pinDiff(t.pinned, current) } : {}),
+  };
+}
+
+function serverView(row: store.ServerRow, tools: readonly store.ToolRow[]) {
+  const auth = row.auth as unknown as UpstreamAuth;
+  return {
+    id: row.id,
+    name: row.name,
+    service: row.name,
+    url: row.url,
+    scope: row.owner_id ? ('user' as const) : ('org' as const),
+    auth,
+    template_id: row.template_id,
+    refreshed_at: row.refreshed_at.toISOString(),
+    created_at: row.created_at.toISOString(),
+    tools: tools.map(toolView),
+  };
+}
+
+export function createMcpServerService(deps: McpServerDeps) {
+  const { pool } = deps;
+  // Discovery waits no longer than any upstream call may (UPSTREAM_TIMEOUT_MS), and at most 15 s.
+  const limits = deps.limits ?? { ...DEFAULT_DISCOVERY_LIMITS, timeoutMs: Math.min(DEFAULT_DISCOVERY_LIMITS.timeoutMs, deps.executor.outbound.timeoutMs) };
+
+  function person(p: Principal): Person {
+    if (p.type !== 'user') throw forbidden('only people may connect or change MCP servers');
+    return p;
+  }
+
+  /** The server if the caller may see it; changing an org server takes an admin. */
+  async function visible(p: Principal, id: string): Promise<store.ServerRow> {
+    const row = await store.getServer(pool, id);
+    if (!row || row.org_id !== p.orgId || (row.owner_id !== null && row.owner_id !== p.userId)) throw notFound('MCP server');
+    return row;
+  }
+
+  async function changeable(p: Principal, id: string): Promise<{ row: store.ServerRow; who: Person }> {
+    const who = person(p);
+    const row = await visible(p, id);
+    if (row.owner_id === null && who.role !== 'admin') throw forbidden('only admins may change the org’s MCP servers');
+    return { row, who };
+  }
+
+  /** Lists the upstream's tools with its credential (a vault secret bound to the host, like every secret). */
+  async function discover(orgId: string, userId: string, server: ServerRecord, origin: TemplateOrigin): Promise<UpstreamTool[]> {
+    const url = new URL(server.url);
+    if (!templateTrusted(origin)) await assertAddressAllowed(url, deps.executor.outbound.policy);
+    const headers = await upstreamHeaders(orgId, userId, server, url, origin);
+    return discoverTools(url, headers, limits);
+  }
+
+  async function upstreamHeaders(orgId: string, userId: string, server: ServerRecord, url: URL, origin: TemplateOrigin): Promise<Record<string, string>> {
+    if (server.auth.type === 'none') return {};
+    const loaded = await loadServiceDocument(serviceDocument(server, []), 'mcp-server');
+    if (!loaded.ok) throw new AppError('internal', 'the generated MCP service document is invalid', { problems: loaded.problems });
+    const choice = { type: 'secret' as const, method: 'upstream', secretName: server.auth.secret_name, available: true };
+    const injection = await credentialFor(deps.executor, orgId, loaded.service, [choice], null, userId, { host: url.hostname, origin });
+    return injection.headers;
+  }
+
+  /** The template document for these tools, refused (nothing written) when the registry would not load it. */
+  async function validDocument(server: ServerRecord, tools: readonly ToolRecord[]): Promise<Record<string, unknown>> {
+    const document = serviceDocument(server, tools);
+    const loaded = await loadServiceDocument(document, 'mcp-server');
+    if (!loaded.ok) {
+      throw new AppError('invalid_service_definition', `the MCP server's tools do not make a valid service (${loaded.problems.length} problem(s))`, { problems: loaded.problems });
+    }
+    return document;
+  }
+
+  async function publish(tx: DatabaseTransactionConnection, row: store.ServerRow): Promise<void> {
+    const tools = (await store.listTools(tx, row.id)).map(toolRecord);
+    const document = await validDocument(serverRecord(row), tools);
+    await templates.updateTemplate(tx, row.template_id, { key: row.name, title: String((document.info as { title: string }).title), document });
+  }
+
+  const audit = (who: Person, row: { org_id: string; name: string }, event: AuditEvent, details: Record<string, unknown>, tool?: string) =>
+    deps.audit.append({ orgId: row.org_id, event, userId: who.userId, actorId: who.identityId, service: row.name, action: tool ?? null, details });
+
+  function keyed(tools: readonly UpstreamTool[]) {
+    const result = keyTools(tools);
+    if (!result.ok) {
+      throw new AppError('invalid_service_definition', `tool names collide once made action keys: ${result.collisions.map((c) => c.tools.join(' / ')).join('; ')}`, {
+        problems: result.collisions.map((c) => ({ code: 'tool_name_collision', path: `/tools/${c.key}`, message: `tools ${c.tools.map((n) => `"${n}"`).join(', ')} all become action "${c.key}"` })),
+      });
+    }
+    return result.tools;
+  }
+
+  async function view(row: store.ServerRow) {
+    return serverView(row, await store.listTools(pool, row.id));
+  }
+
+  return {
+    async connect(p: Principal, input: { name: string; url: string; auth?: UpstreamAuth | undefined; scope: 'org' | 'user' }) {
+      const who = person(p);
+      if (input.scope === 'org' && who.role !== 'admin') throw forbidden('only admins may connect MCP servers for the org');
+      if (input.name === SECRET_SERVICE) throw invalidRequest(`the name "${SECRET_SERVICE}" is reserved`, { field: 'name' });
+      const server: ServerRecord = { name: input.name, url: input.url, auth: input.auth ?? { type: 'none' } };
+      const origin: TemplateOrigin = input.scope === 'org' ? 'org' : 'user';
+      const listed = keyed(await discover(p.orgId, p.userId, server, origin));
+      const records: ToolRecord[] = listed.map(({ tool, key }) => ({
+        name: tool.name,
+        key,
+        summary: toolSummary(tool),
+        pinned: pinOf(tool),
+        annotationRisk: riskFromAnnotations(tool.annotations),
+        status: 'active',
+        override: {},
+      }));
+      const document = await validDocument(server, records);
+      try {
+        const row = await pool.transaction(async (tx) => {
+          const template = await templates.insertTemplate(tx, {
+            orgId: p.orgId,
+            ownerId: input.scope === 'user' ? p.userId : null,
+            key: server.name,
+            title: String((document.info as { title: string }).title),
+            document,
+            createdBy: who.identityId,
+          });
+          const inserted = await store.insertServer(tx, { orgId: p.orgId, ownerId: template.owner_id, name: server.name, url: server.url, auth: server.auth, templateId: template.id, createdBy: who.identityId });
+          for (const r of records) {
+            await store.upsertTool(tx, { server_id: inserted.id, name: r.name, action_key: r.key, summary: r.summary, pinned: { ...r.pinned }, current: { ...r.pinned }, status: 'active' });
+          }
+          return inserted;
+        });
+        await audit(who, row, 'mcp_server.connected', { url: row.url, tools: records.map((r) => ({ name: r.name, risk: effectiveRisk(r) })) });
+        return view(row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`a ${input.scope} service named "${server.name}" exists`);
+        throw err;
+      }
+    },
+
+    async list(p: Principal) {
+      const rows = await store.listServers(pool, p.orgId, p.userId);
+      return Promise.all(rows.map(view));
+    },
+
+    async get(p: Principal, id: string) {
+      return view(await visible(p, id));
+    },
+
+    /**
+     * Re-lists the server's tools. New tools arrive disabled (status `new`); a tool gone from the
+     * list is disabled (`removed`), never deleted; a changed tool keeps its published pin (calls
+     * are refused with `tool_changed`) until accepted. Each change is audited.
+     */
+    async refresh(p: Principal, id: string) {
+      const { row, who } = await changeable(p, id);
+      const listed = keyed(await discover(p.orgId, p.userId, serverRecord(row), row.owner_id ? 'user' : 'org'));
+      const events: { event: AuditEvent; tool: string; details: Record<string, unknown> }[] = [];
+      await pool.transaction(async (tx) => {
+        const existing = new Map((await store.listTools(tx, row.id)).map((t) => [t.name, t]));
+        for (const { tool, key } of listed) {
+          const current = pinOf(tool);
+          const before = existing.get(tool.name);
+          existing.delete(tool.name);
+          if (!before) {
+            await store.upsertTool(tx, { server_id: row.id, name: tool.name, action_key: key, summary: toolSummary(tool), pinned: { ...current }, current: { ...current }, status: 'new' });
+            events.push({ event: 'mcp_server.tool_added', tool: tool.name, details: { enabled: false } });
+            continue;
+          }
+          const pinned = before.pinned as unknown as ToolPin;
+          const last = before.current as unknown as ToolPin;
+          const status = before.status === 'removed' ? 'new' : before.status;
+          if (before.status === 'removed') events.push({ event: 'mcp_server.tool_added', tool: tool.name, details: { enabled: false, returned: true } });
+          if (pinHash(current) !== pinHash(last) && pinHash(current) !== pinHash(pinned)) {
+            events.push({ event: 'mcp_server.tool_changed', tool: tool.name, details: { changed: pinDiff(pinned, current) } });
+          }
+          await store.upsertTool(tx, { ...before, current: { ...current }, status, override: before.override });
+        }
+        for (const gone of existing.values()) {
+          if (gone.status === 'removed') continue;
+          await store.upsertTool(tx, { ...gone, status: 'removed', override: gone.override });
+          events.push({ event: 'mcp_server.tool_removed', tool: gone.name, details: {} });
+        }
+        await store.markRefreshed(tx, row.id);
+        await publish(tx, row);
+      });
+      for (const e of events) await audit(who, row, e.event, e.details, e.tool);
+      await audit(who, row, 'mcp_server.refreshed', { tools: listed.length, changes: events.length });
+      return view((await store.getServer(pool, row.id)) ?? row);
+    },
+
+    /** Publishes a tool as the server describes it now (a new tool is enabled by it); the diff is audited. */
+    async acceptTool(p: Principal, id: string, name: string) {
+      const { row, who } = await changeable(p, id);
+      const diff = await pool.transaction(async (tx) => {
+        const tool = (await store.listTools(tx, row.id)).find((t) => t.name === name);
+        if (!tool) throw notFound(`tool "${name}"`);
+        if (tool.status === 'removed') throw invalidRequest(`tool "${name}" is no longer offered by the server`, { tool: name });
+        const changed = pinDiff(tool.pinned as unknown as ToolPin, tool.current as unknown as ToolPin);
+        const current = tool.current as unknown as ToolPin & Record<string, unknown>;
+        await store.upsertTool(tx, { ...tool, pinned: current, status: 'active', override: tool.override });
+        await publish(tx, row);
+        return { changed, was: tool.status };
+      });
+      await audit(who, row, 'mcp_server.tool_accepted', { previous_status: diff.was, changed: diff.changed }, name);
+      return view(row);
+    },
+
+    /** An admin's risk / scope_param / enabled for one tool (null clears a choice); wins over annotations. */
+    async updateTool(p: Principal, id: string, name: string, change: { risk?: 'read' | 'write' | 'delete' | null | undefined; scope_param?: string | null | undefined; enabled?: boolean | null | undefined }) {
+      const { row, who } = await changeable(p, id);
+      const override = await pool.transaction(async (tx) => {
+        const tool = (await store.listTools(tx, row.id)).find((t) => t.name === name);
+        if (!tool) throw notFound(`tool "${name}"`);
+        const next: Record<string, unknown> = { ...tool.override };
+        for (const [k, v] of Object.entries(change)) {
+          if (v === null) delete next[k];
+          else if (v !== undefined) next[k] = v;
+        }
+        if (typeof next.scope_param === 'string') {
+          const props = ((tool.pinned as unknown as ToolPin).input_schema.properties ?? {}) as Record<string, unknown>;
+          if (!Object.hasOwn(props, next.scope_param)) throw invalidRequest(`scope_param "${next.scope_param}" is not an argument of tool "${name}"`, { field: 'scope_param' });
+        }
+        await store.upsertTool(tx, { ...tool, override: next });
+        await publish(tx, row);
+        return next;
+      });
+      await audit(who, row, 'mcp_server.tool_updated', { override }, name);
+      return view(row);
+    },
+
+    async remove(p: Principal, id: string) {
+      const { row, who } = await changeable(p, id);
+      await store.deleteServer(pool, row.id);
+      await audit(who, row, 'mcp_server.deleted', { url: row.url });
+    },
+  };
+}
+
+export type McpServerService = ReturnType<typeof createMcpServerService>;

@@ -1,0 +1,136 @@
+// Upstream MCP servers for the connected-servers suite (issue 43), all on loopback:
+//   - the official reference server `@modelcontextprotocol/server-everything` in streamableHttp mode;
+//   - a counting relay in front of it (how many `tools/call` requests reached it, by tool);
+//   - a server on the v2 server SDK whose tool list the test changes (descriptions, schemas, tools).
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createMcpHandler, Server, type Tool } from '@modelcontextprotocol/server';
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** server-everything over Streamable HTTP at `<url>` (its `/mcp`), ready when it says it listens. */
+export async function startEverything(): Promise<RunningServer> {
+  const entry = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json');
+  const script = path.join(path.dirname(entry), 'dist', 'index.js');
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', path.join(import.meta.dirname, 'loopback-listen.mjs'), script, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes(`listening on port ${port}`)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${stderr}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Relays every request to `target`, recording the tool of each `tools/call` it passes on. */
+export async function startCountingRelay(target: string): Promise<RunningServer & { toolCalls: string[] }> {
+  const toolCalls: string[] = [];
+  const upstream = new URL(target);
+  const server = http.createServer(async (req, res) => {
+    const body = await readBody(req);
+    try {
+      const msg = JSON.parse(body.toString()) as { method?: string; params?: { name?: string } };
+      if (msg.method === 'tools/call') toolCalls.push(String(msg.params?.name));
+    } catch {
+      // not JSON (a GET or DELETE): relayed as it is
+    }
+    const out = http.request({ host: upstream.hostname, port: upstream.port, path: upstream.pathname, method: req.method, headers: { ...req.headers, host: upstream.host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    out.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    toolCalls,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+export interface SeenCall {
+  name: string;
+  args: unknown;
+  authorization?: string | undefined;
+  apiKey?: string | undefined;
+}
+
+/** A server whose tools the test sets; `calls` records each tools/call (name, arguments, credential headers). */
+export async function startChangeableServer(initial: Tool[]): Promise<RunningServer & { tools: Tool[]; calls: SeenCall[] }> {
+  const state = { tools: initial, calls: [] as SeenCall[] };
+  let credentials: Pick<SeenCall, 'authorization' | 'apiKey'> = {};
+  const handler = createMcpHandler(() => {
+    const server = new Server({ name: 'changeable', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler('tools/list', () => ({ tools: state.tools }));
+    server.setRequestHandler('tools/call', (request) => {
+      state.calls.push({ name: request.params.name, args: request.params.arguments, ...credentials });
+      return { content: [{ type: 'text', text: JSON.stringify({ ran: request.params.name, arguments: request.params.arguments ?? {} }) }] };
+    });
+    return server;
+  });
+  const http1 = http.createServer(async (req, res) => {
+    credentials = { authorization: req.headers.authorization, apiKey: req.headers['x-api-key'] as string | undefined };
+    const body = await readBody(req);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+    const web = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(body.length > 0 ? { body } : {}) }));
+    res.writeHead(web.status, Object.fromEntries(web.headers.entries()));
+    res.end(Buffer.from(await web.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve));
+  const { port } = http1.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get tools() {
+      return state.tools;
+    },
+    set tools(next: Tool[]) {
+      state.tools = next;
+    },
+    calls: state.calls,
+    close: async () => {
+      await handler.close();
+      http1.closeAllConnections();
+      await new Promise((resolve) => http1.close(resolve));
+    },
+  };
+}
