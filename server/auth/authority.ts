@@ -85,6 +85,8 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'GET /templates/:id', agent: 'deny' },
   { route: 'PUT /templates/:id', agent: 'deny' },
   { route: 'DELETE /templates/:id', agent: 'deny' },
+  { route: 'POST /templates/import', agent: 'deny' },
+  { route: 'POST /templates/:id/publish', agent: 'deny' },
   // Connected MCP servers (issue 43): people's to manage; agents call their tools as services.
   { route: 'GET /mcp-servers', agent: 'deny' },
   { route: 'POST /mcp-servers', agent: 'deny' },

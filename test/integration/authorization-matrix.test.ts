@@ -95,6 +95,8 @@ const MATRIX: Record<string, Row> = {
   'GET /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
   'PUT /templates/:id': { path: `/templates/${RANDOM}`, body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'DELETE /templates/:id': { path: `/templates/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'POST /templates/import': { path: '/templates/import', body: {}, expect: [400, 400, 403, 403, 403, 401] },
+  'POST /templates/:id/publish': { path: `/templates/${RANDOM}/publish`, expect: [404, 404, 403, 403, 403, 401] },
   'GET /mcp-servers': { path: '/mcp-servers', expect: [200, 200, 403, 403, 403, 401] },
   'POST /mcp-servers': { path: '/mcp-servers', body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'GET /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
