@@ -14,7 +14,9 @@ export interface CliProcess {
 /** `entry`: another script than the CLI (a harness around it, e.g. serve-with-faults.ts). */
 export function runCli(args: string[], env: Record<string, string>, entry = CLI): CliProcess {
   const child = spawn(process.execPath, [entry, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    // METRICS_PORT=0: gateways started side by side would all want the default 9464 (a test that
+    // scrapes gives its own).
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
