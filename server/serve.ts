@@ -141,7 +141,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     if (config.metrics) {
       const listener = await startMetricsListener({ ...config.metrics, metrics, temporalMetricsUrl: () => temporalMetricsUrl, logger });
       onStop('metrics listener', listener.stop);
-      logger.info({ metrics: listener.url }, 'metrics listening');
+      logger.info({ metrics: listener.url }, `metrics at ${listener.url}`);
     }
 
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);

@@ -8,6 +8,8 @@ export const CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway
 export interface CliProcess {
   child: ChildProcess;
   output(): string;
+  /** Standard output alone (the log), without standard error. */
+  stdout(): string;
   exited: Promise<number | null>;
 }
 
@@ -20,10 +22,11 @@ export function runCli(args: string[], env: Record<string, string>, entry = CLI)
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  let stdout = '';
+  child.stdout!.on('data', (c: Buffer) => ((out += c.toString()), (stdout += c.toString())));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, stdout: () => stdout, exited };
 }
 
 export async function waitForReady(baseUrl: string, proc: CliProcess, timeoutMs = 90_000): Promise<void> {
