@@ -62,7 +62,7 @@ function installRuntime(logger: Logger, prometheusBind?: string): string | null 
       }),
       telemetryOptions: {
         logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
-        ...(prometheusBind ? { metrics: { prometheus: { bindAddress: prometheusBind, countersTotalSuffix: true, useSecondsForDurations: true } } } : {}),
+        ...(prometheusBind ? { metrics: { prometheus: { bindAddress: prometheusBind, useSecondsForDurations: true } } } : {}),
       },
     });
     runtimeMetricsUrl = prometheusBind ? `http://${prometheusBind}/metrics` : null;
