@@ -1,6 +1,8 @@
 // /metrics of a real `gateway serve` (issue 45): each counter moves by exactly what the calls did
 // — covered, approved, denied, expired, a notice that fails for good — and the Temporal worker's
 // own series (`temporal_*`) come through the same listener. Only loopback servers are involved.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -142,5 +144,11 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^temporal_\w+/m);
     expect(text).toMatch(/^gateway_process_\w+/m);
     expect((await fetch(metricsUrl.replace('/metrics', '/v1/identities/me'))).status).toBe(404);
+    // Every metric the Grafana dashboard queries is one this gateway declares (a labelled counter
+    // nothing moved yet has its # TYPE line and no sample).
+    const dashboard = await readFile(path.resolve(import.meta.dirname, '..', '..', 'deploy', 'grafana-dashboard.json'), 'utf8');
+    const queried = new Set((dashboard.match(/\b(?:gateway|temporal)_[a-z0-9_]+/g) ?? []).map((n) => n.replace(/_(?:bucket|sum|count)$/, '')));
+    const served = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
+    expect([...queried].filter((name) => !served.has(name))).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
 // The metrics module's own rules: label sets stay bounded whatever the counted values are.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LabelCap } from '../../../server/metrics/label-cap.ts';
 import { createMetrics } from '../../../server/metrics/metrics.ts';
@@ -32,5 +34,14 @@ describe('metric labels', () => {
     a.approvalRaised();
     expect(await a.registry.getSingleMetricAsString('gateway_approvals_raised_total')).toMatch(/ 1$/m);
     expect(await b.registry.getSingleMetricAsString('gateway_approvals_raised_total')).toMatch(/ 0$/m);
+  });
+});
+
+describe('the metrics reference', () => {
+  it('documents every gateway_ metric in docs/operators.md', async () => {
+    const doc = readFileSync(path.resolve(import.meta.dirname, '..', '..', '..', 'docs', 'operators.md'), 'utf8');
+    const names = (await createMetrics().registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => !n.startsWith('gateway_process_'));
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter((n) => !doc.includes(`\`${n}\``))).toEqual([]);
   });
 });
