@@ -191,7 +191,8 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     const port = (server.address() as AddressInfo).port;
     const url = `http://localhost:${port}`;
     // The address people and agents use (PUBLIC_URL), not the local listener.
-    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, `gateway ready at ${config.publicUrl}`);
+    // The start's summary: where to go, and (embedded) where the data lives.
+    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null, ...(embedded ? { data: config.dataDir } : {}) }, `gateway ready at ${config.publicUrl}`);
 
     return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, app, exchange: services.exchange, workerDone, stop };
   } catch (err) {

@@ -39,7 +39,7 @@ export async function startMetricsListener(o: MetricsListenerOptions): Promise<M
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(listenError('METRICS_PORT', o.port, o.host, err) ?? err));
+    server.once('error', (err) => reject(listenError('METRICS_PORT', o.port, o.host, err, 'METRICS_HOST') ?? err));
     server.listen(o.port, o.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
