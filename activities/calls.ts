@@ -1,6 +1,9 @@
 // Activities of the call workflow: every read and write of the call's read model, the permission
 // check against current rules, the upstream execution, audit rows and webhook events. Each is
 // idempotent under retry (ids come from the workflow; inserts tolerate replays).
+import type { CallOutcomeLabel, GatewayMetrics } from '../server/metrics/metrics.ts';
+import { approvalPath } from './approval-path.ts';
+import type { CallMetrics } from './covered-call.ts';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
@@ -56,7 +59,12 @@ export interface CallActivityDeps {
   emitEvent: (event: { orgId: string; type: WebhookEventType; data: Record<string, unknown>; id: string }) => Promise<void>;
   /** Starts an approval's notices (Slack, email) for an occasion, fire-and-forget (never throws). */
   startNotices: (approvalId: string, purpose: string, occasion?: string) => Promise<void>;
+  /** Final states and approvals, counted where they are written. */
+  metrics: CallMetrics & Pick<GatewayMetrics, 'approvalRaised' | 'approvalExpired'>;
 }
+
+/** A decision that ends the call without a send, as counted (an allow is counted when its execution ends). */
+const ENDING_DECISIONS: Partial<Record<RecordDecisionInput['status'], CallOutcomeLabel>> = { denied: 'denied', expired: 'expired', cancelled: 'cancelled', superseded: 'superseded' };
 
 /** An allow with changes, as its audit row tells it: the diff and what the edited request asks for (never the envelope). */
 function editedDetails(edit: ApprovedEdit) {
@@ -167,8 +175,15 @@ export function createCallActivities(deps: CallActivityDeps) {
   }
 
   /** A decision written once (an allow's retry finds its execution): true when this call wrote it. */
-  function writeDecision(input: RecordDecisionInput): Promise<boolean> {
-    return calls.recordDecision(pool, ...decisionWrite(input));
+  async function writeDecision(input: RecordDecisionInput): Promise<boolean> {
+    const written = await calls.recordDecision(pool, ...decisionWrite(input));
+    // Counted by the attempt that wrote it: a retry finds it written and counts nothing.
+    const outcome = ENDING_DECISIONS[input.status];
+    if (written && outcome) {
+      deps.metrics.callFinished({ service: input.spec.template, action: input.spec.action, outcome, path: approvalPath(input.spec) });
+      if (input.status === 'expired') deps.metrics.approvalExpired();
+    }
+    return written;
   }
 
   /** A decision's events (keyed by the approval and its status: sent again, delivered once). */
@@ -176,7 +191,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     await emit(input.spec, 'approval.resolved', await approvalEventData(input.approvalId));
   }
 
-  const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData });
+  const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData, metrics: deps.metrics });
 
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
@@ -209,6 +224,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       }
       if (inserted) {
         await calls.setCallStatus(pool, spec.callId, 'pending_approval', row.id);
+        deps.metrics.approvalRaised();
         await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id, ...disclosedDetails(spec) } });
         await emit(spec, 'approval.raised', await approvalEventData(row.id));
         // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
@@ -283,6 +299,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       await calls.updateExecution(pool, input.executionId, { status: input.status, finished: true });
       await calls.finishCall(pool, input.spec.callId, `execution_${input.status}`, null);
       await audit(input.spec, { event: `execution.${input.status}`, approvalId: input.approvalId, executionId: input.executionId, decision: input.status });
+      const outcome = input.status === 'expired' ? 'execution_expired' : 'cancelled';
+      deps.metrics.callFinished({ service: input.spec.template, action: input.spec.action, outcome, path: approvalPath(input.spec) });
     },
 
     /** allow_remember: rules on the closest non-inheriting ancestor, and on any other identity below the resolver still uncovered. */

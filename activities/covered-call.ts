@@ -1,6 +1,7 @@
 // The covered fast path's execution (no approval, no execution row): the request as the API
 // prepared it (hand-off in the same process, else the encrypted call row), the upstream call, and
 // the call row's final status written together with its audit row in one statement.
+import type { GatewayMetrics } from '../server/metrics/metrics.ts';
 import type { DatabasePool } from 'slonik';
 import { callAuditEntry, type AuditEntry, type CallEvent } from '../server/audit/entry.ts';
 import type { LocalExchange, PreparedCall } from '../server/temporal/local-exchange.ts';
@@ -23,7 +24,11 @@ export interface CoveredCallDeps {
   keyring: VaultKeyring;
   registry: RegistryService;
   executor: ExecutorDeps;
+  metrics: CallMetrics;
 }
+
+/** What the activities that write a call's final state count. */
+export type CallMetrics = Pick<GatewayMetrics, 'callFinished' | 'outcomeUnknown' | 'upstreamSeconds' | 'outboundError'>;
 
 export interface CoveredResult {
   outcome: CallOutcome;
@@ -93,6 +98,8 @@ export function createCoveredCall(deps: CoveredCallDeps) {
   async function failed(spec: CallSpec, error: ErrorBody): Promise<CoveredResult> {
     const decision = error.code === OUTCOME_UNKNOWN.code ? 'outcome_unknown' : 'failed';
     await finish(spec, 'failed', { httpStatusCode: null, error }, { event: 'call.failed', approvalId: null, executionId: null, decision, details: { error } });
+    deps.metrics.callFinished({ service: spec.template, action: spec.action, outcome: decision, path: 'covered' });
+    if (decision === 'outcome_unknown') deps.metrics.outcomeUnknown('covered');
     return { outcome: { status: 'error', error }, httpStatusCode: null, executionStatus: null };
   }
 
@@ -117,7 +124,7 @@ export function createCoveredCall(deps: CoveredCallDeps) {
     }
     // Nothing left either: a typed error (a missing credential, a disabled action) while planning.
     if ('kind' in planned) return failed(spec, planned.error);
-    const out = await sendOnce(planned, { mayHaveLeft: claim.previouslyMarked, key: spec.callId, logger: deps.logger, ids: { call_id: spec.callId } });
+    const out = await sendOnce(planned, { mayHaveLeft: claim.previouslyMarked, key: spec.callId, logger: deps.logger, ids: { call_id: spec.callId }, metrics: { path: 'covered', count: deps.metrics } });
     if (out.kind !== 'sent') return failed(spec, out.kind === 'error' ? out.error : OUTCOME_UNKNOWN);
     await finish(spec, 'called', { httpStatusCode: out.httpStatusCode, result: out.result }, {
       event: 'call.called',
@@ -128,6 +135,7 @@ export function createCoveredCall(deps: CoveredCallDeps) {
       httpStatusCode: out.httpStatusCode,
       details: { duration_ms: out.result.duration_ms, request: redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) },
     });
+    deps.metrics.callFinished({ service: spec.template, action: spec.action, outcome: 'called', path: 'covered' });
     return { outcome: { status: 'called', result: out.result, action_description: spec.description }, httpStatusCode: out.httpStatusCode, executionStatus: null };
   };
 }

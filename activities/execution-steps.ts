@@ -21,7 +21,8 @@ import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { ApprovalRecord, ApprovedEdit, CallResult, CallSpec, EditedMark, ErrorBody, ExecuteCallResult, ExecutionStatus } from '../workflows/definitions.ts';
 import type { LocalExchange } from '../server/temporal/local-exchange.ts';
 import type { WebhookEventType } from '../workflows/webhook-definitions.ts';
-import { entryFor, untilLanded, type CallEvent } from './covered-call.ts';
+import { entryFor, untilLanded, type CallEvent, type CallMetrics } from './covered-call.ts';
+import { approvalPath } from './approval-path.ts';
 import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
 import { planSend, sendOnce, typedError, type TypedError } from './send-once.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
@@ -85,6 +86,7 @@ export interface ExecutionStepDeps {
   executor: ExecutorDeps;
   emit: (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => Promise<void>;
   approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
+  metrics: CallMetrics;
 }
 
 /** An edited request's outcome and audit rows say so, with the diff. */
@@ -263,7 +265,15 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
 
   /** One attempt at the upstream per mark: `marks` above 1 means an earlier one may have left. `left`: see PlannedUpstream.send. */
   function sendMarked(input: StepInput, planned: PlannedUpstream, marks: number, left?: () => void): Promise<SendOutcome> {
-    return sendOnce(planned, { mayHaveLeft: marks > 1, key: input.executionId, logger, ids: { call_id: input.spec.callId, execution_id: input.executionId }, left });
+    const metrics = { path: approvalPath(input.spec), count: deps.metrics };
+    return sendOnce(planned, { mayHaveLeft: marks > 1, key: input.executionId, logger, ids: { call_id: input.spec.callId, execution_id: input.executionId }, left, metrics });
+  }
+
+  function countFinal(spec: CallSpec, sent: SendOutcome, status: ExecutionStatus): void {
+    const path = approvalPath(spec);
+    const outcome = sent.kind === 'sent' ? 'called' : sent.kind === 'outcome_unknown' ? 'outcome_unknown' : status === 'cancelled' ? 'cancelled' : 'failed';
+    deps.metrics.callFinished({ service: spec.template, action: spec.action, outcome, path });
+    if (outcome === 'outcome_unknown') deps.metrics.outcomeUnknown(path);
   }
 
   function appendAuditFor(db: Parameters<typeof appendAudit>[0], spec: CallSpec, e: CallEvent) {
@@ -277,10 +287,10 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     if (sent.kind === 'sent') sent = { ...sent, result: openResult(deps.keyring, spec.callId, sent.result) };
     const error = sent.kind === 'error' ? sent.error : sent.kind === 'outcome_unknown' ? OUTCOME_UNKNOWN : null;
     const httpStatusCode = sent.kind === 'sent' ? sent.httpStatusCode : null;
-    await pool.transaction(async (tx) => {
+    const wrote = await pool.transaction(async (tx) => {
       const exec = await calls.getExecution(tx, executionId);
       // Already final (a retry whose first attempt committed): keep what was written.
-      if (exec && ['executed', 'failed', 'cancelled', 'expired'].includes(exec.status)) return;
+      if (exec && ['executed', 'failed', 'cancelled', 'expired'].includes(exec.status)) return false;
       if (sent.kind === 'sent') {
         await calls.updateExecution(tx, executionId, { status, httpStatusCode, result: sent.result, finished: true });
         await calls.finishCall(tx, spec.callId, 'executed', httpStatusCode);
@@ -304,7 +314,10 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
             ? { duration_ms: sent.result.duration_ms, request, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}), ...editedMark(spec) }
             : { error, ...editedMark(spec) },
       });
+      return true;
     });
+    // Counted once, by the attempt whose transaction wrote the final state.
+    if (wrote) countFinal(spec, sent, status);
     await deps.emit(spec, sent.kind === 'sent' ? 'approval.executed' : 'approval.execution_failed', await deps.approvalEventData(approvalId));
     if (sent.kind === 'sent') {
       const outcome = { status: 'called' as const, result: sent.result as CallResult, action_description: spec.description, ...editedMark(spec) };

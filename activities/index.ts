@@ -25,12 +25,13 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   const { notices } = deps.services;
+  const { metrics } = deps.services;
   const noticeDeps = { logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, deliveries: notices.deliveries, retry: notices.retry };
   const startNotices = noticeStarter(noticeDeps);
   return {
     ...createDiagnosticActivities(deps),
-    ...createWebhookActivities(deps),
-    ...createNoticeActivities(noticeDeps),
+    ...createWebhookActivities({ ...deps, metrics }),
+    ...createNoticeActivities({ ...noticeDeps, metrics }),
     ...createCallActivities({
       pool: deps.pool,
       logger: deps.logger,
@@ -39,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
       signer: deps.services.signer,
       registry: deps.services.registry,
       exchange: deps.services.exchange,
+      metrics,
       executor: {
         ...deps.services.executor,
         // Non-HTTP runtimes: tools on external MCP servers, and the gateway's own platform actions.

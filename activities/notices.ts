@@ -1,6 +1,7 @@
 // Activities of approval notices: start the notice workflow for an occasion (idempotent by its
 // id), plan, deliver one (one attempt; the workflow's policy retries), record a final failure,
 // update the Slack messages once decided. Secrets are opened inside server/notifications only.
+import type { GatewayMetrics } from '../server/metrics/metrics.ts';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
@@ -18,6 +19,7 @@ export interface NoticeActivityDeps {
   taskQueue: string;
   deliveries: Deliveries;
   retry: ApprovalNoticesInput['retry'];
+  metrics: Pick<GatewayMetrics, 'notice'>;
 }
 
 export function createNoticeActivities(deps: NoticeActivityDeps) {
@@ -29,7 +31,9 @@ export function createNoticeActivities(deps: NoticeActivityDeps) {
     async deliverNotice(input: { deliveryId: string }): Promise<string> {
       try {
         // A retry may follow an attempt that reached Slack or the mail server but crashed before recording it.
-        return await deliveries.deliver(input.deliveryId, { retry: Context.current().info.attempt > 1 });
+        const out = await deliveries.deliver(input.deliveryId, { retry: Context.current().info.attempt > 1 });
+        if (out === 'delivered') deps.metrics.notice('delivered');
+        return out;
       } catch (err) {
         if (err instanceof UndeliverableNotice) throw ApplicationFailure.nonRetryable(err.message, 'UndeliverableNotice');
         if (isPermanentSlackError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'PermanentSlackError');
@@ -37,7 +41,11 @@ export function createNoticeActivities(deps: NoticeActivityDeps) {
       }
     },
 
-    failNotice: (input: { deliveryId: string; reason: string }) => deliveries.fail(input.deliveryId, input.reason),
+    /** A delivery whose retries ran out (or that no retry can fix): failed for good. */
+    async failNotice(input: { deliveryId: string; reason: string }): Promise<void> {
+      await deliveries.fail(input.deliveryId, input.reason);
+      deps.metrics.notice('failed');
+    },
 
     updateNoticeMessages: (input: { approvalId: string }) => deliveries.updateSlackMessages(input.approvalId),
 

@@ -4,6 +4,7 @@
 // an earlier attempt may have let the request leave — is judged here the same way for all: only an
 // idempotent request is sent again, any other ends `outcome_unknown`. Recording the outcome stays
 // with each path (a covered call's row, or an approval's execution).
+import type { CallPath, GatewayMetrics } from '../server/metrics/metrics.ts';
 import type { StoredCall } from '../server/calls/stored-call.ts';
 import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
@@ -47,6 +48,8 @@ export interface SendOnceOptions {
   ids: { call_id: string; execution_id?: string };
   /** Runs once the request has left (or could not): see PlannedUpstream.send. */
   left?: (() => void) | undefined;
+  /** The upstream's time and the outbound errors, counted by the call's path. */
+  metrics?: { path: CallPath; count: Pick<GatewayMetrics, 'upstreamSeconds' | 'outboundError'> } | undefined;
 }
 
 /** One attempt at the upstream per mark. An unexpected error is final: the request may have left, and is never resent blindly. */
@@ -57,10 +60,13 @@ export async function sendOnce(planned: PlannedUpstream, o: SendOnceOptions): Pr
   }
   try {
     const out = await planned.send(o.key, o.left);
+    o.metrics?.count.upstreamSeconds(o.metrics.path, out.result.duration_ms / 1000);
     return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
   } catch (err) {
     // Typed errors are the upstream's or the policy's answer; anything else is a defect or an outage.
     if (!(err instanceof AppError)) o.logger.error({ err, ...o.ids }, 'execution failed unexpectedly');
-    return { kind: 'error', error: errorBody(err) };
+    const error = errorBody(err);
+    o.metrics?.count.outboundError(error.code);
+    return { kind: 'error', error };
   }
 }

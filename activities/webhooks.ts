@@ -2,6 +2,7 @@
 // workflow's retry policy does the backoff), and emit an event from other workflows' activities.
 // The signing secret is decrypted here, used for the HMAC and dropped: it is never logged,
 // recorded, returned or put into a workflow payload.
+import type { GatewayMetrics } from '../server/metrics/metrics.ts';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
@@ -27,6 +28,7 @@ export interface WebhookActivityDeps {
   keyring: VaultKeyring;
   temporal: Client;
   taskQueue: string;
+  metrics: Pick<GatewayMetrics, 'webhook'>;
 }
 
 function describeFailure(err: unknown): string {
@@ -86,6 +88,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       }
       const durationMs = Math.round(performance.now() - started);
       await record(statusCode, error, durationMs);
+      deps.metrics.webhook(error === null ? 'delivered' : 'attempt_failed');
       if (error !== null) {
         log.warn({ status_code: statusCode, duration_ms: durationMs, error }, 'webhook delivery attempt failed');
         throw ApplicationFailure.retryable(error, 'WebhookDeliveryFailed', { statusCode });

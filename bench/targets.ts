@@ -71,6 +71,8 @@ export async function startEmbeddedTarget(opts: { root?: string } = {}): Promise
     PORT: String(port),
     TEMPORAL_PORT: String(temporalPort),
     TEMPORAL_UI_PORT: String(await freePort()),
+    // Metrics on, as in production, on a port of its own (an A/B runs two gateways).
+    METRICS_PORT: String(await freePort()),
     GATEWAY_ADMIN_EMAIL: ADMIN.email,
     GATEWAY_ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',

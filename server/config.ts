@@ -74,6 +74,20 @@ const envSchema = z.object({
   ),
   SERVICES_DIR: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Unset: readable lines on a terminal, JSON lines otherwise (server/log-format.ts).
+  LOG_FORMAT: optionalString.pipe(z.enum(['json', 'pretty'], { error: 'must be json or pretty' }).optional()),
+  // Prometheus metrics on their own listener (server/metrics/); 0 turns it off.
+  METRICS_PORT: z.coerce
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be 0 (off) or between 1 and 65535')
+    .max(65535, 'must be 0 (off) or between 1 and 65535')
+    .default(9464),
+  METRICS_HOST: z
+    .string()
+    .trim()
+    .regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, 'must be a hostname or an IP address')
+    .default('127.0.0.1'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   TEMPORAL_PORT: port.default(7233),
   // Outbound safety and limits (DESIGN.md §5).
@@ -157,6 +171,10 @@ export interface Config {
   /** How long an eagerly started call waits for its in-process answer before also asking its workflow. */
   eagerAnswerPatienceMs: number;
   logLevel: Env['LOG_LEVEL'];
+  /** Unset: chosen by whether stdout is a terminal (server/log-format.ts). */
+  logFormat: Env['LOG_FORMAT'];
+  /** The Prometheus listener; null: off (METRICS_PORT=0). */
+  metrics: { port: number; host: string } | null;
   production: boolean;
   nodeEnv: Env['NODE_ENV'];
 }
@@ -262,6 +280,8 @@ export function loadConfig(processEnv: NodeJS.ProcessEnv = process.env): Config 
     rateLimitPerMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE,
     eagerAnswerPatienceMs: e.GATEWAY_EAGER_ANSWER_PATIENCE_MS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    metrics: e.METRICS_PORT === 0 ? null : { port: e.METRICS_PORT, host: e.METRICS_HOST.replace(/^\[|\]$/g, '') },
     production,
     nodeEnv: e.NODE_ENV,
   };

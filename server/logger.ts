@@ -1,5 +1,8 @@
-// pino JSON logs. Redaction is a safety net: code must not log secrets in the first place.
+// pino logs: JSON lines, or readable ones for a terminal (log-format.ts). Redaction is a safety
+// net: code must not log secrets in the first place.
 import { pino, type Logger, type DestinationStream } from 'pino';
+import pinoPretty from 'pino-pretty';
+import type { LogFormat } from './log-format.ts';
 
 export type { Logger };
 
@@ -26,7 +29,12 @@ const REDACT_PATHS = [
   'masterKey',
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * `format` 'pretty': lines a person reads (time, level, message, then the fields), coloured, on
+ * stdout; redaction applies before either format sees a line.
+ */
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
+  destination ??= format === 'pretty' ? prettyStdout() : undefined;
   return pino(
     {
       level,
@@ -39,4 +47,16 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     // and lines queued while one is written go out together (flushed on exit by pino).
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/** Readable lines on stdout, written synchronously (a terminal, where a person waits for them). */
+function prettyStdout(): DestinationStream {
+  return pinoPretty({
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss',
+    // Fields every line carries and a person does not need to read each time.
+    ignore: 'pid,hostname,service',
+    singleLine: false,
+    sync: true,
+  });
 }

@@ -30,7 +30,11 @@ import { watchTemporal } from './temporal/health.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes.ts';
 import { readInstanceId } from './temporal/instance-store.ts';
 import { claimTaskQueue } from './temporal/queue-owner.ts';
-import { connectWorker, createGatewayWorker, type GatewayWorker } from './temporal/worker.ts';
+import { connectWorker, createGatewayWorker, installRuntimeWithMetrics, type GatewayWorker } from './temporal/worker.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { startMetricsListener } from './metrics/listener.ts';
+import { pendingApprovalsReader, poolStateReader } from './metrics/sources.ts';
+import { freePort } from './embedded/processes.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
 
@@ -128,6 +132,18 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     });
     await claimTaskQueue({ connection: temporalConn.client.connection, namespace: config.temporal.namespace, taskQueue, address: temporalAddress, instanceId: await readInstanceId(pool), logger });
 
+    // Metrics (METRICS_PORT): the gateway's registry, and in a worker the SDK's own series, served
+    // by the SDK on a free loopback port of its own and merged into this listener's /metrics.
+    const metrics = createMetrics();
+    metrics.watch({ pool: poolStateReader(pool), pendingApprovals: pendingApprovalsReader(pool) });
+    let temporalMetricsUrl: string | null = null;
+    if (config.metrics && role !== 'api') temporalMetricsUrl = installRuntimeWithMetrics(logger, `127.0.0.1:${await freePort()}`);
+    if (config.metrics) {
+      const listener = await startMetricsListener({ ...config.metrics, metrics, temporalMetricsUrl: () => temporalMetricsUrl, logger });
+      onStop('metrics listener', listener.stop);
+      logger.info({ metrics: listener.url }, `metrics at ${listener.url}`);
+    }
+
     const loaded = await loadServiceDirectories(config.serviceDirs, logger);
     logger.info({ services: loaded.services.length, skipped: loaded.errors.length }, 'service definitions loaded');
     const catalog = createCatalog(loaded.services);
@@ -135,7 +151,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     // eagerly on it and take their first answer in this process (issue 28).
     const workerConnection = role !== 'api' ? await connectWorker(temporalAddress, logger) : undefined;
     const eagerClient = role === 'all' && workerConnection ? new Client({ connection: workerConnection, namespace: config.temporal.namespace }) : undefined;
-    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, ...(eagerClient ? { eagerClient } : {}) };
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, metrics, ...(eagerClient ? { eagerClient } : {}) };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
 
@@ -175,7 +191,8 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     const port = (server.address() as AddressInfo).port;
     const url = `http://localhost:${port}`;
     // The address people and agents use (PUBLIC_URL), not the local listener.
-    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null }, `gateway ready at ${config.publicUrl}`);
+    // The start's summary: where to go, and (embedded) where the data lives.
+    logger.info({ url: config.publicUrl, port, role, temporal: temporalAddress, temporalUi: temporalUiUrl ?? null, ...(embedded ? { data: config.dataDir } : {}) }, `gateway ready at ${config.publicUrl}`);
 
     return { url, databaseUrl, temporalAddress, temporalUiUrl, pool, temporal: temporalConn.client, app, exchange: services.exchange, workerDone, stop };
   } catch (err) {

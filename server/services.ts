@@ -1,5 +1,6 @@
 // The composition root: every domain service built once from the process's dependencies.
 // Routes, MCP tools and the CLI receive these, never the pool or clients directly.
+import { createMetrics, type GatewayMetrics } from './metrics/metrics.ts';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { createAuthService } from './auth/service.ts';
@@ -60,11 +61,14 @@ export interface ServiceDeps {
   eagerClient?: Client;
   /** Sends invitation links by email (issue 30's channels); absent: not configured. */
   invitationMailer?: InvitationMailer;
+  /** This gateway's Prometheus metrics (server/metrics/); absent: counted into a registry nobody serves. */
+  metrics?: GatewayMetrics;
 }
 
 export function createServices(deps: ServiceDeps) {
   // One per process: the API side of the services and this process's worker hand each other calls and answers directly.
   const exchange = createLocalExchange();
+  const metrics = deps.metrics ?? createMetrics();
   const keyring = createVaultKeyring(deps.masterKey);
   // Every message to a call's workflow is signed with the installation's key (loaded on first use).
   const signer = createMessageSigner({ pool: deps.pool, keyring });
@@ -138,6 +142,7 @@ export function createServices(deps: ServiceDeps) {
     logger: deps.logger,
     ...(deps.eagerClient ? { eagerClient: deps.eagerClient } : {}),
     exchange,
+    metrics,
   });
   late.calls = calls;
   // An approver's edits and the viewer's descriptions derive requests with the calls' own preparer.
@@ -162,7 +167,7 @@ export function createServices(deps: ServiceDeps) {
   });
   const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls: { ...approvalEdits, describeFor, settleWithoutWorkflow: calls.settleWithoutWorkflow }, exchange, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs });
+  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls: { ...approvalEdits, describeFor, settleWithoutWorkflow: calls.settleWithoutWorkflow }, exchange, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs, metrics });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.
@@ -171,7 +176,7 @@ export function createServices(deps: ServiceDeps) {
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
   const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool) });
-  return { exchange, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  return { exchange, metrics, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,12 +1,13 @@
 import { migrate } from '../../server/db/migrate.ts';
 import { createLogger } from '../../server/logger.ts';
+import { chooseLogFormat } from '../../server/log-format.ts';
 import { acquireDataDirLock, ensureDataDir } from '../../server/embedded/data-dir.ts';
 import { startEmbeddedPostgres } from '../../server/embedded/embedded-postgres.ts';
 import { configOrExit } from '../shared.ts';
 
 export async function migrateCommand(_args: string[]): Promise<number> {
   const config = configOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, chooseLogFormat(process.stdout.isTTY === true, config.logFormat));
   let stopPg: (() => Promise<void>) | undefined;
   let release: (() => Promise<void>) | undefined;
   let url = config.databaseUrl;

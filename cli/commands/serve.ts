@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../../server/logger.ts';
+import { chooseLogFormat } from '../../server/log-format.ts';
 import { startGateway, type Role, type StartOptions } from '../../server/serve.ts';
 import { MissingSearchAttributesError, WrongSearchAttributeTypeError } from '../../server/temporal/search-attributes.ts';
 import { configOrExit } from '../shared.ts';
@@ -15,7 +16,7 @@ export async function serveCommand(args: string[], opts: Pick<StartOptions, 'wor
     return 2;
   }
   const config = configOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, chooseLogFormat(process.stdout.isTTY === true, config.logFormat));
   let gateway;
   try {
     gateway = await startGateway({ config, role, logger, ...opts });

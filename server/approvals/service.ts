@@ -1,6 +1,7 @@
 // Approvals: listing and reading them as the viewer may, and deciding them (the decision itself
 // runs in the call's workflow, through its `resolve` update). Starting and resuming calls stays
 // in server/calls/.
+import type { DecisionChannel, GatewayMetrics } from '../metrics/metrics.ts';
 import { WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../../core/permissions/authority.ts';
@@ -93,6 +94,8 @@ export interface ApprovalServiceDeps {
   answersInProcess?: boolean;
   /** How long an allow's in-process answer is waited for before the update's result is asked for. */
   answerPatienceMs?: number;
+  /** Counts each decision the workflow accepted, by where it was given. */
+  metrics?: Pick<GatewayMetrics, 'approvalDecided'>;
 }
 
 /** What approvals need of the calls they gate: descriptions and edits (descriptions.ts, edits.ts) and the call service's settling. */
@@ -201,7 +204,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       return { permission_keys: edit.permissionKeys, action_description: edit.description, diff: edit.diff };
     },
 
-    async resolve(p: Principal, approvalId: string, body: ResolveBody, along?: ReadAlong): Promise<ApprovalRecord & { disclosed: unknown }> {
+    /** `channel`: where the decision was given (Slack, an email link, MCP; else the REST API). */
+    async resolve(p: Principal, approvalId: string, body: ResolveBody, along?: ReadAlong, channel: DecisionChannel = 'api'): Promise<ApprovalRecord & { disclosed: unknown }> {
       const found = await readApproval(pool, p, approvalId, along);
       if (!found) throw notFound('approval');
       const { row, authority } = found;
@@ -224,6 +228,8 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         // (issue 29) that of the user's approver the approval was routed to.
         const args = { ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) };
         const record = await guarded('the decision', () => decide(row.call_id, args, row.auto_call_on_approve));
+        // The workflow accepted it (a refusal throws): counted once, here where its channel is known.
+        deps.metrics?.approvalDecided(input.decision, channel, (Date.now() - row.created_at.getTime()) / 1000);
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: row.call?.disclosed ?? [] };
       } catch (err) {
@@ -286,10 +292,13 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (!found || found.row.relationship === 'not_in_your_chain') throw notFound('approval');
       if (found.row.relationship !== 'self') throw forbidden("gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant's");
       const asUser: Principal = { ...p, identityId: p.userId };
-      const record = await service.resolve(asUser, approvalId, {
-        ...body,
-        reason: body.reason ?? 'resolved by the requesting agent with gateway_approve_self (self-approval enabled by its user)',
-      });
+      const record = await service.resolve(
+        asUser,
+        approvalId,
+        { ...body, reason: body.reason ?? 'resolved by the requesting agent with gateway_approve_self (self-approval enabled by its user)' },
+        undefined,
+        'mcp',
+      );
       return { ...record, relationship: 'self' };
     },
   };

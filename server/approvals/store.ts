@@ -186,3 +186,11 @@ export const otherOpenApprovals = (db: Db, q: { orgId: string; userId: string | 
     SELECT id, requester_id, permission_keys, risk, status, action_description, created_at, expires_at FROM approvals
     WHERE org_id = ${q.orgId} AND status IN ('pending', 'bubbled') AND id <> ${q.exceptId} ${q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`}
     ORDER BY created_at DESC LIMIT ${q.limit}`);
+
+/** Approvals pending or bubbled now, counted up to `cap` (the metrics gauge: a scrape stays cheap). */
+export async function countPendingApprovals(db: CommonQueryMethods, cap: number): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+    SELECT count(*) AS n FROM (
+      SELECT 1 FROM approvals WHERE status IN ('pending', 'bubbled') LIMIT ${cap}
+    ) AS pending`);
+}

@@ -2,6 +2,7 @@
 // approval id, a call as it stands — composed of the call's preparation (prepare.ts), its start
 // (start.ts) and its resume (replay.ts). Approval edits and descriptions live beside the approvals
 // (server/approvals/edits.ts, descriptions.ts) and use the same preparer.
+import type { CallPath, GatewayMetrics } from '../metrics/metrics.ts';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { callWorkflowId, cancelUpdate, type Risk } from '../../workflows/definitions.ts';
@@ -58,6 +59,8 @@ export interface CallServiceDeps {
   eagerClient?: Client;
   /** What this process's API and worker hand each other directly. */
   exchange: LocalExchange;
+  /** Rate-limit refusals and the gateway's overhead on synchronous answers. */
+  metrics?: Pick<GatewayMetrics, 'rateLimited' | 'overheadSeconds'>;
 }
 
 /** How a call is asked for: `along` is what the request's authentication read (read-along.ts). */
@@ -79,20 +82,39 @@ export function createCallService(deps: CallServiceDeps) {
    */
   const admit = (p: Principal) => enforceRateLimit(pool, p.identityId, deps.config.rateLimitPerMinute);
 
+  /**
+   * Runs one call's work and counts what metrics want of it: a `rate_limited` refusal, and for an
+   * answer with the upstream's result, the time spent in the gateway (the whole less the upstream's).
+   */
+  async function measured<T>(path: CallPath, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      const out = await work();
+      const sent = out as { status?: unknown; result?: { duration_ms?: unknown } } | undefined;
+      if (sent?.status === 'called' && typeof sent.result?.duration_ms === 'number') {
+        deps.metrics?.overheadSeconds(path, (performance.now() - started - sent.result.duration_ms) / 1000);
+      }
+      return out;
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'rate_limited') deps.metrics?.rateLimited();
+      throw err;
+    }
+  }
+
   return {
     /** A service action; `onlyRisk` refuses any other risk (gateway_read runs read actions only). */
     async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: CallOptions & { onlyRisk?: Risk | undefined } = {}): Promise<IdentifiedOutcome> {
-      return starter.start(p, await preparer.prepareAction(p, input, opts), requestId, opts);
+      return measured('covered', async () => starter.start(p, await preparer.prepareAction(p, input, opts), requestId, opts));
     },
 
     /** Raw HTTP (`connectionId`: through a person's OAuth connection). */
     async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: CallOptions & { connection?: ConnectionRef | undefined } = {}): Promise<IdentifiedOutcome> {
-      return starter.start(p, await preparer.prepareHttp(p, input, opts.connection, opts.along), requestId, opts);
+      return measured('covered', async () => starter.start(p, await preparer.prepareHttp(p, input, opts.connection, opts.along), requestId, opts));
     },
 
     /** The requester resumes its approved call (or reads the stored result once executed). */
     async resume(p: Principal, approvalId: string): Promise<IdentifiedOutcome> {
-      await admit(p);
+      await measured('resumed', () => admit(p));
       const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       const call_id = a.call_id;
@@ -100,7 +122,7 @@ export function createCallService(deps: CallServiceDeps) {
         const known = approvalAnswer(a, a.execution, a.call?.description ?? a.action_description);
         if (known) return { ...known, call_id };
         if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
-        return { ...(await replay(p, a.id, a.call_id)), call_id };
+        return { ...(await measured('resumed', () => replay(p, a.id, a.call_id))), call_id };
       } catch (err) {
         throw namingCall(err, call_id);
       }

@@ -46,6 +46,7 @@ const GATEWAY_CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gatewa
  */
 export const CLUSTER_SETS: readonly string[] = [
   'PORT',
+  'METRICS_PORT',
   'PUBLIC_URL',
   'DATABASE_URL',
   'DATA_DIR',
@@ -194,6 +195,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       ...passedThrough,
       NODE_ENV: 'production',
       PORT: String(port),
+      // Replicas side by side on one machine cannot share the default metrics port: off here.
+      METRICS_PORT: '0',
       PUBLIC_URL: publicUrl,
       DATABASE_URL: pg.url,
       TEMPORAL_ADDRESS: temporalAddress,

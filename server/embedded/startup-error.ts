@@ -63,10 +63,11 @@ export function temporalAddressError(address: string, err: unknown): StartupErro
 }
 
 /** The one line for a listen that failed on `variable`'s port, or null for an unexpected error. */
-export function listenError(variable: string, port: number, host: string | undefined, err: unknown): StartupError | null {
+/** `hostVariable`: the variable that named `host` (METRICS_HOST for the metrics listener). */
+export function listenError(variable: string, port: number, host: string | undefined, err: unknown, hostVariable = 'HOST'): StartupError | null {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'EADDRINUSE') return portInUseError(variable, port);
   if (code === 'EACCES') return new StartupError(`${variable} ${port} may not be bound by this user: set ${variable} to a port above 1023`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new StartupError(`HOST ${host ?? ''} is not an address of this machine: set HOST to one of its addresses`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new StartupError(`${hostVariable} ${host ?? ''} is not an address of this machine: set ${hostVariable} to one of its addresses`);
   return null;
 }

@@ -22,13 +22,20 @@ export function requestContext(logger: Logger) {
     let child: Logger | undefined;
     Object.defineProperty(req, 'log', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ request_id: req.id })) });
     res.setHeader('X-Request-Id', req.id);
-    if (!logger.isLevelEnabled('info')) return next();
+    // Health polls (every few seconds from an orchestrator) go to debug: they would drown the log.
+    const level = isHealthPoll(req.path) ? 'debug' : 'info';
+    if (!logger.isLevelEnabled(level)) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // Paths and query strings can carry credentials (email decision links, OAuth codes, state).
-      req.log.info({ method: req.method, ...loggableUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      req.log[level]({ method: req.method, ...loggableUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
     });
     next();
   };
+}
+
+/** `/healthz` and `/readyz`: what load balancers and Kubernetes probes poll. */
+export function isHealthPoll(path: string): boolean {
+  return path === '/healthz' || path === '/readyz';
 }

@@ -271,7 +271,7 @@ const gatewayApprove = defineTool({
   annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     return {
-      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request })),
+      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request }, undefined, 'mcp')),
     };
   },
 });

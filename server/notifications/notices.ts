@@ -1,6 +1,7 @@
 // The approval-notice feature, composed once (server/services.ts): the admin service, the
 // deliveries the notice workflow's activities run, and the two ways a person decides outside the
 // dashboard (Slack, email), both through the approvals' own resolve path.
+import type { Principal } from '../auth/principal.ts';
 import { hkdfSync } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
@@ -47,7 +48,7 @@ export function createNotices(deps: NoticeDeps) {
       await emitWebhookEvent({ pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, event);
     },
   });
-  const resolve = deps.approvals.resolve;
+  const by = (channel: 'slack' | 'email') => (p: Principal, id: string, body: { decision: 'allow_once' | 'deny'; reason?: string }) => deps.approvals.resolve(p, id, body, undefined, channel);
   return {
     service: createNotificationService({ pool, keyring: deps.keyring, readVisibleApproval: (p, id) => readVisibleApproval(pool, p, id) }),
     deliveries,
@@ -61,10 +62,10 @@ export function createNotices(deps: NoticeDeps) {
         slackApiUrl: deps.config.notices.slackApiUrl,
         policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       }),
-      resolve,
+      resolve: by('slack'),
       mayResolve: async (p, id) => (await readApproval(pool, p, id))?.authority.resolve ?? false,
     }),
-    email: createEmailDecisions({ pool, audit, linkKey, resolve }),
+    email: createEmailDecisions({ pool, audit, linkKey, resolve: by('email') }),
     retry: { initialIntervalMs: deps.config.notices.retryInitialMs, maximumAttempts: deps.config.notices.maxAttempts },
   };
 }

@@ -43,9 +43,16 @@ function bundleInChild(): Promise<{ code: string }> {
 }
 
 let runtimeInstalled = false;
-/** Route the SDK's own logs (warnings and up) into the gateway's JSON log. */
-function installRuntime(logger: Logger): void {
-  if (runtimeInstalled) return;
+/** Where this process's Temporal runtime serves its Prometheus metrics (null: it does not). */
+let runtimeMetricsUrl: string | null = null;
+
+/**
+ * Installs the SDK's runtime once per process: its own logs (warnings and up) into the gateway's
+ * log, and, with `prometheusBind` (host:port on loopback), its metrics (`temporal_*`) served there
+ * for the gateway's /metrics to merge. Returns where those metrics are, if anywhere.
+ */
+function installRuntime(logger: Logger, prometheusBind?: string): string | null {
+  if (runtimeInstalled) return runtimeMetricsUrl;
   runtimeInstalled = true;
   try {
     Runtime.install({
@@ -53,11 +60,16 @@ function installRuntime(logger: Logger): void {
         const fn = level === 'ERROR' ? logger.error.bind(logger) : logger.warn.bind(logger);
         fn({ temporal: meta ?? {} }, message);
       }),
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+        ...(prometheusBind ? { metrics: { prometheus: { bindAddress: prometheusBind, useSecondsForDurations: true } } } : {}),
+      },
     });
+    runtimeMetricsUrl = prometheusBind ? `http://${prometheusBind}/metrics` : null;
   } catch {
     // Already installed by someone else in this process (tests): keep theirs.
   }
+  return runtimeMetricsUrl;
 }
 
 export interface GatewayWorker {
@@ -86,6 +98,14 @@ export interface WorkerOptions {
 export async function connectWorker(address: string, logger: Logger): Promise<NativeConnection> {
   installRuntime(logger);
   return NativeConnection.connect({ address });
+}
+
+/**
+ * Installs the runtime with its Prometheus exporter on `bind` (before any connection is opened);
+ * the URL of the SDK's metrics, or null when the runtime was already installed without them.
+ */
+export function installRuntimeWithMetrics(logger: Logger, bind: string): string | null {
+  return installRuntime(logger, bind);
 }
 
 export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayWorker> {

@@ -33,7 +33,8 @@ export function startGatewayCli(args: string[], opts: RunOptions): Running {
   const [cmd, argv] = opts.via === 'npx' ? ['npx', ['--no-install', 'gateway', ...args]] : [NODE, [BIN, ...args]];
   const child = spawn(cmd, argv, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...opts.env },
+    // No metrics listener unless a test asks: gateways started side by side would share 9464.
+    env: { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';

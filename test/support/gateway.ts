@@ -70,6 +70,8 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     TEMPORAL_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     GATEWAY_MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
+    // Many gateways in one run: none takes the default metrics port (metrics.test.ts scrapes its own).
+    METRICS_PORT: '0',
     GATEWAY_ADMIN_EMAIL: admin.email ?? '',
     GATEWAY_ADMIN_PASSWORD: admin.password,
     ...(fixedPort ? { PORT: String(fixedPort), PUBLIC_URL: `http://localhost:${fixedPort}` } : {}),

@@ -8,20 +8,25 @@ export const CLI = path.resolve(import.meta.dirname, '..', '..', 'cli', 'gateway
 export interface CliProcess {
   child: ChildProcess;
   output(): string;
+  /** Standard output alone (the log), without standard error. */
+  stdout(): string;
   exited: Promise<number | null>;
 }
 
 /** `entry`: another script than the CLI (a harness around it, e.g. serve-with-faults.ts). */
 export function runCli(args: string[], env: Record<string, string>, entry = CLI): CliProcess {
   const child = spawn(process.execPath, [entry, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    // METRICS_PORT=0: gateways started side by side would all want the default 9464 (a test that
+    // scrapes gives its own).
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  let stdout = '';
+  child.stdout!.on('data', (c: Buffer) => ((out += c.toString()), (stdout += c.toString())));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output: () => out, stdout: () => stdout, exited };
 }
 
 export async function waitForReady(baseUrl: string, proc: CliProcess, timeoutMs = 90_000): Promise<void> {

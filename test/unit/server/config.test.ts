@@ -34,6 +34,11 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, 'PORT', /PORT must be a number \(got "abc"\)/],
     [{ PORT: '70000' }, 'PORT', /between 1 and 65535/],
+    [{ METRICS_PORT: '-1' }, 'METRICS_PORT', /0 \(off\) or between 1 and 65535 \(got "-1"\)/],
+    [{ METRICS_PORT: '9464.5' }, 'METRICS_PORT', /whole number/],
+    [{ METRICS_PORT: 'on' }, 'METRICS_PORT', /must be a number/],
+    [{ METRICS_HOST: 'not a host!' }, 'METRICS_HOST', /hostname or an IP address/],
+    [{ LOG_FORMAT: 'yaml' }, 'LOG_FORMAT', /json or pretty/],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL', /absolute http/],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /postgres:\/\//],
     [{ TEMPORAL_ADDRESS: 'http://x:1' }, 'TEMPORAL_ADDRESS', /host:port/],
@@ -51,6 +56,14 @@ describe('configuration', () => {
     expect(err.variable).toBe(variable);
     expect(err.message).toMatch(message);
     expect(err.message.split('\n')).toHaveLength(1);
+  });
+
+  it('serves metrics on loopback port 9464 by default; METRICS_PORT=0 turns them off', () => {
+    expect(loadConfig({}).metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '0' }).metrics).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '9100', METRICS_HOST: '[::1]' }).metrics).toEqual({ port: 9100, host: '::1' });
+    expect(loadConfig({}).logFormat).toBeUndefined();
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
   });
 
   it('runs a prebuilt workflow bundle when TEMPORAL_WORKFLOW_BUNDLE names one, else bundles at start', () => {

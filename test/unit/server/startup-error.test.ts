@@ -11,6 +11,9 @@ describe('one-line start-up errors', () => {
     expect(listenError('PORT', 80, undefined, { code: 'EACCES' })?.message).toMatch(/^PORT 80 may not be bound/);
     expect(listenError('PORT', 8080, '10.9.9.9', { code: 'EADDRNOTAVAIL' })?.message).toMatch(/^HOST 10\.9\.9\.9 is not an address/);
     expect(listenError('PORT', 8080, undefined, new Error('other'))).toBeNull();
+    // The metrics listener names its own variables.
+    expect(listenError('METRICS_PORT', 9464, '10.9.9.9', { code: 'EADDRNOTAVAIL' }, 'METRICS_HOST')?.message).toBe('METRICS_HOST 10.9.9.9 is not an address of this machine: set METRICS_HOST to one of its addresses');
+    expect(listenError('METRICS_PORT', 9464, '127.0.0.1', { code: 'EADDRINUSE' }, 'METRICS_HOST')?.message).toMatch(/^METRICS_PORT 9464 is in use/);
   });
 
   it('names DATABASE_URL by host and port only, through wrapped causes', () => {
