@@ -522,7 +522,9 @@ async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
 async function raiseApproval(s: CallRun): Promise<boolean> {
   const { spec, tiers } = s;
   const gap = s.gap!;
-  const raised = await firstSteps.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4() });
+  // `gapReasons` only changes the activity's input (no new command): replay is unaffected.
+  const gapReasons = gap.reasons?.length ? { gapReasons: gap.reasons } : {};
+  const raised = await firstSteps.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4(), ...gapReasons });
   s.approval.id = raised.approvalId;
   s.approval.expiresAt = Date.parse(raised.expiresAt);
   s.approval.resolverId = raised.resolverId;
@@ -540,6 +542,7 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
     auto_call_on_approve: spec.autoCallOnApprove,
     risk: spec.approvalRisk,
     permission_keys: spec.permissionKeys,
+    ...(gap.reasons?.length ? { gap_reasons: gap.reasons } : {}),
   };
   s.outcome = pending;
   if (raised.deduplicatedInto) {

@@ -1487,6 +1487,8 @@ export interface components {
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call (a false condition, a spent budget). */
+            gap_reasons?: string[];
             /** Format: uuid */
             id: string;
             /**
@@ -1566,6 +1568,8 @@ export interface components {
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call (a false condition, a spent budget). */
+            gap_reasons?: string[];
             /** Format: uuid */
             id: string;
             /**
@@ -1717,6 +1721,8 @@ export interface components {
             call_id: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call: a condition that was false ("body.amount <= 50 was false: amount is 60") or a spent budget. */
+            gap_reasons?: string[];
             permission_keys: string[];
             /** @enum {string} */
             relationship: "self" | "downstream";
@@ -2059,6 +2065,9 @@ export interface components {
         };
         Rule: {
             approval_id: string | null;
+            budget: components["schemas"]["RuleBudget"] | null;
+            /** @description CEL condition on the request; null: the rule applies to every call its pattern matches. */
+            condition: string | null;
             /** Format: date-time */
             created_at: string;
             created_by: string | null;
@@ -2073,6 +2082,15 @@ export interface components {
             revoked_at: string | null;
             /** @enum {string} */
             source: "manual" | "approval";
+        };
+        /** @description An allow covers only within its budget per fixed window (per: 30m, 1h, 1d, …): a number of calls, or a sum of a numeric request field. */
+        RuleBudget: {
+            calls: number;
+            per: string;
+        } | {
+            max: number;
+            per: string;
+            sum: string;
         };
         SearchResult: {
             action: string;
@@ -8020,6 +8038,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    budget?: components["schemas"]["RuleBudget"];
+                    /** @description A CEL expression over {method, url, host, path, query, params, body} of the redacted request; the rule applies only when it is true (a missing field makes it false). Checked when saved: 400 with `details.position`. */
+                    condition?: string;
                     /** @enum {string} */
                     effect: "allow" | "deny";
                     /** Format: date-time */

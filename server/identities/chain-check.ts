@@ -3,14 +3,18 @@
 // path reads a chain and judges it; the judging itself is core/permissions/chain.ts.
 import type { CommonQueryMethods } from 'slonik';
 import { checkPermission, PermissionInputError, type Decision, type Rule } from '../../core/permissions/chain.ts';
+import type { ConditionRequest } from '../../core/permissions/conditions.ts';
 import type { ErrorBody } from '../../workflows/definitions.ts';
 import { getChainWithRules, toChainIdentity, type IdentityRow } from './store.ts';
 
 export type LiveCheck = { inactive: IdentityRow; decision: null } | { inactive: null; decision: Decision };
 
-/** An inactive identity on the chain wins over any rule; otherwise the rules decide (PermissionInputError on bad input). */
-export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[]): Promise<LiveCheck> {
-  return judgeChain(await getChainWithRules(db, requesterId), keys);
+/**
+ * An inactive identity on the chain wins over any rule; otherwise the rules decide (PermissionInputError on bad input).
+ * `request`: the call's redacted projection, for rules with a condition (without it, none applies).
+ */
+export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[], request: ConditionRequest | null = null): Promise<LiveCheck> {
+  return judgeChain(await getChainWithRules(db, requesterId), keys, { request });
 }
 
 /**
@@ -28,11 +32,20 @@ export function coverageCheck(db: CommonQueryMethods) {
   };
 }
 
+/** What a check knows of the call beyond its keys: the request conditions read, budgets that cannot take it. */
+export interface CallContext {
+  request?: ConditionRequest | null;
+  exhausted?: ReadonlyMap<string, string>;
+}
+
 /** The verdict on a chain already read (with its rules). */
-export function judgeChain({ chain, rules }: { chain: IdentityRow[]; rules: Rule[] }, keys: readonly string[]): LiveCheck {
+export function judgeChain({ chain, rules }: { chain: IdentityRow[]; rules: Rule[] }, keys: readonly string[], context: CallContext = {}): LiveCheck {
   const inactive = chain.find((c) => c.status !== 'active');
   if (inactive) return { inactive, decision: null };
-  return { inactive: null, decision: checkPermission({ chain: chain.map(toChainIdentity), rules, keys: [...keys], now: new Date() }) };
+  return {
+    inactive: null,
+    decision: checkPermission({ chain: chain.map(toChainIdentity), rules, keys: [...keys], now: new Date(), request: context.request ?? null, ...(context.exhausted ? { exhausted: context.exhausted } : {}) }),
+  };
 }
 
 /** The re-check before an approved call runs: a revoked identity or a new deny since the approval wins. */

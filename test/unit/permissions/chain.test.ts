@@ -43,8 +43,10 @@ const gap = (gapIdentityId: string, firstResolverId: string, uncoveredKeys = [KE
   gapIdentityId,
   firstResolverId,
   uncoveredKeys,
+  failedConditions: [],
+  exhaustedBudgets: [],
 });
-const covered: Decision = { outcome: 'covered' };
+const covered: Decision = { outcome: 'covered', budgeted: [] };
 
 interface Case {
   name: string;

@@ -1,0 +1,107 @@
+// Rules with conditions (issue 44): a rule applies only when its key pattern matches AND its CEL
+// condition holds on the call's redacted request. Real PostgreSQL, Temporal and upstream.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+
+/** A payments service whose refund takes a numeric amount in its body. */
+export function paymentsDoc(baseUrl: string) {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Payments', key: 'pay', version: '1' },
+    servers: [{ url: baseUrl }],
+    components: { securitySchemes: { api_key: { type: 'apiKey', in: 'header', name: 'X-Api-Key', default_secret_name: 'PAY_KEY' } } },
+    security: [{ api_key: [] }],
+    paths: {
+      '/refunds': {
+        post: {
+          operationId: 'create_refund',
+          summary: 'Refund {amount}',
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { type: 'object', required: ['amount'], properties: { amount: { type: 'number' }, note: { type: 'string' } }, additionalProperties: false } } },
+          },
+          responses: { '201': { description: 'created' } },
+        },
+      },
+    },
+  };
+}
+
+describe('rules with conditions', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let human: ReturnType<TestGateway['as']>;
+
+  const makeAgent = async (name: string) => {
+    const res = await human('POST', '/v1/identities/agents', { name });
+    expect(res.status).toBe(201);
+    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token as string) };
+  };
+  const refund = (agent: { call: ReturnType<TestGateway['as']> }, amount: unknown) =>
+    agent.call('POST', '/v1/actions/call', { service: 'pay', action: 'create_refund', params: { amount } });
+  const sentAmounts = () => up.requests.filter((r) => r.url === '/refunds').map((r) => (JSON.parse(r.body) as { amount: unknown }).amount);
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    gw = await startTestGateway();
+    const admin = gw.as(gw.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const m = await seedUser(gw.databaseUrl, { orgId, email: 'payer@example.test' });
+    human = gw.as(await gw.login(m.email, m.password));
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: paymentsDoc(up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'PAY_KEY', value: 'sk_pay_test' })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+  });
+
+  it('refuses a bad condition at save with its position, and stores nothing', async () => {
+    const agent = await makeAgent('strict');
+    const bad = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition: 'body.amount <= ' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.error.details).toMatchObject({ field: 'condition', position: 15 });
+    expect(bad.body.error.message).toContain('position 15');
+    for (const condition of ['amount <= 50', 'body.s.matches("(a+)+$")', `body.a == "${'x'.repeat(1_001)}"`, `${'('.repeat(30)}true${')'.repeat(30)}`]) {
+      const res = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition });
+      expect(res.status, condition.slice(0, 40)).toBe(400);
+    }
+    expect((await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules).toEqual([]);
+  });
+
+  it('body.amount <= 50 covers 40 and raises 60, naming the condition', async () => {
+    const agent = await makeAgent('refunder');
+    const rule = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition: 'body.amount <= 50' });
+    expect(rule.status).toBe(201);
+    expect(rule.body).toMatchObject({ condition: 'body.amount <= 50', budget: null });
+
+    const covered = await refund(agent, 40);
+    expect(covered.status).toBe(200);
+    expect(covered.body.status).toBe('called');
+    expect(sentAmounts()).toContain(40);
+
+    const raised = await refund(agent, 60);
+    expect(raised.body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 50 was false: amount is 60'] });
+    expect(sentAmounts()).not.toContain(60);
+    const view = await human('GET', `/v1/approvals/${raised.body.approval_id}`);
+    expect(view.status).toBe(200);
+    expect(view.body.gap_reasons).toEqual(['body.amount <= 50 was false: amount is 60']);
+
+  });
+
+  it('a deny with a condition wins over an allow; the allow still covers when it is false', async () => {
+    const agent = await makeAgent('capped');
+    expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*' })).status).toBe(201);
+    expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'deny', pattern: 'pay:*:*', condition: 'body.amount > 100' })).status).toBe(201);
+    const denied = await refund(agent, 150);
+    expect(denied.body).toMatchObject({ status: 'denied' });
+    expect(denied.body.reason).toContain('when body.amount > 100');
+    expect(sentAmounts()).not.toContain(150);
+    const allowed = await refund(agent, 99);
+    expect(allowed.body.status).toBe('called');
+    expect(sentAmounts()).toContain(99);
+  });
+});
