@@ -4,7 +4,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
-import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts';
+import { judgeWithBudgets, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { storedConditionRequest } from '../core/permissions/conditions.ts';
 import { createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
@@ -116,7 +116,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     const recorded = recordedCoveredOutcome(spec, found);
     if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
     const request = storedConditionRequest(found.request_redacted);
-    const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys, { request }));
+    const check = await verdict(spec, () => judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request }));
     if (check.outcome !== 'covered') {
       deps.exchange.preparedCalls.withdraw(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };

@@ -2066,6 +2066,15 @@ export interface components {
         Rule: {
             approval_id: string | null;
             budget: components["schemas"]["RuleBudget"] | null;
+            /** @description What the budget used in its current fixed window (calls, or the sum), counted for calls it covered and sent. */
+            budget_usage: {
+                limit: number;
+                /** Format: date-time */
+                resets_at: string;
+                used: number;
+                /** Format: date-time */
+                window_start: string;
+            } | null;
             /** @description CEL condition on the request; null: the rule applies to every call its pattern matches. */
             condition: string | null;
             /** Format: date-time */

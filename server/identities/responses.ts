@@ -57,6 +57,10 @@ export const Rule = z
     revoked_at: nullableTimestamp,
     condition: z.string().nullable().describe('CEL condition on the request; null: the rule applies to every call its pattern matches.'),
     budget: RuleBudgetSchema.nullable(),
+    budget_usage: z
+      .strictObject({ used: z.number(), limit: z.number(), window_start: timestamp, resets_at: timestamp })
+      .nullable()
+      .describe('What the budget used in its current fixed window (calls, or the sum), counted for calls it covered and sent.'),
   })
   .meta({ id: 'Rule' });
 

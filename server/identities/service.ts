@@ -5,7 +5,8 @@ import { isAncestor } from '../../core/permissions/chain.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import { compileCondition } from '../../core/permissions/conditions.ts';
-import { validateBudget, type RuleBudget } from '../../core/permissions/budgets.ts';
+import { budgetLimit, validateBudget, windowMs, windowStart, type RuleBudget } from '../../core/permissions/budgets.ts';
+import { usedInWindows } from './budget-store.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
@@ -74,7 +75,14 @@ export function publicIdentity(row: store.IdentityRow) {
   };
 }
 
-export function publicRule(r: store.RuleRow) {
+/** A budget's current window and what it used (null without a budget). */
+function budgetUsage(r: store.RuleRow, used: ReadonlyMap<string, number>, now: Date) {
+  if (!r.budget) return null;
+  const start = windowStart(r.budget, now);
+  return { used: used.get(r.id) ?? 0, limit: budgetLimit(r.budget), window_start: start.toISOString(), resets_at: new Date(start.getTime() + windowMs(r.budget.per)!).toISOString() };
+}
+
+export function publicRule(r: store.RuleRow, used: ReadonlyMap<string, number> = new Map(), now = new Date()) {
   return {
     id: r.id,
     identity_id: r.identity_id,
@@ -88,6 +96,7 @@ export function publicRule(r: store.RuleRow) {
     revoked_at: r.revoked_at?.toISOString() ?? null,
     condition: r.condition,
     budget: r.budget,
+    budget_usage: budgetUsage(r, used, now),
   };
 }
 
@@ -294,7 +303,10 @@ export function createIdentityService(deps: {
 
     async listRules(p: Principal, id: string, includeRevoked: boolean) {
       const target = await loadVisible(p, id);
-      return (await store.listRules(pool, target.id, includeRevoked)).map(publicRule);
+      const rules = await store.listRules(pool, target.id, includeRevoked);
+      const now = new Date();
+      const used = await usedInWindows(pool, rules.flatMap((r) => (r.budget ? [{ ruleId: r.id, windowStart: windowStart(r.budget, now) }] : [])));
+      return rules.map((r) => publicRule(r, used, now));
     },
 
     /** Humans only: an agent can never widen its own (or anyone's) permissions. */
