@@ -7,7 +7,7 @@ import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } f
 import { judgeWithBudgets, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
 import { storedConditionRequest } from '../core/permissions/conditions.ts';
-import { createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
+import { coveringRule, createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import type { AuditEntry } from '../server/audit/entry.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
@@ -116,12 +116,17 @@ export function createCallActivities(deps: CallActivityDeps) {
     const recorded = recordedCoveredOutcome(spec, found);
     if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
     const request = storedConditionRequest(found.request_redacted);
-    const check = await verdict(spec, () => judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request }));
+    let coveredBy: ReturnType<typeof coveringRule>[] = [];
+    const check = await verdict(spec, async () => {
+      const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request });
+      if (live.decision?.outcome === 'covered') coveredBy = live.decision.coveredBy.map(coveringRule);
+      return live;
+    });
     if (check.outcome !== 'covered') {
       deps.exchange.preparedCalls.withdraw(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };
     }
-    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }, prefetch, read.secretEnvelope) };
+    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked, coveredBy }, prefetch, read.secretEnvelope) };
   }
 
   /**
@@ -291,7 +296,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
 
     /** allow_remember: rules on the closest non-inheriting ancestor, and on any other identity below the resolver still uncovered. */
-    async plantRules(input: { spec: CallSpec; approvalId: string; patterns: string[]; ttlMs: number; resolverId: string }) {
+    async plantRules(input: { spec: CallSpec; approvalId: string; patterns: string[]; ttlMs: number; resolverId: string; condition?: string }) {
       const { spec } = input;
       const chain = await identities.getChain(pool, spec.requesterId);
       const chainIds = chain.map(identities.toChainIdentity);
@@ -313,6 +318,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               source: 'approval',
               approvalId: input.approvalId,
               createdBy: input.resolverId,
+              condition: input.condition ?? null,
             });
             await appendAudit(tx, {
               orgId: spec.orgId,
@@ -325,7 +331,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               permissionKeys: [pattern],
               approvalId: input.approvalId,
               callId: spec.callId,
-              details: { rule_id: rule.id, identity_id: identityId, expires_at: expiresAt.toISOString() },
+              details: { rule_id: rule.id, identity_id: identityId, expires_at: expiresAt.toISOString(), ...(input.condition ? { condition: input.condition } : {}) },
             });
           }
         }

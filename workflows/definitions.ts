@@ -234,6 +234,8 @@ export interface ResolveInput {
   /** Milliseconds; the API parsed `<n>h|<n>d`. */
   rememberTtlMs?: number;
   rememberTtl?: string;
+  /** A CEL condition the remembered rules carry (compiled and bounded by the API). */
+  rememberCondition?: string;
   reason?: string;
   /** Allow with changes: the request the approver allows instead of the agent's. */
   edit?: ApprovedEdit;

@@ -186,6 +186,7 @@ interface ApproveOptions {
   remember?: string[];
   tier?: string;
   ttl?: string;
+  when?: string;
   json?: boolean;
   set?: string[];
   body?: string;
@@ -206,12 +207,14 @@ async function approve(ref: string, o: ApproveOptions, cmd: Command): Promise<vo
   }
   if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
   if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
+  if (!keys.length && o.when !== undefined) throw usageError('--when goes with --remember KEY or --tier N');
+  const when = o.when !== undefined ? { remember_condition: o.when } : {};
   const edit = await editOf(c, id, o);
   if (Object.keys(edit).length > 0) await confirmEdit(c, id, edit, Boolean(o.yes));
   const record = await ok(
     c.api.POST('/v1/approvals/{id}/resolve', {
       params: { path: { id } },
-      body: (keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl, ...edit } : { decision: 'allow_once', ...edit }) as never,
+      body: (keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl, ...when, ...edit } : { decision: 'allow_once', ...edit }) as never,
     }),
   );
   if (o.json) return printJson(record);
@@ -289,6 +292,7 @@ export function approvalsCommands(program: Command): void {
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
+    .option('--when <condition>', 'remember only when this CEL condition on the request holds (e.g. "body.amount <= 50")')
     .addOption(new Option('--set <key=value>', 'allow with changes: set a parameter (service action) or a field of the body (raw HTTP); shows the changes and asks first; repeatable').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--body <@file.json>', 'allow with changes: replace a raw HTTP request\'s body with this JSON file')
     .option('--yes', 'allow the changes without asking (required with --set / --body when not on a terminal)')

@@ -4108,6 +4108,8 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     reason?: string;
+                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule's condition (400 with details.position). */
+                    remember_condition?: string;
                     remember_keys?: string[];
                     /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, path (absolute URL; url is the same field), headers (credential headers excepted), body (its fields only: an edit cannot add one). */
                     request?: {

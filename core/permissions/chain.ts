@@ -43,8 +43,11 @@ export interface ExhaustedBudget {
 }
 
 export type Decision =
-  /** `budgeted`: the budgeted allows the cover relies on (each must be charged before the send). */
-  | { outcome: 'covered'; budgeted: Rule[] }
+  /**
+   * `coveredBy`: the allow chosen for each key on each checked identity (none for a person's own
+   * call); `budgeted`: those with a budget (each must be charged before the send).
+   */
+  | { outcome: 'covered'; coveredBy: Rule[]; budgeted: Rule[] }
   | { outcome: 'denied'; rule: Rule; key: string }
   | {
       outcome: 'gap';
@@ -126,7 +129,7 @@ export function checkPermission(input: CheckInput): Decision {
   const exhausted = input.exhausted ?? new Map<string, string>();
   assertValidChain(chain);
   if (keys.length === 0) throw new PermissionInputError('no permission keys to check');
-  if (chain[0]?.kind === 'user') return { outcome: 'covered', budgeted: [] };
+  if (chain[0]?.kind === 'user') return { outcome: 'covered', coveredBy: [], budgeted: [] };
 
   const onChain = new Set(chain.map((i) => i.id));
   const active = input.rules.filter((r) => onChain.has(r.identityId) && isRuleActive(r, now));
@@ -140,10 +143,10 @@ export function checkPermission(input: CheckInput): Decision {
     }
   }
 
-  const { uncovered, budgeted } = coverByIdentity(chain, active, keys, request, exhausted);
+  const { uncovered, chosen } = coverByIdentity(chain, active, keys, request, exhausted);
   const isCovered = (n: number): boolean => (uncovered[n]?.length ?? 0) === 0;
   const gapIndex = chain.findIndex((_, n) => !isCovered(n));
-  if (gapIndex < 0) return { outcome: 'covered', budgeted };
+  if (gapIndex < 0) return { outcome: 'covered', coveredBy: chosen, budgeted: chosen.filter((r) => r.budget) };
 
   const gap = chain[gapIndex] as Identity;
   // The user ends the chain and counts as covered, so this always finds someone.
@@ -187,9 +190,9 @@ function coverByIdentity(
   keys: readonly string[],
   request: ConditionRequest | null,
   exhausted: ReadonlyMap<string, string> = new Map(),
-): { uncovered: string[][]; budgeted: Rule[] } {
+): { uncovered: string[][]; chosen: Rule[] } {
   const uncovered: string[][] = new Array<string[]>(chain.length);
-  const budgeted = new Set<Rule>();
+  const chosen = new Set<Rule>();
   for (let i = chain.length - 1; i >= 0; i--) {
     const identity = chain[i] as Identity;
     if (!isAgentKind(identity)) {
@@ -201,13 +204,13 @@ function coverByIdentity(
       uncovered[i] = [];
       for (const key of keys) {
         const applying = allows.filter((r) => appliesTo(r, key, request));
-        const chosen = applying.find((r) => !r.budget) ?? applying[0];
-        if (!chosen) uncovered[i]!.push(key);
-        else if (chosen.budget) budgeted.add(chosen);
+        const rule = applying.find((r) => !r.budget) ?? applying[0];
+        if (rule) chosen.add(rule);
+        else uncovered[i]!.push(key);
       }
     }
   }
-  return { uncovered, budgeted: [...budgeted] };
+  return { uncovered, chosen: [...chosen] };
 }
 
 /**

@@ -67,6 +67,11 @@ describe('rules with conditions', () => {
     expect(view.status).toBe(200);
     expect(view.body.gap_reasons).toEqual(['body.amount <= 50 was false: amount is 60']);
 
+    // The audit row of the covered call names the rule and its condition.
+    const audit = await human('GET', '/v1/audit?limit=200');
+    const calledRow = audit.body.entries.find((e: any) => e.event === 'call.called' && e.call_id === covered.body.call_id);
+    expect(calledRow?.details.covered_by).toEqual([{ rule_id: rule.body.id, identity_id: agent.id, pattern: 'pay:create_refund:*', condition: 'body.amount <= 50' }]);
+
   });
 
   it('a deny with a condition wins over an allow; the allow still covers when it is false', async () => {
@@ -80,5 +85,25 @@ describe('rules with conditions', () => {
     const allowed = await refund(agent, 99);
     expect(allowed.body.status).toBe('called');
     expect(sentAmounts()).toContain(99);
+  });
+
+  it('allow_remember with remember_condition plants a rule that carries it (a bad one changes nothing)', async () => {
+    const agent = await makeAgent('remembered');
+    const raised = await refund(agent, 80);
+    expect(raised.body.status).toBe('pending_approval');
+    const keys = raised.body.suggested_tiers[0].keys as string[];
+    const bad = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: keys, ttl: '1d', remember_condition: 'body.amount <' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toMatchObject({ field: 'remember_condition' });
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.status).toBe('pending');
+    const ok = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: keys, ttl: '1d', remember_condition: 'body.amount <= 100' });
+    expect(ok.status).toBe(200);
+    await expect
+      .poll(async () => (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules.filter((r: any) => r.source === 'approval'), { timeout: 30_000 })
+      .toHaveLength(1);
+    const rules = (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules;
+    expect(rules[0]).toMatchObject({ condition: 'body.amount <= 100', source: 'approval' });
+    expect((await refund(agent, 90)).body.status).toBe('called');
+    expect((await refund(agent, 150)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 100 was false: amount is 150'] });
   });
 });

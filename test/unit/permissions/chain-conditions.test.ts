@@ -17,7 +17,7 @@ describe('conditional rules', () => {
   const capped = rule('r1', 'allow', { condition: 'body.amount <= 50' });
 
   it('an allow covers only when its condition holds', () => {
-    expect(check([capped], 40)).toEqual({ outcome: 'covered', budgeted: [] });
+    expect(check([capped], 40)).toEqual({ outcome: 'covered', coveredBy: [capped], budgeted: [] });
     expect(check([capped], 60)).toMatchObject({
       outcome: 'gap',
       gapIdentityId: 'A',
@@ -50,11 +50,11 @@ describe('budgeted rules', () => {
   const budgeted = rule('b1', 'allow', { budget: { calls: 3, per: '1h' } });
 
   it('a covered call names the budgeted rule it relies on', () => {
-    expect(check([budgeted], 1)).toEqual({ outcome: 'covered', budgeted: [budgeted] });
+    expect(check([budgeted], 1)).toEqual({ outcome: 'covered', coveredBy: [budgeted], budgeted: [budgeted] });
   });
 
   it('an allow without a budget is preferred, so no budget is charged', () => {
-    expect(check([budgeted, rule('r2', 'allow')], 1)).toEqual({ outcome: 'covered', budgeted: [] });
+    expect(check([budgeted, rule('r2', 'allow')], 1)).toMatchObject({ outcome: 'covered', coveredBy: [{ id: 'r2' }], budgeted: [] });
   });
 
   it('an exhausted budget does not cover, and the gap says why', () => {
