@@ -193,6 +193,15 @@ interface ApproveOptions {
   yes?: boolean;
 }
 
+/** The decision `gateway approve` sends: allow once, or remember keys for --ttl (only --when the condition holds). */
+export function approveDecision(keys: string[], o: Pick<ApproveOptions, 'ttl' | 'when'>) {
+  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
+  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
+  if (!keys.length && o.when !== undefined) throw usageError('--when goes with --remember KEY or --tier N');
+  if (!keys.length) return { decision: 'allow_once' as const };
+  return { decision: 'allow_remember' as const, remember_keys: keys, ttl: o.ttl!, ...(o.when !== undefined ? { remember_condition: o.when } : {}) };
+}
+
 async function approve(ref: string, o: ApproveOptions, cmd: Command): Promise<void> {
   let keys = o.remember ?? [];
   const c = await caller(cmd);
@@ -205,18 +214,10 @@ async function approve(ref: string, o: ApproveOptions, cmd: Command): Promise<vo
     if (o.set?.length || o.body !== undefined) throw usageError('--tier names the original request\'s tiers: with an edit, remember the edited keys with --remember KEY');
     keys = [...keys, ...tier.keys];
   }
-  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
-  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
-  if (!keys.length && o.when !== undefined) throw usageError('--when goes with --remember KEY or --tier N');
-  const when = o.when !== undefined ? { remember_condition: o.when } : {};
+  const decision = approveDecision(keys, o);
   const edit = await editOf(c, id, o);
   if (Object.keys(edit).length > 0) await confirmEdit(c, id, edit, Boolean(o.yes));
-  const record = await ok(
-    c.api.POST('/v1/approvals/{id}/resolve', {
-      params: { path: { id } },
-      body: (keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl, ...when, ...edit } : { decision: 'allow_once', ...edit }) as never,
-    }),
-  );
+  const record = await ok(c.api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: { ...decision, ...edit } as never }));
   if (o.json) return printJson(record);
   const exec = record.execution ? `; the call is ${record.execution.status}` : '';
   say(`Allowed ${id}${record.modified_by_approver ? ' with changes' : ''}${exec}`);
