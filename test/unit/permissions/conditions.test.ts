@@ -63,6 +63,13 @@ describe('evaluateCondition', () => {
     expect(evaluateCondition('body.note.size() < 3', request({ note: '😀😀' })).holds).toBe(true);
   });
 
+  it('reads own fields only: no prototype members, a "__proto__" key is just a key', () => {
+    const hostile = conditionRequest({ method: 'GET', url: 'https://a.test/', params: {}, body: JSON.parse('{"__proto__": {"amount": 1}}') });
+    expect(evaluateCondition('has(body.constructor)', hostile).holds).toBe(false);
+    expect(evaluateCondition('body.amount == 1', hostile).holds).toBe(false);
+    expect(evaluateCondition('body.__proto__.amount == 1', hostile).holds).toBe(true);
+  });
+
   it('sees host, path and query of the URL', () => {
     expect(evaluateCondition('host == "api.example.test" && path == "/v1/refunds" && query.currency == "usd"', request({})).holds).toBe(true);
     expect(evaluateCondition('"b" in query.tag', request({})).holds).toBe(true);
