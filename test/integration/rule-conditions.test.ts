@@ -9,6 +9,7 @@ import { startUpstream, type Upstream } from '../support/upstream.ts';
 describe('rules with conditions', () => {
   let gw: TestGateway;
   let up: Upstream;
+  let hooks: Upstream;
   let human: ReturnType<TestGateway['as']>;
 
   const makeAgent = async (name: string) => {
@@ -22,6 +23,7 @@ describe('rules with conditions', () => {
 
   beforeAll(async () => {
     up = await startUpstream();
+    hooks = await startUpstream();
     gw = await startTestGateway();
     const admin = gw.as(gw.adminToken);
     const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
@@ -29,10 +31,12 @@ describe('rules with conditions', () => {
     human = gw.as(await gw.login(m.email, m.password));
     expect((await admin('POST', '/v1/templates', { scope: 'org', document: paymentsDoc(up.url) })).status).toBe(201);
     expect((await human('POST', '/v1/secrets', { name: 'PAY_KEY', value: 'sk_pay_test' })).status).toBe(201);
+    expect((await admin('POST', '/v1/webhooks', { url: `${hooks.url}/gateway-events`, events: ['approval.raised'] })).status).toBe(201);
   });
   afterAll(async () => {
     await gw?.stop();
     await up?.close();
+    await hooks?.close();
   });
 
   it('refuses a bad condition at save with its position, and stores nothing', async () => {
@@ -66,6 +70,10 @@ describe('rules with conditions', () => {
     const view = await human('GET', `/v1/approvals/${raised.body.approval_id}`);
     expect(view.status).toBe(200);
     expect(view.body.gap_reasons).toEqual(['body.amount <= 50 was false: amount is 60']);
+    // The approval.raised webhook says it too.
+    await expect
+      .poll(() => hooks.requests.map((r) => JSON.parse(r.body) as { type: string; data: { approval_id?: string; gap_reasons?: string[] } }).find((e) => e.type === 'approval.raised' && e.data.approval_id === raised.body.approval_id)?.data.gap_reasons, { timeout: 30_000 })
+      .toEqual(['body.amount <= 50 was false: amount is 60']);
 
     // The audit row of the covered call names the rule and its condition.
     const audit = await human('GET', '/v1/audit?limit=200');
