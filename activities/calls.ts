@@ -7,9 +7,10 @@ import type { CallMetrics } from './covered-call.ts';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { closestNonInheritingAncestor, rememberTargets, PermissionInputError } from '../core/permissions/chain.ts';
-import { judgeChain, type LiveCheck } from '../server/identities/chain-check.ts';
+import { judgeWithBudgets, type LiveCheck } from '../server/identities/chain-check.ts';
 import { derivedKeys } from '../core/permissions/tiers.ts';
-import { createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
+import { storedConditionRequest } from '../core/permissions/conditions.ts';
+import { coveringRule, createCoveredCall, entryFor, prefetchCovered, recordedCoveredOutcome, type CallEvent } from './covered-call.ts';
 import type { AuditEntry } from '../server/audit/entry.ts';
 import { appendAudit } from '../server/audit/store.ts';
 import { approvalEventData as approvalData } from '../server/calls/approval-event-data.ts';
@@ -98,13 +99,15 @@ export function createCallActivities(deps: CallActivityDeps) {
         return { outcome: 'error', error };
       }
       if (decision.outcome === 'denied') {
-        const reason = `denied by rule "${decision.rule.pattern}" for ${decision.key}`;
+        const when = decision.rule.condition ? ` when ${decision.rule.condition}` : '';
+        const reason = `denied by rule "${decision.rule.pattern}"${when} for ${decision.key}`;
         await calls.finishCall(pool, spec.callId, 'denied', null, { error: { code: 'denied', message: reason } });
         await audit(spec, { event: 'call.denied', actorId: spec.requesterId, decision: 'denied', details: { rule_id: decision.rule.id, reason } });
         return { outcome: 'denied', reason };
       }
       if (decision.outcome === 'covered') return { outcome: 'covered' };
-      return { outcome: 'gap', gapIdentityId: decision.gapIdentityId, firstResolverId: decision.firstResolverId };
+      const reasons = [...decision.failedConditions.map((f) => f.explanation), ...decision.exhaustedBudgets.map((b) => b.explanation)];
+      return { outcome: 'gap', gapIdentityId: decision.gapIdentityId, firstResolverId: decision.firstResolverId, ...(reasons.length ? { reasons } : {}) };
     } catch (err) {
       if (err instanceof PermissionInputError) return { outcome: 'error', error: { code: 'invalid_request', message: err.message } };
       throw err;
@@ -120,12 +123,18 @@ export function createCallActivities(deps: CallActivityDeps) {
     // A re-run after the first run committed the call's final state: that state is the answer.
     const recorded = recordedCoveredOutcome(spec, found);
     if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
-    const check = await verdict(spec, async () => judgeChain(read, spec.permissionKeys));
+    const request = storedConditionRequest(found.request_redacted);
+    let coveredBy: ReturnType<typeof coveringRule>[] = [];
+    const check = await verdict(spec, async () => {
+      const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request });
+      if (live.decision?.outcome === 'covered') coveredBy = live.decision.coveredBy.map(coveringRule);
+      return live;
+    });
     if (check.outcome !== 'covered') {
       deps.exchange.preparedCalls.withdraw(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };
     }
-    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked }, prefetch, read.secretEnvelope) };
+    return { check, executed: await executeCovered(spec, { previouslyMarked: found.previously_marked, coveredBy }, prefetch, read.secretEnvelope) };
   }
 
   /**
@@ -194,7 +203,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData, metrics: deps.metrics });
 
   const acts = {
-    async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string }) {
+    async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string; gapReasons?: string[] }) {
       const { spec } = input;
       const expiresAt = new Date(Date.now() + spec.clocks.approvalTtlMs);
       const dedupeKey = `${spec.service}:${spec.action}:${spec.callDigest}`;
@@ -214,6 +223,7 @@ export function createCallActivities(deps: CallActivityDeps) {
         autoCallOnApprove: spec.autoCallOnApprove,
         dedupeKey,
         expiresAt,
+        gapReasons: input.gapReasons ?? [],
       });
       const row = inserted ?? (await calls.findPendingDuplicate(pool, spec.requesterId, dedupeKey)) ?? (await calls.getApproval(pool, input.approvalId));
       if (!row) throw new Error('approval neither inserted nor found');
@@ -225,7 +235,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       if (inserted) {
         await calls.setCallStatus(pool, spec.callId, 'pending_approval', row.id);
         deps.metrics.approvalRaised();
-        await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id, ...disclosedDetails(spec) } });
+        await audit(spec, { event: 'approval.raised', actorId: spec.requesterId, approvalId: row.id, decision: 'pending', details: { resolver_id: row.resolver_id, gap_identity_id: row.gap_identity_id, ...(row.gap_reasons.length ? { gap_reasons: row.gap_reasons } : {}), ...disclosedDetails(spec) } });
         await emit(spec, 'approval.raised', await approvalEventData(row.id));
         // Over the per-agent cap: the oldest pending approvals are superseded by their workflows.
         for (const old of await calls.pendingBeyondCap(pool, spec.requesterId, spec.maxPendingPerAgent)) {
@@ -304,7 +314,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
 
     /** allow_remember: rules on the closest non-inheriting ancestor, and on any other identity below the resolver still uncovered. */
-    async plantRules(input: { spec: CallSpec; approvalId: string; patterns: string[]; ttlMs: number; resolverId: string }) {
+    async plantRules(input: { spec: CallSpec; approvalId: string; patterns: string[]; ttlMs: number; resolverId: string; condition?: string }) {
       const { spec } = input;
       const chain = await identities.getChain(pool, spec.requesterId);
       const chainIds = chain.map(identities.toChainIdentity);
@@ -326,6 +336,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               source: 'approval',
               approvalId: input.approvalId,
               createdBy: input.resolverId,
+              condition: input.condition ?? null,
             });
             await appendAudit(tx, {
               orgId: spec.orgId,
@@ -338,7 +349,7 @@ export function createCallActivities(deps: CallActivityDeps) {
               permissionKeys: [pattern],
               approvalId: input.approvalId,
               callId: spec.callId,
-              details: { rule_id: rule.id, identity_id: identityId, expires_at: expiresAt.toISOString() },
+              details: { rule_id: rule.id, identity_id: identityId, expires_at: expiresAt.toISOString(), ...(input.condition ? { condition: input.condition } : {}) },
             });
           }
         }

@@ -57,6 +57,21 @@ export const entryFor = (spec: CallSpec, e: CallEvent): AuditEntry =>
 /** What the covered path's claim found: an earlier attempt marked the call (it may have sent). */
 export interface SendClaim {
   previouslyMarked: boolean;
+  /** The rules that covered the call, for its audit row (issue 44: which rule, with its condition and budget). */
+  coveredBy?: CoveringRule[];
+}
+
+export interface CoveringRule {
+  rule_id: string;
+  identity_id: string;
+  pattern: string;
+  condition?: string;
+  budget?: unknown;
+}
+
+/** A rule as the audit row of the call it covered names it. */
+export function coveringRule(r: { id: string; identityId: string; pattern: string; condition?: string | null; budget?: unknown }): CoveringRule {
+  return { rule_id: r.id, identity_id: r.identityId, pattern: r.pattern, ...(r.condition ? { condition: r.condition } : {}), ...(r.budget ? { budget: r.budget } : {}) };
 }
 
 /**
@@ -133,7 +148,12 @@ export function createCoveredCall(deps: CoveredCallDeps) {
       executionId: null,
       decision: 'covered',
       httpStatusCode: out.httpStatusCode,
-      details: { duration_ms: out.result.duration_ms, request: redacted, ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}) },
+      details: {
+        duration_ms: out.result.duration_ms,
+        request: redacted,
+        ...(spec.disclosed?.length ? { disclosed: spec.disclosed } : {}),
+        ...(claim.coveredBy?.length ? { covered_by: claim.coveredBy } : {}),
+      },
     });
     deps.metrics.callFinished({ service: spec.template, action: spec.action, outcome: 'called', path: 'covered' });
     return { outcome: { status: 'called', result: out.result, action_description: spec.description }, httpStatusCode: out.httpStatusCode, executionStatus: null };

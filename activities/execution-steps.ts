@@ -13,6 +13,7 @@ import type { ExecutorDeps, PlannedUpstream } from '../server/execution/execute.
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { readAhead } from './read-ahead.ts';
 import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
+import { storedConditionRequest } from '../core/permissions/conditions.ts';
 import { instanceLookupAlong } from '../server/registry/request-lookup.ts';
 import type { AuditEntry } from '../server/audit/entry.ts';
 import type { Logger } from '../server/logger.ts';
@@ -106,7 +107,11 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     async prepareExecution(input: StepInput & { triggeredBy: 'user' | 'agent' | 'auto' }): Promise<PrepareOutcome> {
       const { spec, approvalId, executionId } = input;
       // The two reads are independent: one round trip's wait instead of two.
-      const [exec, chain] = await Promise.all([calls.getExecution(pool, executionId), checkLiveChain(pool, spec.requesterId, spec.permissionKeys)]);
+      const [exec, chain] = await Promise.all([
+        calls.getExecution(pool, executionId),
+        // A deny with a condition is judged on what will be sent (the approver's edit, else the request).
+        calls.requestToSend(pool, approvalId).then((stored) => checkLiveChain(pool, spec.requesterId, spec.permissionKeys, storedConditionRequest(stored))),
+      ]);
       if (!exec) throw new Error(`execution ${executionId} not found`);
       // A retry after the row went final (a crash after the write): the recorded verdict stands.
       if (exec.status === 'cancelled') return { proceed: false, result: { outcome: { status: 'error', error: exec.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
@@ -216,7 +221,9 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     const lookup = instanceLookupAlong(spec.service);
     const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
     const stored = loadStoredCall(deps, spec, { row: read.call, lookup: lookup?.read(read.also), edited: d.edit });
-    return { written: read.written, chain: judgeChain(read, spec.permissionKeys), stored: readAhead(stored.catch(typedError)) };
+    // Conditions read what will be sent: the approver's edit, else the stored request.
+    const request = storedConditionRequest(d.edit ? d.edit.redacted : read.call?.request_redacted);
+    return { written: read.written, chain: judgeChain(read, spec.permissionKeys, { request }), stored: readAhead(stored.catch(typedError)) };
   }
 
   /**

@@ -209,7 +209,7 @@ interface CallRun {
   executionDeadline: number;
   replay?: { triggeredBy: 'user' | 'agent' | 'auto' };
   executionOutcome?: CallOutcome;
-  remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string };
+  remember?: { keys: string[]; ttlMs: number; ttl: string; resolverId: string; condition?: string };
   /** The approver allowed an edited request: what runs, is re-checked, audited and remembered. */
   edit?: ApprovedEdit;
   /**
@@ -421,7 +421,7 @@ async function resolveHeld(s: CallRun, input: ResolveInput): Promise<ApprovalRec
   const edit = input.edit;
   const remembered =
     input.decision === 'allow_remember'
-      ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId }
+      ? { keys: input.rememberKeys!, ttlMs: input.rememberTtlMs!, ttl: input.rememberTtl!, resolverId: input.resolverId, ...(input.rememberCondition ? { condition: input.rememberCondition } : {}) }
       : undefined;
   const decision: RecordDecisionInput = {
     spec,
@@ -522,7 +522,9 @@ async function checkAndRunCovered(s: CallRun): Promise<CallOutcome | null> {
 async function raiseApproval(s: CallRun): Promise<boolean> {
   const { spec, tiers } = s;
   const gap = s.gap!;
-  const raised = await firstSteps.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4() });
+  // `gapReasons` only changes the activity's input (no new command): replay is unaffected.
+  const gapReasons = gap.reasons?.length ? { gapReasons: gap.reasons } : {};
+  const raised = await firstSteps.raiseApproval({ spec, gapIdentityId: gap.gapIdentityId, firstResolverId: gap.firstResolverId, tiers, approvalId: uuid4(), ...gapReasons });
   s.approval.id = raised.approvalId;
   s.approval.expiresAt = Date.parse(raised.expiresAt);
   s.approval.resolverId = raised.resolverId;
@@ -540,6 +542,7 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
     auto_call_on_approve: spec.autoCallOnApprove,
     risk: spec.approvalRisk,
     permission_keys: spec.permissionKeys,
+    ...(gap.reasons?.length ? { gap_reasons: gap.reasons } : {}),
   };
   s.outcome = pending;
   if (raised.deduplicatedInto) {
@@ -664,7 +667,7 @@ async function awaitReplayThenExecute(s: CallRun): Promise<ExecuteCallResult | n
 /** 5. allow_remember: the rules are planted only after the replay succeeded. */
 async function rememberIfAsked(s: CallRun, executed: ExecuteCallResult): Promise<void> {
   if (!s.remember || executed.outcome.status !== 'called') return;
-  await retriedBriefly.plantRules({ spec: executedSpec(s), approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId });
+  await retriedBriefly.plantRules({ spec: executedSpec(s), approvalId: s.approval.id!, patterns: s.remember.keys, ttlMs: s.remember.ttlMs, resolverId: s.remember.resolverId, ...(s.remember.condition ? { condition: s.remember.condition } : {}) });
 }
 
 /**

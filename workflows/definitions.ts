@@ -144,6 +144,8 @@ export interface PendingApprovalOutcome {
   auto_call_on_approve: boolean;
   risk: ApprovalRisk;
   permission_keys: string[];
+  /** Why rules that matched the keys did not cover the call (issue 44); absent when none did. */
+  gap_reasons?: string[];
 }
 
 export type CallOutcome =
@@ -194,7 +196,8 @@ export type CallWorkflowResult = CallOutcome | ApprovalRecord;
 export type CheckResult =
   | { outcome: 'covered' }
   | { outcome: 'denied'; reason: string }
-  | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string }
+  /** `reasons`: why rules that matched by key did not cover (a failed condition, a spent budget). */
+  | { outcome: 'gap'; gapIdentityId: string; firstResolverId: string; reasons?: string[] }
   | { outcome: 'error'; error: ErrorBody };
 
 /**
@@ -231,6 +234,8 @@ export interface ResolveInput {
   /** Milliseconds; the API parsed `<n>h|<n>d`. */
   rememberTtlMs?: number;
   rememberTtl?: string;
+  /** A CEL condition the remembered rules carry (compiled and bounded by the API). */
+  rememberCondition?: string;
   reason?: string;
   /** Allow with changes: the request the approver allows instead of the agent's. */
   edit?: ApprovedEdit;

@@ -1,9 +1,11 @@
-// `gateway agents` (the tree you can see) and `gateway agents create NAME [--parent ID]`.
+// `gateway agents` (the tree you can see), `gateway agents create NAME [--parent ID]`, and the
+// rule commands (rules.ts).
 import { Command } from 'commander';
 import { ok, resolveCaller } from '../lib/caller.ts';
 import { age, table } from '../lib/format.ts';
 import { chainPaths, resolveIdentityRef } from '../lib/identities.ts';
 import { print, printJson, say } from '../lib/output.ts';
+import { addRuleCommands } from './rules.ts';
 
 const caller = (cmd: Command) => resolveCaller({ profile: cmd.optsWithGlobals().profile as string | undefined });
 
@@ -46,5 +48,6 @@ export function agentsCommand(): Command {
       say('Its key, shown once — store it now (e.g. GATEWAY_AGENT_KEY):');
       print(created.key.token);
     });
+  addRuleCommands(agents);
   return agents;
 }

@@ -188,10 +188,20 @@ interface ApproveOptions {
   remember?: string[];
   tier?: string;
   ttl?: string;
+  when?: string;
   json?: boolean;
   set?: string[];
   body?: string;
   yes?: boolean;
+}
+
+/** The decision `gateway approve` sends: allow once, or remember keys for --ttl (only --when the condition holds). */
+export function approveDecision(keys: string[], o: Pick<ApproveOptions, 'ttl' | 'when'>) {
+  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
+  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
+  if (!keys.length && o.when !== undefined) throw usageError('--when goes with --remember KEY or --tier N');
+  if (!keys.length) return { decision: 'allow_once' as const };
+  return { decision: 'allow_remember' as const, remember_keys: keys, ttl: o.ttl!, ...(o.when !== undefined ? { remember_condition: o.when } : {}) };
 }
 
 /** Several ids: one batch; an edit and --tier belong to one approval's request, so they take one id. */
@@ -199,9 +209,7 @@ async function approveMany(refs: string[], o: ApproveOptions, cmd: Command): Pro
   if (o.set?.length || o.body !== undefined) throw usageError('allowing with changes (--set, --body) takes one approval at a time');
   if (o.tier !== undefined) throw usageError("--tier names one approval's tiers: with several ids remember keys with --remember KEY (from `approvals show`)");
   const keys = o.remember ?? [];
-  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
-  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY');
-  const body = keys.length ? { decision: 'allow_remember' as const, remember_keys: keys, ttl: o.ttl! } : { decision: 'allow_once' as const };
+  const body = approveDecision(keys, o);
   await decideMany(await caller(cmd), refs, body, o);
 }
 
@@ -219,16 +227,10 @@ async function approve(refs: string[], o: ApproveOptions, cmd: Command): Promise
     if (o.set?.length || o.body !== undefined) throw usageError('--tier names the original request\'s tiers: with an edit, remember the edited keys with --remember KEY');
     keys = [...keys, ...tier.keys];
   }
-  if (keys.length && !o.ttl) throw usageError('remembering needs --ttl (e.g. 24h, 7d)');
-  if (!keys.length && o.ttl) throw usageError('--ttl goes with --remember KEY or --tier N');
+  const decision = approveDecision(keys, o);
   const edit = await editOf(c, id, o);
   if (Object.keys(edit).length > 0) await confirmEdit(c, id, edit, Boolean(o.yes));
-  const record = await ok(
-    c.api.POST('/v1/approvals/{id}/resolve', {
-      params: { path: { id } },
-      body: (keys.length ? { decision: 'allow_remember', remember_keys: keys, ttl: o.ttl, ...edit } : { decision: 'allow_once', ...edit }) as never,
-    }),
-  );
+  const record = await ok(c.api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: { ...decision, ...edit } as never }));
   if (o.json) return printJson(record);
   const exec = record.execution ? `; the call is ${record.execution.status}` : '';
   say(`Allowed ${id}${record.modified_by_approver ? ' with changes' : ''}${exec}`);
@@ -304,6 +306,7 @@ export function approvalsCommands(program: Command): void {
     .addOption(new Option('--remember <key>', 'a permission key to remember (repeatable; from `approvals show`)').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--tier <n>', 'remember the keys of suggested tier N')
     .option('--ttl <duration>', 'how long remembered keys last (24h, 7d)')
+    .option('--when <condition>', 'remember only when this CEL condition on the request holds (e.g. "body.amount <= 50")')
     .addOption(new Option('--set <key=value>', 'allow with changes: set a parameter (service action) or a field of the body (raw HTTP); shows the changes and asks first; repeatable').argParser((v: string, p: string[] | undefined) => [...(p ?? []), v]))
     .option('--body <@file.json>', 'allow with changes: replace a raw HTTP request\'s body with this JSON file')
     .option('--yes', 'allow the changes without asking (required with --set / --body when not on a terminal)')

@@ -1628,6 +1628,8 @@ export interface components {
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call (a false condition, a spent budget). */
+            gap_reasons?: string[];
             /** Format: uuid */
             id: string;
             /**
@@ -1707,6 +1709,8 @@ export interface components {
             execution?: components["schemas"]["Execution"];
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call (a false condition, a spent budget). */
+            gap_reasons?: string[];
             /** Format: uuid */
             id: string;
             /**
@@ -1879,6 +1883,8 @@ export interface components {
             call_id: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description Why rules that matched the keys did not cover the call: a condition that was false ("body.amount <= 50 was false: amount is 60") or a spent budget. */
+            gap_reasons?: string[];
             permission_keys: string[];
             /** @enum {string} */
             relationship: "self" | "downstream";
@@ -2355,6 +2361,18 @@ export interface components {
         };
         Rule: {
             approval_id: string | null;
+            budget: components["schemas"]["RuleBudget"] | null;
+            /** @description What the budget used in its current fixed window (calls, or the sum), counted for calls it covered and sent. */
+            budget_usage: {
+                limit: number;
+                /** Format: date-time */
+                resets_at: string;
+                used: number;
+                /** Format: date-time */
+                window_start: string;
+            } | null;
+            /** @description CEL condition on the request; null: the rule applies to every call its pattern matches. */
+            condition: string | null;
             /** Format: date-time */
             created_at: string;
             created_by: string | null;
@@ -2369,6 +2387,15 @@ export interface components {
             revoked_at: string | null;
             /** @enum {string} */
             source: "manual" | "approval";
+        };
+        /** @description An allow covers only within its budget per fixed window (per: 30m, 1h, 1d, …): a number of calls, or a sum of a numeric request field. */
+        RuleBudget: {
+            calls: number;
+            per: string;
+        } | {
+            max: number;
+            per: string;
+            sum: string;
         };
         SearchResult: {
             action: string;
@@ -4387,6 +4414,8 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     reason?: string;
+                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule's condition (400 with details.position). */
+                    remember_condition?: string;
                     remember_keys?: string[];
                     /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, path (absolute URL; url is the same field), headers (credential headers excepted), body (its fields only: an edit cannot add one). */
                     request?: {
@@ -4584,6 +4613,8 @@ export interface operations {
                     decision: "allow_once" | "allow" | "allow_always" | "allow_remember" | "deny" | "bubble";
                     ids: string[];
                     reason?: string;
+                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule's condition (400 with details.position). */
+                    remember_condition?: string;
                     remember_keys?: string[];
                     ttl?: string;
                 };
@@ -8455,6 +8486,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    budget?: components["schemas"]["RuleBudget"];
+                    /** @description A CEL expression over {method, url, host, path, query, params, body} of the redacted request; the rule applies only when it is true (a missing field makes it false). Checked when saved: 400 with `details.position`. */
+                    condition?: string;
                     /** @enum {string} */
                     effect: "allow" | "deny";
                     /** Format: date-time */

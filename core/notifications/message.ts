@@ -13,6 +13,8 @@ export interface NoticeContent {
   /** Names from the person down to the requesting agent, e.g. ["Ada", "ops-bot", "sub"]. */
   requesterPath: string[];
   disclosed: { label: string; value: unknown }[];
+  /** Why rules that matched the keys did not cover the call ("body.amount <= 50 was false: amount is 60"). */
+  gapReasons?: string[];
   request: { method: string; url: string; body?: unknown } | null;
   expiresAt: string;
   approvalUrl: string;
@@ -67,6 +69,7 @@ export const slackOutcomeText = (o: NoticeOutcome): string => clipMrkdwn(outcome
 function factsMarkdown(c: NoticeContent): string {
   const lines = [`*Requested by:* ${c.requesterPath.map(escapeMrkdwn).join(' → ')}`, `*Expires:* ${escapeMrkdwn(absoluteTime(new Date(c.expiresAt)))}`];
   for (const d of c.disclosed) lines.push(`*${clipMrkdwn(d.label, 100)}:* ${clipMrkdwn(show(d.value), 300)}`);
+  for (const r of c.gapReasons ?? []) lines.push(`*Not covered:* ${clipMrkdwn(r, 300)}`);
   return lines.join('\n');
 }
 
@@ -127,6 +130,7 @@ export function emailMessage(c: NoticeContent, links: { review: string; deny: st
     `Requested by: ${c.requesterPath.join(' → ')}`,
     `Expires: ${absoluteTime(new Date(c.expiresAt))}`,
     ...c.disclosed.map((d) => `${d.label}: ${clip(show(d.value), 300)}`),
+    ...(c.gapReasons ?? []).map((r) => `Not covered: ${clip(r, 300)}`),
   ];
   const text = [c.description, '', ...facts, '', requestText(c), '', `Review and decide: ${links.review}`, `Deny: ${links.deny}`, '', `Open in the gateway: ${c.approvalUrl}`].join('\n');
   const html = `<!doctype html><html><body>

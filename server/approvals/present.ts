@@ -57,6 +57,7 @@ export function presentApproval(a: ApprovalViewRow, publicUrl: string, descripti
     permission_keys: a.permission_keys,
     suggested_tiers: a.suggested_tiers,
     derived_keys: a.derived_keys,
+    ...(a.gap_reasons.length ? { gap_reasons: a.gap_reasons } : {}),
     expires_at: (exec ? exec.expires_at : a.expires_at).toISOString(),
     ...(exec && a.status === 'allowed' ? { execution: presentExecution(exec) } : {}),
     action: a.call ? { ...a.call, description: description ?? a.call.description } : null,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
+import { compileCondition } from '../../core/permissions/conditions.ts';
 import type { Decision, ResolveInput } from '../../workflows/definitions.ts';
 import { invalidRequest } from '../errors.ts';
 
@@ -20,6 +21,10 @@ export type ResolveDecision = keyof typeof RESOLVE_DECISIONS;
 
 export const rememberKeysSchema = z.array(z.string().min(1).max(2048)).min(1).max(20);
 export const ttlSchema = z.string().regex(/^\d+[hd]$/, 'must look like 12h or 7d');
+export const rememberConditionSchema = z
+  .string()
+  .max(1000)
+  .describe('With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule\'s condition (400 with details.position).');
 
 /** Edit before approve, service action: parameters replacing the agent's (null removes one). */
 export const editParamsSchema = z
@@ -30,6 +35,7 @@ export interface ResolveBody {
   decision: ResolveDecision;
   remember_keys?: string[] | undefined;
   ttl?: string | undefined;
+  remember_condition?: string | undefined;
   reason?: string | undefined;
   params?: Record<string, unknown> | undefined;
   request?: { method?: string | undefined; url?: string | undefined; headers?: Record<string, string> | undefined; body?: unknown } | undefined;
@@ -51,8 +57,9 @@ export function resolveRequest(body: ResolveBody): Omit<ResolveInput, 'resolverI
   const decision = RESOLVE_DECISIONS[body.decision];
   const reason = body.reason ? { reason: body.reason } : {};
   if (decision !== 'allow_remember') {
-    if (body.remember_keys || body.ttl) {
-      throw invalidRequest('remember_keys and ttl go with allow_remember / allow_always only', { field: body.remember_keys ? 'remember_keys' : 'ttl' });
+    if (body.remember_keys || body.ttl || body.remember_condition !== undefined) {
+      const field = body.remember_keys ? 'remember_keys' : body.ttl ? 'ttl' : 'remember_condition';
+      throw invalidRequest('remember_keys, ttl and remember_condition go with allow_remember / allow_always only', { field });
     }
     return { decision, ...reason };
   }
@@ -64,5 +71,11 @@ export function resolveRequest(body: ResolveBody): Omit<ResolveInput, 'resolverI
   }
   const ttl = parseTtl(body.ttl!);
   if (!ttl.ok) throw invalidRequest(ttl.message, { field: 'ttl' });
-  return { decision, rememberKeys: body.remember_keys!, rememberTtlMs: ttl.ms, rememberTtl: body.ttl!, ...reason };
+  let condition = {};
+  if (body.remember_condition !== undefined) {
+    const compiled = compileCondition(body.remember_condition);
+    if (!compiled.ok) throw invalidRequest(`invalid remember_condition at position ${compiled.position}: ${compiled.message}`, { field: 'remember_condition', position: compiled.position });
+    condition = { rememberCondition: body.remember_condition };
+  }
+  return { decision, rememberKeys: body.remember_keys!, rememberTtlMs: ttl.ms, rememberTtl: body.ttl!, ...condition, ...reason };
 }

@@ -9,7 +9,7 @@ import { apiRouter } from '../http/api-router.ts';
 import { BatchResolveResult, BlastRadius, EditForm, EditPreview } from './responses.ts';
 import type { BlastRadiusService } from './blast-radius.ts';
 import { editRequestSchema } from './edit-request-schema.ts';
-import { editParamsSchema, RESOLVE_DECISIONS, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
+import { editParamsSchema, RESOLVE_DECISIONS, rememberConditionSchema, rememberKeysSchema, ttlSchema, type ResolveDecision } from './resolve-input.ts';
 import type { ApprovalService } from './service.ts';
 
 const params = z.object({ id: z.uuid({ error: 'must be a UUID' }) });
@@ -17,6 +17,7 @@ const resolveBody = z.strictObject({
   decision: z.enum(Object.keys(RESOLVE_DECISIONS) as [ResolveDecision, ...ResolveDecision[]]),
   remember_keys: rememberKeysSchema.optional(),
   ttl: ttlSchema.optional(),
+  remember_condition: rememberConditionSchema.optional(),
   reason: z.string().max(1000).optional(),
   params: editParamsSchema.optional(),
   request: editRequestSchema.optional(),

@@ -17,6 +17,7 @@ export async function approvalEventData(db: CommonQueryMethods, approvalId: stri
     risk: a.risk,
     permission_keys: a.permission_keys,
     action_description: a.action_description,
+    ...(a.gap_reasons.length > 0 ? { gap_reasons: a.gap_reasons } : {}),
     ...(secrets.length > 0 ? { secrets } : {}),
     requester_id: a.requester_id,
     resolver_id: a.resolver_id,

@@ -41,6 +41,7 @@ export function pendingAnswer(a: ApprovalRow, publicUrl: string): CallOutcome {
     auto_call_on_approve: a.auto_call_on_approve,
     risk: a.risk,
     permission_keys: a.permission_keys,
+    ...(a.gap_reasons.length ? { gap_reasons: a.gap_reasons } : {}),
   };
 }
 

@@ -51,16 +51,17 @@ export async function insertApproval(
     autoCallOnApprove: boolean;
     dedupeKey: string;
     expiresAt: Date;
+    gapReasons?: string[];
   },
 ): Promise<ApprovalRow | null> {
   return db.maybeOne(sql.type(approvalRow)`
     INSERT INTO approvals (id, call_id, org_id, requester_id, user_id, gap_identity_id, resolver_id, status, risk,
                            permission_keys, derived_keys, suggested_tiers, action_description, auto_call_on_approve,
-                           dedupe_key, expires_at)
+                           dedupe_key, expires_at, gap_reasons)
     VALUES (${a.id}, ${a.callId}, ${a.orgId}, ${a.requesterId}, ${a.userId}, ${a.gapIdentityId}, ${a.resolverId}, 'pending',
             ${a.risk}, ${sql.array(a.permissionKeys, 'text')}, ${sql.array(a.derivedKeys, 'text')},
             ${sql.jsonb(a.suggestedTiers as never)}, ${a.actionDescription}, ${a.autoCallOnApprove}, ${a.dedupeKey},
-            ${sql.timestamp(a.expiresAt)})
+            ${sql.timestamp(a.expiresAt)}, ${sql.array(a.gapReasons ?? [], 'text')})
     ON CONFLICT (requester_id, dedupe_key) WHERE status = 'pending' DO NOTHING
     RETURNING *`);
 }

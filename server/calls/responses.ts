@@ -58,6 +58,7 @@ export const PendingApproval = z
     auto_call_on_approve: z.boolean(),
     risk: approvalRisk,
     permission_keys: z.array(z.string()),
+    gap_reasons: z.array(z.string()).optional().describe('Why rules that matched the keys did not cover the call: a condition that was false ("body.amount <= 50 was false: amount is 60") or a spent budget.'),
     call_id: callId,
   })
   .meta({ id: 'CallPendingApproval' });
@@ -112,6 +113,7 @@ const approvalRecordFields = {
   permission_keys: z.array(z.string()),
   suggested_tiers: z.array(Tier),
   derived_keys: z.array(z.string()),
+  gap_reasons: z.array(z.string()).optional().describe('Why rules that matched the keys did not cover the call (a false condition, a spent budget).'),
   expires_at: timestamp,
   execution: Execution.optional(),
   modified_by_approver: modifiedByApprover,

@@ -43,6 +43,7 @@ export const approvalRow = z.object({
   permission_keys: z.array(z.string()),
   derived_keys: z.array(z.string()),
   suggested_tiers: z.array(z.object({ keys: z.array(z.string()), description: z.string() })),
+  gap_reasons: z.array(z.string()),
   action_description: z.string(),
   auto_call_on_approve: z.boolean(),
   dedupe_key: z.string(),

@@ -85,6 +85,8 @@ export const callClaim = z.object({
   result: z.unknown(),
   error: z.unknown(),
   http_status_code: z.number().nullable(),
+  /** The redacted projection rule conditions read (issue 44). */
+  request_redacted: z.unknown(),
 });
 export type CallClaim = z.infer<typeof callClaim>;
 const sendClaimExtra = z.object({ call: callClaim.nullable(), secret: z.unknown() });
@@ -99,7 +101,7 @@ export async function chainWithSendClaim(db: Db, requesterId: string, callId: st
   const rows = await db.any(
     prepared(chainWithRulesQuery(requesterId, {
       with: sql.fragment`
-        prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code
+        prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code, request_redacted
                  FROM calls WHERE id = ${callId} FOR UPDATE),
         mark AS (UPDATE calls c SET send_marked_at = now() FROM prev WHERE c.id = prev.id RETURNING c.id),
         sec AS (SELECT ${alsoRead?.secret ?? sql.fragment`NULL::json`} AS envelope)`,
@@ -189,3 +191,9 @@ export async function closeWithoutWorkflow(
     return closed;
   });
 }
+
+/** What an approved call will send, as conditions read it: the approver's edit, else the call's redacted request. */
+export const requestToSend = (db: Db, approvalId: string) =>
+  db.maybeOneFirst(sql.type(z.object({ request: z.unknown() }))`
+    SELECT COALESCE(a.edited_request_redacted, c.request_redacted) AS request
+    FROM approvals a JOIN calls c ON c.id = a.call_id WHERE a.id = ${approvalId}`);

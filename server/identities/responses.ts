@@ -35,6 +35,14 @@ export const NewAgentKey = z
   .strictObject({ ...AgentKey.shape, token: z.string().describe('The `osk_…` key: shown once, never again.') })
   .meta({ id: 'NewAgentKey' });
 
+export const RuleBudgetSchema = z
+  .union([
+    z.strictObject({ calls: z.number().int(), per: z.string() }),
+    z.strictObject({ sum: z.string(), max: z.number(), per: z.string() }),
+  ])
+  .describe('An allow covers only within its budget per fixed window (per: 30m, 1h, 1d, …): a number of calls, or a sum of a numeric request field.')
+  .meta({ id: 'RuleBudget' });
+
 export const Rule = z
   .strictObject({
     id: uuid,
@@ -47,6 +55,12 @@ export const Rule = z
     created_by: uuid.nullable(),
     created_at: timestamp,
     revoked_at: nullableTimestamp,
+    condition: z.string().nullable().describe('CEL condition on the request; null: the rule applies to every call its pattern matches.'),
+    budget: RuleBudgetSchema.nullable(),
+    budget_usage: z
+      .strictObject({ used: z.number(), limit: z.number(), window_start: timestamp, resets_at: timestamp })
+      .nullable()
+      .describe('What the budget used in its current fixed window (calls, or the sum), counted for calls it covered and sent.'),
   })
   .meta({ id: 'Rule' });
 

@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
-import { CreatedAgent, Identity, IdentityList, KeyList, Me, NewAgentKey, Rule, RuleList } from './responses.ts';
+import { CreatedAgent, Identity, IdentityList, KeyList, Me, NewAgentKey, Rule, RuleBudgetSchema, RuleList } from './responses.ts';
 import type { IdentityService } from './service.ts';
 
 const id = z.uuid({ error: 'must be a UUID' });
@@ -31,6 +31,8 @@ const createRuleBody = z.strictObject({
   pattern: z.string().min(3).max(2048),
   ttl: z.string().optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
+  condition: z.string().max(1000).optional().describe('A CEL expression over {method, url, host, path, query, params, body} of the redacted request; the rule applies only when it is true (a missing field makes it false). Checked when saved: 400 with `details.position`.'),
+  budget: RuleBudgetSchema.optional(),
 });
 const updateBody = z
   .strictObject({ name: agentName.optional(), inherit_permissions: z.boolean().optional(), auto_call_on_approve: z.boolean().optional() })

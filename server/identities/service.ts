@@ -4,6 +4,9 @@ import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { isAncestor } from '../../core/permissions/chain.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
+import { compileCondition } from '../../core/permissions/conditions.ts';
+import { budgetLimit, validateBudget, windowMs, windowStart, type RuleBudget } from '../../core/permissions/budgets.ts';
+import { usedInWindows } from './budget-store.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { agentMayManage } from '../auth/authority.ts';
 import { AGENT_KEY_PREFIX, displayPrefix, hashToken, newToken } from '../auth/tokens.ts';
@@ -32,6 +35,28 @@ export interface CreateRuleInput {
   pattern: string;
   ttl?: string | undefined;
   expires_at?: string | undefined;
+  /** CEL over the request (core/permissions/conditions.ts). */
+  condition?: string | undefined;
+  /** `{calls, per}` or `{sum, max, per}` (core/permissions/budgets.ts). */
+  budget?: unknown;
+}
+
+/** A rule's condition and budget as a client sent them, checked: 400 naming the field (and the condition's position). */
+export function checkedRuleExtras(input: { effect: 'allow' | 'deny'; condition?: string | undefined; budget?: unknown }): { condition: string | null; budget: RuleBudget | null } {
+  let condition: string | null = null;
+  if (input.condition !== undefined) {
+    const compiled = compileCondition(input.condition);
+    if (!compiled.ok) throw invalidRequest(`invalid condition at position ${compiled.position}: ${compiled.message}`, { field: 'condition', position: compiled.position });
+    condition = input.condition;
+  }
+  let budget: RuleBudget | null = null;
+  if (input.budget !== undefined) {
+    if (input.effect !== 'allow') throw invalidRequest('only an allow rule may carry a budget', { field: 'budget' });
+    const checked = validateBudget(input.budget);
+    if (!checked.ok) throw invalidRequest(checked.message, { field: checked.field });
+    budget = checked.budget;
+  }
+  return { condition, budget };
 }
 
 export function publicIdentity(row: store.IdentityRow) {
@@ -50,7 +75,14 @@ export function publicIdentity(row: store.IdentityRow) {
   };
 }
 
-export function publicRule(r: store.RuleRow) {
+/** A budget's current window and what it used (null without a budget). */
+function budgetUsage(r: store.RuleRow, used: ReadonlyMap<string, number>, now: Date) {
+  if (!r.budget) return null;
+  const start = windowStart(r.budget, now);
+  return { used: used.get(r.id) ?? 0, limit: budgetLimit(r.budget), window_start: start.toISOString(), resets_at: new Date(start.getTime() + windowMs(r.budget.per)!).toISOString() };
+}
+
+export function publicRule(r: store.RuleRow, used: ReadonlyMap<string, number> = new Map(), now = new Date()) {
   return {
     id: r.id,
     identity_id: r.identity_id,
@@ -62,6 +94,9 @@ export function publicRule(r: store.RuleRow) {
     created_by: r.created_by,
     created_at: r.created_at.toISOString(),
     revoked_at: r.revoked_at?.toISOString() ?? null,
+    condition: r.condition,
+    budget: r.budget,
+    budget_usage: budgetUsage(r, used, now),
   };
 }
 
@@ -268,7 +303,10 @@ export function createIdentityService(deps: {
 
     async listRules(p: Principal, id: string, includeRevoked: boolean) {
       const target = await loadVisible(p, id);
-      return (await store.listRules(pool, target.id, includeRevoked)).map(publicRule);
+      const rules = await store.listRules(pool, target.id, includeRevoked);
+      const now = new Date();
+      const used = await usedInWindows(pool, rules.flatMap((r) => (r.budget ? [{ ruleId: r.id, windowStart: windowStart(r.budget, now) }] : [])));
+      return rules.map((r) => publicRule(r, used, now));
     },
 
     /** Humans only: an agent can never widen its own (or anyone's) permissions. */
@@ -279,6 +317,7 @@ export function createIdentityService(deps: {
       if (target.kind === 'user') throw invalidRequest('rules apply to agents and subagents; a user is never checked');
       const check = validatePattern(input.pattern);
       if (!check.ok) throw invalidRequest(`invalid pattern: ${check.reason}`, { field: 'pattern' });
+      const extras = checkedRuleExtras(input);
       let expiresAt: Date | null = null;
       if (input.ttl !== undefined && input.expires_at !== undefined) throw invalidRequest('give either ttl or expires_at, not both');
       if (input.ttl !== undefined) {
@@ -298,6 +337,7 @@ export function createIdentityService(deps: {
         source: 'manual',
         approvalId: null,
         createdBy: p.identityId,
+        ...extras,
       });
       return publicRule(rule);
     },

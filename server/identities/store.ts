@@ -5,6 +5,7 @@ import { prepared } from '../db/prepared.ts';
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
+import type { RuleBudget } from '../../core/permissions/budgets.ts';
 // An agent key's read carries its org's approval settings (one statement): their row type is orgs'.
 import type { OrgRow } from '../orgs/readers.ts';
 
@@ -30,6 +31,12 @@ const IDENTITY_COLUMNS = sql.fragment`
   id, org_id, kind, parent_id, user_id, name, email, role, inherit_permissions,
   auto_call_on_approve, status, created_by, created_at, archived_at`;
 
+/** A stored budget (validated at save by core/permissions/budgets.ts validateBudget). */
+const ruleBudget = z.union([
+  z.object({ calls: z.number(), per: z.string() }),
+  z.object({ sum: z.string(), max: z.number(), per: z.string() }),
+]) as z.ZodType<RuleBudget>;
+
 export const ruleRow = z.object({
   id: z.string(),
   org_id: z.string(),
@@ -37,6 +44,8 @@ export const ruleRow = z.object({
   effect: z.enum(['allow', 'deny']),
   pattern: z.string(),
   expires_at: z.date().nullable(),
+  condition: z.string().nullable(),
+  budget: ruleBudget.nullable(),
   source: z.enum(['manual', 'approval']),
   approval_id: z.string().nullable(),
   created_by: z.string().nullable(),
@@ -138,7 +147,7 @@ export async function getChain(db: Db, id: string): Promise<IdentityRow[]> {
 
 const chainRow = identityRow.extend({ depth: z.number() });
 
-const ruleJson = z.object({ id: z.string(), effect: z.enum(['allow', 'deny']), pattern: z.string(), expires_at: z.string().nullable() });
+const ruleJson = z.object({ id: z.string(), effect: z.enum(['allow', 'deny']), pattern: z.string(), expires_at: z.string().nullable(), condition: z.string().nullable(), budget: ruleBudget.nullable() });
 const chainWithRulesRow = chainRow.extend({ rules: z.array(ruleJson) });
 
 // Row schemas are built once per `extra` schema: building (and compiling) a zod schema costs more
@@ -164,7 +173,7 @@ export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, extra?: 
       SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
     )${extra ? sql.fragment`, ${extra.with}` : sql.fragment``}
     SELECT ${IDENTITY_COLUMNS}, depth,
-      COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at))
+      COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at, 'condition', r.condition, 'budget', r.budget))
                 FROM permission_rules r WHERE r.identity_id = chain.id AND r.revoked_at IS NULL), '[]') AS rules
       ${extra ? sql.fragment`, ${extra.also} AS extra` : sql.fragment``}
     FROM chain ORDER BY depth`;
@@ -175,7 +184,7 @@ export function chainAndRules(rows: ReadonlyArray<z.infer<typeof chainWithRulesR
   const rules: Rule[] = [];
   for (const r of rows) {
     for (const rule of r.rules) {
-      rules.push({ id: rule.id, identityId: r.id, effect: rule.effect, pattern: rule.pattern, expiresAt: rule.expires_at === null ? null : new Date(rule.expires_at) });
+      rules.push({ id: rule.id, identityId: r.id, effect: rule.effect, pattern: rule.pattern, expiresAt: rule.expires_at === null ? null : new Date(rule.expires_at), condition: rule.condition, budget: rule.budget });
     }
   }
   return { chain: rows.map(({ depth: _depth, rules: _rules, extra: _extra, ...r }) => r), rules };
@@ -301,12 +310,17 @@ export async function revokeAgentKey(db: Db, identityId: string, keyId: string):
 
 export async function createRule(
   db: Db,
-  r: { orgId: string; identityId: string; effect: 'allow' | 'deny'; pattern: string; expiresAt: Date | null; source: 'manual' | 'approval'; approvalId: string | null; createdBy: string | null },
+  r: {
+    orgId: string; identityId: string; effect: 'allow' | 'deny'; pattern: string; expiresAt: Date | null; source: 'manual' | 'approval'; approvalId: string | null; createdBy: string | null;
+    /** Compiled and bounded by the caller (core/permissions/conditions.ts compileCondition). */
+    condition?: string | null; budget?: RuleBudget | null;
+  },
 ): Promise<RuleRow> {
   return db.one(sql.type(ruleRow)`
-    INSERT INTO permission_rules (org_id, identity_id, effect, pattern, expires_at, source, approval_id, created_by)
+    INSERT INTO permission_rules (org_id, identity_id, effect, pattern, expires_at, source, approval_id, created_by, condition, budget)
     VALUES (${r.orgId}, ${r.identityId}, ${r.effect}, ${r.pattern},
-            ${r.expiresAt ? sql.timestamp(r.expiresAt) : null}, ${r.source}, ${r.approvalId}, ${r.createdBy})
+            ${r.expiresAt ? sql.timestamp(r.expiresAt) : null}, ${r.source}, ${r.approvalId}, ${r.createdBy},
+            ${r.condition ?? null}, ${r.budget ? sql.jsonb(r.budget as never) : null})
     RETURNING *`);
 }
 
@@ -317,7 +331,7 @@ export const listRules = (db: Db, identityId: string, includeRevoked = false) =>
     ORDER BY created_at`);
 
 /** A rule row in the shape the pure permission engine takes. */
-const toRule = (r: RuleRow): Rule => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at });
+const toRule = (r: RuleRow): Rule => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at, condition: r.condition, budget: r.budget });
 
 /** Every live rule on a chain, in the shape the pure permission engine takes. */
 export async function rulesForChain(db: Db, identityIds: readonly string[]): Promise<Rule[]> {

@@ -16,7 +16,7 @@ import type { Services } from '../services.ts';
 import { answerOf } from '../calls/outcome.ts';
 import { ApprovalRecord, Called, Denied, PendingApproval } from '../calls/responses.ts';
 import { editRequestSchema } from '../approvals/edit-request-schema.ts';
-import { editParamsSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
+import { editParamsSchema, rememberConditionSchema, rememberKeysSchema, ttlSchema } from '../approvals/resolve-input.ts';
 
 export interface ToolContext {
   services: Pick<Services, 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
@@ -85,6 +85,7 @@ const resolveInput = z.strictObject({
   resolution: z.enum(['allow', 'deny', 'allow_remember']),
   remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
   ttl: ttlSchema.optional().describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
+  remember_condition: rememberConditionSchema.optional(),
   params: editParamsSchema.optional(),
   request: editRequestSchema.optional(),
 });
@@ -271,7 +272,7 @@ const gatewayApprove = defineTool({
   annotations: { title: "Resolve a descendant's approval", readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async run(p, args, ctx) {
     return {
-      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request }, undefined, 'mcp')),
+      ...(await ctx.services.approvals.resolve(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, remember_condition: args.remember_condition, params: args.params, request: args.request }, undefined, 'mcp')),
     };
   },
 });
@@ -292,7 +293,7 @@ const gatewayApproveSelf = defineTool({
     // Re-read on every call: turning the flag off takes effect at once.
     if (!(await ctx.services.oauth.selfApproveEnabled(p))) throw forbidden(SELF_APPROVE_OFF);
     return {
-      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, params: args.params, request: args.request })),
+      ...(await ctx.services.approvals.resolveSelf(p, args.approval_id, { decision: args.resolution, remember_keys: args.remember_keys, ttl: args.ttl, remember_condition: args.remember_condition, params: args.params, request: args.request })),
     };
   },
 });

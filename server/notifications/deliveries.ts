@@ -48,6 +48,7 @@ function contentOf(f: store.NoticeFacts, publicUrl: string, purpose: string): No
     description: f.action_description,
     requesterPath: f.chain.map((c) => c.name),
     disclosed,
+    ...(f.gap_reasons.length ? { gapReasons: f.gap_reasons } : {}),
     request: req?.method && req.url ? { method: req.method, url: req.url, body: req.body } : null,
     expiresAt: f.expires_at.toISOString(),
     approvalUrl: `${publicUrl}/approvals/${f.id}`,

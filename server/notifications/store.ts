@@ -116,6 +116,7 @@ export const noticeFactsRow = z.object({
   action: z.string().nullable(),
   request: z.unknown(),
   disclosed: z.unknown(),
+  gap_reasons: z.array(z.string()),
   execution: z.object({ status: z.string(), http_status_code: z.number().nullable() }).nullable(),
   /** From the person down to the requester. */
   chain: z.array(z.object({ id: z.string(), kind: z.enum(['user', 'agent', 'subagent']), name: z.string() })),
@@ -130,7 +131,7 @@ export const noticeFacts = (db: Db, approvalId: string) =>
       SELECT p.id, p.kind, p.name, p.parent_id, up.depth + 1 FROM identities p JOIN up ON p.id = up.parent_id WHERE up.depth < 64
     )
     SELECT a.id, a.org_id, a.call_id, a.status, a.risk, a.requester_id, a.user_id, a.resolver_id, a.routed_to, a.action_description,
-           a.expires_at, a.decision, a.reason,
+           a.expires_at, a.decision, a.reason, a.gap_reasons,
            (SELECT name FROM identities WHERE id = a.resolved_by) AS resolved_by_name,
            c.service, c.action, c.request_redacted AS request, c.disclosed,
            (SELECT jsonb_build_object('status', e.status, 'http_status_code', e.http_status_code) FROM executions e WHERE e.approval_id = a.id) AS execution,

@@ -373,6 +373,20 @@ describe('the gateway command', { timeout: 180_000 }, () => {
     expect(byPath.code, byPath.stderr).toBe(0);
   });
 
+  it('agents allow --when --calls --per adds a rule with a condition and a budget; agents rules says it in words; a bad condition exits 1 naming its position', async () => {
+    const added = await cli(['agents', 'allow', 'assistant', 'http:GET:127.0.0.1:1/*', '--when', 'method == "GET"', '--calls', '5', '--per', '1h', '--json'], person);
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ effect: 'allow', condition: 'method == "GET"', budget: { calls: 5, per: '1h' } });
+    const listed = await cli(['agents', 'rules', 'assistant'], person);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('only when method == "GET"; at most 5 calls per hour (0 of 5 used)');
+    const bad = await cli(['agents', 'deny', 'assistant', 'http:*:*', '--when', 'method =='], person);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/invalid condition at position \d+/);
+    const usage = await cli(['agents', 'deny', 'assistant', 'http:*:*', '--calls', '3', '--per', '1h'], person);
+    expect(usage.code).toBe(2);
+  });
+
   it('audit exports CSV and JSON lines', async () => {
     const jsonl = await cli(['audit', '--format', 'jsonl', '--limit', '5'], person);
     expect(jsonl.code).toBe(0);

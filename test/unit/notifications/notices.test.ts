@@ -105,6 +105,15 @@ describe('notice wording', () => {
     expect(m.html).toContain('&lt;b&gt;Refund&lt;/b&gt;');
     expect(m.html).not.toContain('<b>Refund');
   });
+  it('Slack and email say which condition or budget left the call uncovered (mentions stay escaped)', () => {
+    const reasons = { ...content, gapReasons: ['body.amount <= 50 was false: amount is 60', 'params.to == "<!channel>" was false: to is "x"'] };
+    const slack = JSON.stringify(slackBlocks(reasons));
+    expect(slack).toContain('Not covered:* body.amount &lt;= 50 was false: amount is 60');
+    expect(slack).not.toContain('<!channel>');
+    const mail = emailMessage(reasons, { review: 'https://l/r', deny: 'https://l/d' });
+    expect(mail.text).toContain('Not covered: body.amount <= 50 was false: amount is 60');
+    expect(mail.html).toContain('Not covered: body.amount &lt;= 50 was false: amount is 60');
+  });
   it('outcomes read as a sentence', () => {
     expect(outcomeText({ status: 'allowed', by: 'Ada', execution: { status: 'executed', http_status_code: 201 } })).toBe('Allowed once by Ada — executed (HTTP 201)');
     expect(outcomeText({ status: 'denied', by: 'Ada', reason: 'no' })).toBe('Denied by Ada: no');

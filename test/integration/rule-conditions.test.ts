@@ -1,0 +1,117 @@
+// Rules with conditions (issue 44): a rule applies only when its key pattern matches AND its CEL
+// condition holds on the call's redacted request. Real PostgreSQL, Temporal and upstream.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { seedUser } from '../support/seed.ts';
+import { paymentsDoc } from '../support/payments.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+
+describe('rules with conditions', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let hooks: Upstream;
+  let human: ReturnType<TestGateway['as']>;
+
+  const makeAgent = async (name: string) => {
+    const res = await human('POST', '/v1/identities/agents', { name });
+    expect(res.status).toBe(201);
+    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token as string) };
+  };
+  const refund = (agent: { call: ReturnType<TestGateway['as']> }, amount: unknown) =>
+    agent.call('POST', '/v1/actions/call', { service: 'pay', action: 'create_refund', params: { amount } });
+  const sentAmounts = () => up.requests.filter((r) => r.url === '/refunds').map((r) => (JSON.parse(r.body) as { amount: unknown }).amount);
+
+  beforeAll(async () => {
+    up = await startUpstream();
+    hooks = await startUpstream();
+    gw = await startTestGateway();
+    const admin = gw.as(gw.adminToken);
+    const orgId = (await admin('GET', '/v1/identities/me')).body.org.id;
+    const m = await seedUser(gw.databaseUrl, { orgId, email: 'payer@example.test' });
+    human = gw.as(await gw.login(m.email, m.password));
+    expect((await admin('POST', '/v1/templates', { scope: 'org', document: paymentsDoc(up.url) })).status).toBe(201);
+    expect((await human('POST', '/v1/secrets', { name: 'PAY_KEY', value: 'sk_pay_test' })).status).toBe(201);
+    expect((await admin('POST', '/v1/webhooks', { url: `${hooks.url}/gateway-events`, events: ['approval.raised'] })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await up?.close();
+    await hooks?.close();
+  });
+
+  it('refuses a bad condition at save with its position, and stores nothing', async () => {
+    const agent = await makeAgent('strict');
+    const bad = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition: 'body.amount <= ' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.error.details).toMatchObject({ field: 'condition', position: 15 });
+    expect(bad.body.error.message).toContain('position 15');
+    for (const condition of ['amount <= 50', 'body.s.matches("(a+)+$")', `body.a == "${'x'.repeat(1_001)}"`, `${'('.repeat(30)}true${')'.repeat(30)}`]) {
+      const res = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition });
+      expect(res.status, condition.slice(0, 40)).toBe(400);
+    }
+    expect((await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules).toEqual([]);
+  });
+
+  it('body.amount <= 50 covers 40 and raises 60, naming the condition', async () => {
+    const agent = await makeAgent('refunder');
+    const rule = await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*', condition: 'body.amount <= 50' });
+    expect(rule.status).toBe(201);
+    expect(rule.body).toMatchObject({ condition: 'body.amount <= 50', budget: null });
+
+    const covered = await refund(agent, 40);
+    expect(covered.status).toBe(200);
+    expect(covered.body.status).toBe('called');
+    expect(sentAmounts()).toContain(40);
+
+    const raised = await refund(agent, 60);
+    expect(raised.body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 50 was false: amount is 60'] });
+    expect(sentAmounts()).not.toContain(60);
+    const view = await human('GET', `/v1/approvals/${raised.body.approval_id}`);
+    expect(view.status).toBe(200);
+    expect(view.body.gap_reasons).toEqual(['body.amount <= 50 was false: amount is 60']);
+    // The approval.raised webhook says it too.
+    await expect
+      .poll(() => hooks.requests.map((r) => JSON.parse(r.body) as { type: string; data: { approval_id?: string; gap_reasons?: string[] } }).find((e) => e.type === 'approval.raised' && e.data.approval_id === raised.body.approval_id)?.data.gap_reasons, { timeout: 30_000 })
+      .toEqual(['body.amount <= 50 was false: amount is 60']);
+
+    // The audit row of the covered call names the rule and its condition.
+    const audit = await human('GET', '/v1/audit?limit=200');
+    const calledRow = audit.body.entries.find((e: any) => e.event === 'call.called' && e.call_id === covered.body.call_id);
+    expect(calledRow?.details.covered_by).toEqual([{ rule_id: rule.body.id, identity_id: agent.id, pattern: 'pay:create_refund:*', condition: 'body.amount <= 50' }]);
+
+  });
+
+  it('a deny with a condition wins over an allow; the allow still covers when it is false', async () => {
+    const agent = await makeAgent('capped');
+    expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'allow', pattern: 'pay:create_refund:*' })).status).toBe(201);
+    expect((await human('POST', `/v1/identities/${agent.id}/rules`, { effect: 'deny', pattern: 'pay:*:*', condition: 'body.amount > 100' })).status).toBe(201);
+    const denied = await refund(agent, 150);
+    expect(denied.body).toMatchObject({ status: 'denied' });
+    expect(denied.body.reason).toContain('when body.amount > 100');
+    expect(sentAmounts()).not.toContain(150);
+    const allowed = await refund(agent, 99);
+    expect(allowed.body.status).toBe('called');
+    expect(sentAmounts()).toContain(99);
+  });
+
+  it('allow_remember with remember_condition plants a rule that carries it (a bad one changes nothing)', async () => {
+    const agent = await makeAgent('remembered');
+    const raised = await refund(agent, 80);
+    expect(raised.body.status).toBe('pending_approval');
+    const keys = raised.body.suggested_tiers[0].keys as string[];
+    const bad = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: keys, ttl: '1d', remember_condition: 'body.amount <' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toMatchObject({ field: 'remember_condition' });
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.status).toBe('pending');
+    const ok = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: keys, ttl: '1d', remember_condition: 'body.amount <= 100' });
+    expect(ok.status).toBe(200);
+    await expect
+      .poll(async () => (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules.filter((r: any) => r.source === 'approval'), { timeout: 30_000 })
+      .toHaveLength(1);
+    const rules = (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules;
+    expect(rules[0]).toMatchObject({ condition: 'body.amount <= 100', source: 'approval' });
+    expect((await refund(agent, 90)).body.status).toBe('called');
+    expect((await refund(agent, 150)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 100 was false: amount is 150'] });
+  });
+});
