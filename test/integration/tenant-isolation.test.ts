@@ -114,6 +114,9 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   // Connected upstream MCP servers and their tools (their generated template is in service_templates).
   mcp_servers: inOrg,
   mcp_server_tools: (o) => sql.fragment`server_id IN (SELECT id FROM mcp_servers WHERE org_id = ${o})`,
+  // What budgeted rules used, per window and per charged call.
+  rule_budget_windows: (o) => sql.fragment`rule_id IN (SELECT id FROM permission_rules WHERE org_id = ${o})`,
+  rule_budget_charges: (o) => sql.fragment`rule_id IN (SELECT id FROM permission_rules WHERE org_id = ${o})`,
   // Not tenant data: keyed by email (B's logins only add B's emails), wiring pings, migrations,
   // and the OAuth server's deployment-wide signing keys and revoked-token list.
   login_attempts: null,
@@ -130,7 +133,7 @@ const TABLES: Record<string, ((orgId: string) => FragmentSqlToken) | null> = {
   gateway_instance: null,
 };
 /** Tables org A's setup does not populate (no approval was ever allowed, no OAuth server flow). */
-const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_domain_claims', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links', 'mcp_servers', 'mcp_server_tools']);
+const EMPTY_FOR_A = new Set(['downloads', 'executions', 'oauth_bindings', 'oauth_client_revocations', 'oidc_payloads', 'invitations', 'sso_configs', 'sso_domain_claims', 'sso_logins', 'sso_subjects', 'notification_channels', 'notification_rules', 'notification_settings', 'notification_deliveries', 'email_decision_links', 'mcp_servers', 'mcp_server_tools', 'rule_budget_windows', 'rule_budget_charges']);
 
 type Snapshot = Record<string, string[]>;
 
