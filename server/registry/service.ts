@@ -170,6 +170,9 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       }
       const { document, report } = converted;
       const previous = own.get(report.key);
+      // A connected MCP server's template is regenerated from its tools: an import must not replace it.
+      const server = previous ? await store.generatingMcpServer(pool, previous.row.id) : null;
+      if (server !== null) throw conflict(`template "${report.key}" is generated from MCP server "${server}": import under another key`, { mcp_server: server });
       if (previous) carryReviewEdits(typeof previous.row.document === 'string' ? parseYaml(previous.row.document) : previous.row.document, document);
       const verified = await verifyAgainstLoader(document, report);
       if (!verified.ok) {

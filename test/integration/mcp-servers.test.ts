@@ -247,6 +247,14 @@ describe('connected MCP servers', () => {
       expect(put.status).toBe(409);
       expect(put.body.error).toMatchObject({ code: 'conflict', details: { mcp_server: 'changing' } });
       expect((await admin('DELETE', `/v1/templates/${templateId}`)).status).toBe(409);
+      // Nor replaced by importing a vendor document under its key (a dry run is refused the same way).
+      const vendor = { openapi: '3.0.3', info: { title: 'Changing', version: '1' }, servers: [{ url: 'https://changing.example.test' }], paths: { '/x': { get: { operationId: 'x', responses: { '200': { description: 'ok' } } } } } };
+      for (const dry_run of [true, false]) {
+        const imported = await admin('POST', '/v1/templates/import', { document: vendor, key: 'changing', dry_run });
+        expect(imported.status, JSON.stringify(imported.body)).toBe(409);
+        expect(imported.body.error).toMatchObject({ code: 'conflict', details: { mcp_server: 'changing' } });
+      }
+      expect((await admin('GET', `/v1/templates/${templateId}`)).status).toBe(200);
     });
 
     it('a member’s own server is held to the outbound address policy', async () => {
