@@ -9,12 +9,13 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suggestedTiers } from '../../core/permissions/tiers.ts';
-import { temporal } from '@temporalio/proto';
 import { CALL_SEARCH_ATTRIBUTES, type CallSpec } from '../../workflows/definitions.ts';
 import { AGENT, callSpecOf, callWorkflowDriver, KEYS, USER, type Step } from '../support/call-workflow-stubs.ts';
 import { testMessageKey } from '../support/message-signing.ts';
 import { createTimeSkippingEnv } from '../support/time-skipping-server.ts';
 
+/** IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (as server/temporal/search-attributes.ts registers them). */
+const KEYWORD = 2;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
@@ -34,7 +35,7 @@ describe('the call workflow with real clocks, time skipped', () => {
     // The workflow sets the gateway's search attributes; this server knows none until told.
     await env.connection.operatorService.addSearchAttributes({
       namespace: 'default',
-      searchAttributes: Object.fromEntries(Object.values(CALL_SEARCH_ATTRIBUTES).map((k) => [k.name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      searchAttributes: Object.fromEntries(Object.values(CALL_SEARCH_ATTRIBUTES).map((k) => [k.name, KEYWORD])),
     });
     // The test server 1.38 fails update-with-start (a NullPointerException in its
     // executeMultiOperation: "updateHandle" is null): the first answer is a plain update after the start.

@@ -1,10 +1,10 @@
 // Stub activities for the call workflow on its own (test/integration/call-workflow*.test.ts): each
 // records the step the workflow asked for, in order, and answers as the real activity would for
 // the case. No gateway, no PostgreSQL: what is tested is the workflow's sequencing and its clocks.
-import type { Client} from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { NativeConnection} from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { expect, inject } from 'vitest';
