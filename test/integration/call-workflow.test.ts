@@ -2,160 +2,40 @@
 // bundle, with stub activities that record what the workflow asks of them — no gateway, no
 // PostgreSQL. Each case drives one path (deny, duplicate decisions, allow once with a resume,
 // allow-remember, an edited allow, expiry, the auto-bubble and a reminder) and checks the steps the
-// workflow took, in order. Time is real but short: the spec's clocks are milliseconds here.
-// (The SDK's time-skipping environment downloads its own test server, which this machine cannot.)
-import { Client, Connection, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
-import { NativeConnection, Worker } from '@temporalio/worker';
+// workflow took, in order. Time is real but short: the spec's clocks are milliseconds here, on the
+// server the gateway runs on. The same paths with the spec's real clocks (a day, an hour), time
+// skipped on Temporal's test server: call-workflow-time-skipping.test.ts.
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { suggestedTiers } from '../../core/permissions/tiers.ts';
-import {
-  callWorkflowId,
-  outcomeUpdate,
-  replayUpdate,
-  resolveUpdate,
-  type ApprovalRecord,
-  type CallOutcome,
-  type CallSpec,
-  type ResolveInput,
-} from '../../workflows/definitions.ts';
+import type { CallSpec } from '../../workflows/definitions.ts';
+import { AGENT, callSpecOf, callWorkflowDriver, KEYS, USER } from '../support/call-workflow-stubs.ts';
 import { testMessageKey } from '../support/message-signing.ts';
-
-const USER = randomUUID();
-const AGENT = randomUUID();
-const KEYS = ['widgets:create_item:*'];
-
-type Step = { name: string; input: any };
-
-/** Stub activities: each records its call and answers as the real one would for this case. */
-function stubActivities(steps: Step[], opts: { reminderMarks?: string[]; decisionMs?: number } = {}) {
-  const record = (name: string) => async (input: unknown) => void steps.push({ name, input });
-  // A decision whose recording takes a while (a slow database): what arrives meanwhile must wait for it.
-  const slowRecord = (name: string) => async (input: unknown) => {
-    steps.push({ name, input });
-    if (opts.decisionMs) await new Promise((r) => setTimeout(r, opts.decisionMs));
-  };
-  const sent = { kind: 'sent' as const, result: { status_code: 201, duration_ms: 3, body: { ok: true } }, httpStatusCode: 201 };
-  return {
-    async checkThenExecute(input: { spec: CallSpec }) {
-      steps.push({ name: 'checkThenExecute', input });
-      if (input.spec.action === 'get_item') {
-        return { check: { outcome: 'covered' }, executed: { outcome: { status: 'called', result: { status_code: 200, duration_ms: 2, body: { id: 'a1' } }, action_description: input.spec.description }, httpStatusCode: 200, executionStatus: null } };
-      }
-      return { check: { outcome: 'gap', gapIdentityId: AGENT, firstResolverId: AGENT }, executed: null };
-    },
-    async raiseApproval(input: { spec: CallSpec; approvalId: string; firstResolverId: string }) {
-      steps.push({ name: 'raiseApproval', input });
-      return {
-        approvalId: input.approvalId,
-        expiresAt: new Date(Date.now() + input.spec.clocks.approvalTtlMs).toISOString(),
-        resolverId: input.firstResolverId,
-        deduplicatedInto: null,
-        reminderMarks: opts.reminderMarks ?? [],
-      };
-    },
-    recordDecision: slowRecord('recordDecision'),
-    recordBubble: record('recordBubble'),
-    async routeOnward(input: unknown) {
-      steps.push({ name: 'routeOnward', input });
-      return { stage: 'admins', top: true };
-    },
-    announceDecision: record('announceDecision'),
-    async prepareExecution(input: unknown) {
-      steps.push({ name: 'prepareExecution', input });
-      return { proceed: true };
-    },
-    async sendExecution(input: unknown) {
-      steps.push({ name: 'sendExecution', input });
-      return sent;
-    },
-    async recordExecutionResult(input: { spec: CallSpec; sent: typeof sent }) {
-      steps.push({ name: 'recordExecutionResult', input });
-      return { outcome: { status: 'called', result: input.sent.result, action_description: input.spec.description }, httpStatusCode: 201, executionStatus: 'executed' };
-    },
-    recordExecution: record('recordExecution'),
-    plantRules: record('plantRules'),
-    shareOutcome: record('shareOutcome'),
-    async joinedOutcome() {
-      return null;
-    },
-    remindResolver: record('remindResolver'),
-  };
-}
 
 describe('the call workflow, with stub activities', () => {
   const signer = testMessageKey();
   let connection: Connection;
-  let client: Client;
   let native: NativeConnection;
+  let driver: ReturnType<typeof callWorkflowDriver>;
 
   beforeAll(async () => {
     connection = await Connection.connect({ address: inject('temporalAddress') });
-    client = new Client({ connection });
     native = await NativeConnection.connect({ address: inject('temporalAddress') });
+    driver = callWorkflowDriver(new Client({ connection }), native, signer);
   });
   afterAll(async () => {
     await native?.close();
     await connection?.close();
   });
 
-  function specOf(over: Omit<Partial<CallSpec>, 'clocks'> & { clocks?: Partial<CallSpec['clocks']> } = {}): CallSpec {
-    const { clocks, ...rest } = over;
-    return {
-      callId: randomUUID(),
-      orgId: randomUUID(),
-      requesterId: AGENT,
-      userId: USER,
-      chain: [
-        { id: AGENT, kind: 'agent', parentId: USER, inheritPermissions: false },
-        { id: USER, kind: 'user', parentId: null, inheritPermissions: false },
-      ],
-      service: 'widgets',
-      template: 'widgets',
-      action: 'create_item',
-      runtime: 'http',
-      risk: 'write',
-      approvalRisk: 'med',
-      permissionKeys: KEYS,
-      description: 'Create item x',
-      autoCallOnApprove: false,
-      maxPendingPerAgent: 10,
-      clocks: { approvalTtlMs: 60_000, executionWindowMs: 60_000, autoBubbleMs: null, ...clocks },
-      approvalUrlBase: 'http://127.0.0.1:1',
-      requestId: null,
-      verbose: false,
-      callDigest: randomUUID(),
-      messageKeys: [signer.hex],
-      ...rest,
-    };
-  }
-
-  /** Runs `body` against a fresh worker on its own task queue; returns the steps it recorded. */
-  async function withWorker(opts: Parameters<typeof stubActivities>[1], body: (start: (spec: CallSpec) => Promise<{ first: CallOutcome; spec: CallSpec }>) => Promise<void>) {
-    const steps: Step[] = [];
-    const taskQueue = `call-workflow-${randomUUID()}`;
-    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: { codePath: inject('workflowBundlePath') }, activities: stubActivities(steps, opts) });
-    await worker.runUntil(async () => {
-      await body(async (spec) => {
-        // As the API starts a call: the first answer rides the start (a covered call closes at once).
-        const startWorkflowOperation = new WithStartWorkflowOperation('callWorkflow', { workflowId: callWorkflowId(spec.callId), taskQueue, args: [spec], workflowIdConflictPolicy: 'FAIL' });
-        const first = await client.workflow.executeUpdateWithStart(outcomeUpdate, { startWorkflowOperation });
-        return { first, spec };
-      });
-    });
-    return { names: steps.map((s) => s.name), inputs: steps };
-  }
-
-  const handleOf = (spec: CallSpec) => client.workflow.getHandle(callWorkflowId(spec.callId));
-  const resolve = (spec: CallSpec, input: ResolveInput, nonce?: string) =>
-    handleOf(spec).executeUpdate(resolveUpdate, { args: [signer.signed('resolve', callWorkflowId(spec.callId), input, nonce)] }) as Promise<ApprovalRecord>;
-  const refusal = async (p: Promise<unknown>) => {
-    const err = await p.then(() => null, (e: unknown) => e);
-    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
-    const cause = (err as WorkflowUpdateFailedError).cause;
-    return cause instanceof ApplicationFailure ? cause.type : undefined;
-  };
+  const specOf = (over: Parameters<typeof callSpecOf>[1] = {}): CallSpec => callSpecOf(signer, over);
+  const withWorker: typeof driver.withWorker = (...args) => driver.withWorker(...args);
+  const handleOf: typeof driver.handleOf = (spec) => driver.handleOf(spec);
+  const resolve: typeof driver.resolve = (...args) => driver.resolve(...args);
+  const refusal: typeof driver.refusal = (p) => driver.refusal(p);
 
   it('a covered call: checked and executed in its first step; the result keeps status and time only', async () => {
     let result: unknown;
@@ -199,7 +79,7 @@ describe('the call workflow, with stub activities', () => {
     const { names: steps } = await withWorker({}, async (start) => {
       const { spec } = await start(specOf());
       expect(await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false })).toMatchObject({ status: 'allowed', execution: { status: 'pending' } });
-      const outcome = await handleOf(spec).executeUpdate(replayUpdate, { args: [signer.signed('replay', callWorkflowId(spec.callId), { callerId: AGENT, triggeredBy: 'agent' as const })] });
+      const outcome = await driver.replay(spec);
       expect(outcome).toMatchObject({ status: 'called', result: { status_code: 201 } });
       expect(await handleOf(spec).result()).toMatchObject({ status: 'allowed', execution: { status: 'executed', triggered_by: 'agent', result: { status_code: 201, duration_ms: 3 } } });
     });
@@ -252,7 +132,7 @@ describe('the call workflow, with stub activities', () => {
   });
 
   it('duplicate decisions sent at once: one is recorded, the other is refused as no longer pending', async () => {
-    const { names: steps, inputs } = await withWorker({ decisionMs: 1_500 }, async (start) => {
+    const { names: steps, inputs } = await withWorker({ slowDecision: () => delay(1_500) }, async (start) => {
       const { spec } = await start(specOf());
       const allow = resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false });
       const deny = resolve(spec, { decision: 'deny', resolverId: USER, resolverIsAdmin: false, reason: 'no' });
@@ -261,15 +141,17 @@ describe('the call workflow, with stub activities', () => {
       expect(won).toHaveLength(1);
       const lost = [a, d].find((r) => r.status === 'rejected') as PromiseRejectedResult;
       expect(await refusal(Promise.reject(lost.reason))).toBe('approval_not_pending');
-      expect(await handleOf(spec).describe()).toBeDefined();
-      await handleOf(spec).terminate('test done');
+      // A deny that won closes the call; an allow that won leaves it waiting for its resume.
+      const winner = (a.status === 'fulfilled' ? a : d) as PromiseFulfilledResult<{ status: string }>;
+      if (winner.value.status === 'denied') expect(await handleOf(spec).result()).toMatchObject({ status: 'denied' });
+      else await handleOf(spec).terminate('test done');
     });
     expect(steps.filter((s) => s === 'recordDecision')).toHaveLength(1);
     expect(inputs.filter((s) => s.name === 'recordDecision').map((s) => s.input.decision)).toHaveLength(1);
   });
 
   it('an approval that times out while an allow is being recorded is allowed, never expired under it', async () => {
-    const { names: steps } = await withWorker({ decisionMs: 2_500 }, async (start) => {
+    const { names: steps } = await withWorker({ slowDecision: () => delay(2_500) }, async (start) => {
       const { spec } = await start(specOf({ clocks: { approvalTtlMs: 1_500 } }));
       // Sent at once: the expiry timer fires while the allow's activity is still recording it.
       expect(await resolve(spec, { decision: 'allow', resolverId: USER, resolverIsAdmin: false })).toMatchObject({ status: 'allowed' });
