@@ -101,8 +101,11 @@ try {
       login.token,
       'examples,coverage,fuzzing,stateful',
       [
+        // Routes whose work reaches out to a host the fuzzer would name (calls, a connection's
+        // refresh, a webhook, an MCP server's discovery: their 502/504 are the upstream's answer)
+        // or that end the session; the suite tests them against loopback servers.
         '--exclude-path-regex',
-        '^/v1/(actions/|auth/logout$|approvals/[^/]+/resolve$|connections/[^/]+/refresh$|webhooks$)',
+        '^/v1/(actions/|auth/logout$|approvals/[^/]+/resolve$|connections/[^/]+/refresh$|webhooks$|mcp-servers$|mcp-servers/[^/]+/refresh$)',
       ],
     ),
   );

@@ -69,6 +69,9 @@ export async function startThrowawayGateway(opts: { name: string; env?: Record<s
       GATEWAY_ADMIN_PASSWORD: password,
       GATEWAY_RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: 'warn',
+      // Throwaway gateways run side by side (schemathesis beside the conformance run): none keeps
+      // the default metrics port.
+      METRICS_PORT: '0',
       ...opts.env,
     },
   });
