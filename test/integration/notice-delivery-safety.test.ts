@@ -141,7 +141,9 @@ describe('approval notices: safe to show, sent once', () => {
 
   it('a notice taken by Slack and the mail server but never confirmed is not sent twice: the Slack post is found and updated, the email keeps its Message-ID', async () => {
     slack.losePostAnswers = 2;
+    // Only this approval's mail is lost: a late notice of an earlier case must not take the loss.
     smtp.loseAnswers = 1;
+    smtp.loseAnswersOf = 'lost-answers';
     const id = await raise(agent, { name: 'lost-answers' });
     const ds = await until(async () => deliveries(id), (d) => d.length === 3 && d.every((x) => x.status === 'delivered'));
     expect(slack.losePostAnswers).toBe(0);

@@ -26,6 +26,8 @@ export interface SmtpCapture {
    * before the server's `250`, as when a server crashes right after queueing a message.
    */
   loseAnswers: number;
+  /** When set, only messages whose text contains this are lost (other tests' late notices go through). */
+  loseAnswersOf?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -84,13 +86,14 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
+        const text = textPart(raw);
         capture.messages.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw,
-          text: textPart(raw),
+          text,
         });
-        if (capture.loseAnswers > 0) {
+        if (capture.loseAnswers > 0 && (capture.loseAnswersOf === undefined || text.includes(capture.loseAnswersOf))) {
           capture.loseAnswers--;
           sockets.get(session.remotePort)?.destroy();
           return;
