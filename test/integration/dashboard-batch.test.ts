@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, signedInDashboard } from '../support/chromium.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
@@ -54,14 +54,7 @@ describe('dashboard: deciding several approvals at once', () => {
     agent = gw.as(a.body.key.token);
 
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    context.on('weberror', (e) => console.error('page error:', e.error().stack ?? e.error().message));
-    await page.goto(`${gw.url}/approvals`);
-    await page.getByLabel('Email').fill(m.email);
-    await page.getByLabel('Password').fill(m.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${gw.url}/approvals`, WAIT);
+    ({ page } = await signedInDashboard(browser, gw.url, m, '/approvals'));
   }, 180_000);
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') await page?.screenshot({ path: path.join(os.tmpdir(), `dashboard-batch-failure-${ctx.task.name.slice(0, 30).replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);

@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { Tool } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, signedInDashboard } from '../support/chromium.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startChangeableServer } from '../support/mcp-upstreams.ts';
 import { ensureDashboardBuilt } from '../support/web-build.ts';
@@ -38,14 +38,7 @@ describe('the dashboard: connect an MCP server', () => {
     upstream = await startChangeableServer([deploy('Deploy the app'), lookup]);
     gw = await startTestGateway({ realPublicUrl: true });
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    context.on('weberror', (e) => console.error('page error:', e.error().stack ?? e.error().message));
-    page = await context.newPage();
-    await page.goto(`${gw.url}/services`);
-    await page.getByLabel('Email').fill(ADMIN_EMAIL);
-    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${gw.url}/services`, WAIT);
+    ({ page } = await signedInDashboard(browser, gw.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, '/services'));
   });
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') await page?.screenshot({ path: path.join(os.tmpdir(), `dashboard-mcp-failure-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from '../support/axe.ts';
-import { launchChromium } from '../support/chromium.ts';
+import { launchChromium, signedInDashboard } from '../support/chromium.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { paymentsDoc } from '../support/payments.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
@@ -40,13 +40,7 @@ describe('dashboard: rules with conditions and budgets', () => {
     agent = gw.as(created.body.key.token);
 
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await page.goto(`${gw.url}/approvals`);
-    await page.getByLabel('Email').fill(ADMIN_EMAIL);
-    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${gw.url}/approvals`, WAIT);
+    ({ page } = await signedInDashboard(browser, gw.url, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, '/approvals'));
   }, 180_000);
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') await page?.screenshot({ path: path.join(os.tmpdir(), `rule-conditions-failure-${ctx.task.name.slice(0, 30).replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
