@@ -9,7 +9,10 @@ import { createIdentityService } from './identities/service.ts';
 import type { Logger } from './logger.ts';
 import { createVaultKeyring } from './vault/keyring.ts';
 import { createMessageSigner } from './temporal/message-signer.ts';
-import { createCallService, type CallService } from './calls/service.ts';
+import type { CallService } from './calls/service.ts';
+import { createCallServiceOver } from './calls/wiring.ts';
+import { createCallWorkflows } from './approvals/workflow-port.ts';
+import { approvalViewReader } from './approvals/store.ts';
 import { createOrgService } from './orgs/service.ts';
 import { createDiagnosticsService } from './diagnostics/service.ts';
 import type { ExecutorDeps } from './execution/execute.ts';
@@ -125,8 +128,18 @@ export function createServices(deps: ServiceDeps) {
       };
     },
   };
-  const calls = createCallService({
+  // Decisions and cancels reach a call's workflow through one port, signed and guarded.
+  const callWorkflows = createCallWorkflows({
+    temporal: deps.temporal,
+    signer,
+    temporalHealth: deps.temporalHealth,
+    exchange,
+    answersInProcess: deps.eagerClient !== undefined,
+    answerPatienceMs: deps.config.eagerAnswerPatienceMs,
+  });
+  const calls = createCallServiceOver({
     pool: deps.pool,
+    workflows: callWorkflows,
     temporal: deps.temporal,
     taskQueue: deps.taskQueue,
     registry,
@@ -167,7 +180,14 @@ export function createServices(deps: ServiceDeps) {
   });
   const sso = createSsoService({ pool: deps.pool, audit: createAuditWriter(deps.pool), sessions: auth, publicUrl: deps.config.publicUrl, vault, teams, logger: deps.logger });
   lateSso.passwordSigninAllowed = sso.passwordSigninAllowed;
-  const approvals = createApprovalService({ pool: deps.pool, temporal: deps.temporal, signer, temporalHealth: deps.temporalHealth, config: deps.config, calls: { ...approvalEdits, describeFor, settleWithoutWorkflow: calls.settleWithoutWorkflow }, exchange, escalate: routing.escalate, answersInProcess: deps.eagerClient !== undefined, answerPatienceMs: deps.config.eagerAnswerPatienceMs, metrics });
+  const approvals = createApprovalService({
+    views: approvalViewReader(deps.pool),
+    workflows: callWorkflows,
+    config: deps.config,
+    calls: { ...approvalEdits, describeFor, settleWithoutWorkflow: calls.settleWithoutWorkflow },
+    escalate: routing.escalate,
+    metrics,
+  });
   const blastRadius = createBlastRadiusService({ pool: deps.pool, identities: identityReader, audit: createAuditReader(deps.pool) });
   const events = createEventService({ pool: deps.pool });
   // Approval notices (Slack, email): their deliveries run in workflows; decisions come back through `approvals`.

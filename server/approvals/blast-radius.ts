@@ -10,7 +10,7 @@ import { AppError, invalidRequest } from '../errors.ts';
 import { toChainIdentity, type IdentityReader } from '../identities/readers.ts';
 import { readVisibleApproval } from './read.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
-import { otherOpenApprovals } from './store.ts';
+import { approvalViewReader, otherOpenApprovals } from './store.ts';
 
 export const AUDIT_WINDOW_DAYS = 30;
 /** Bounds on what one request scans; the answer says when it stopped early. */
@@ -23,11 +23,12 @@ export function createBlastRadiusService(deps: {
   audit: Pick<AuditReader, 'recentCallKeys'>;
 }) {
   const { pool } = deps;
+  const views = approvalViewReader(pool);
   return {
     /** `along`: what the request's authentication read (read-along.ts). */
     async forTier(p: Principal, approvalId: string, tierIndex: number, along?: ReadAlong) {
       // Same visibility as GET /v1/approvals/{id}; only someone who may resolve it asks this.
-      const { row: view, authority } = await readVisibleApproval(pool, p, approvalId, along);
+      const { row: view, authority } = await readVisibleApproval(views, p, approvalId, along);
       const admin = isAdmin(p);
       if (!authority.resolve) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const tier = view.suggested_tiers[tierIndex];

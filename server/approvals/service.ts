@@ -2,15 +2,10 @@
 // runs in the call's workflow, through its `resolve` update). Starting and resuming calls stays
 // in server/calls/.
 import type { DecisionChannel, GatewayMetrics } from '../metrics/metrics.ts';
-import { WorkflowUpdateStage, type Client } from '@temporalio/client';
-import type { DatabasePool } from 'slonik';
 import { NOT_IN_CHAIN_MESSAGE, SELF_RESOLVE_MESSAGE } from '../../core/permissions/authority.ts';
 import type { RequestEdit } from '../../core/approvals/request-edit.ts';
 import type { EditForm } from './edits.ts';
-import { randomUUID } from 'node:crypto';
-import { callWorkflowId, cancelUpdate, resolveUpdate, type ApprovalRecord, type ApprovedEdit, type ResolveInput } from '../../workflows/definitions.ts';
-import type { LocalExchange } from '../temporal/local-exchange.ts';
-import type { MessageSigner } from '../temporal/message-signer.ts';
+import type { ApprovalRecord, ApprovedEdit } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
 import type { Config } from '../config.ts';
@@ -18,13 +13,13 @@ import { AppError, appErrorBody, forbidden, invalidRequest, notFound } from '../
 import { typedError } from '../http/error-handler.ts';
 import type { Logger } from '../logger.ts';
 import { mapBounded } from '../../core/async/map-bounded.ts';
-import { viaTemporal, type TemporalHealth } from '../temporal/health.ts';
 import { whyYours } from '../../core/permissions/routing.ts';
 import type { RoutedApproval } from '../teams/routing.ts';
 import { presentApproval } from './present.ts';
 import { delegatedTo, readApproval, readVisibleApproval } from './read.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
-import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
+import type { ApprovalQuery, ApprovalViewReader, ApprovalViewRow } from './store.ts';
+import type { CallWorkflows } from './workflow-port.ts';
 import { updateError, workflowNotRunning } from '../temporal/update-errors.ts';
 
 /** How many decisions of one batch are in flight at once: a batch of 100 queues here, not in Temporal. */
@@ -75,27 +70,22 @@ function recordOf(row: ApprovalViewRow): ApprovalRecord {
   };
 }
 
+/**
+ * What the approval service is given: its reads (`views`), the call workflows it decides and
+ * cancels through (workflow-port.ts) and a clock — no pool and no Temporal client, so its own
+ * logic (authority, edits only while open, batches, bubbling) is unit-tested with fakes.
+ */
 export interface ApprovalServiceDeps {
-  pool: DatabasePool;
-  temporal: Client;
-  /** Signs each decision once its authority is checked: the workflow acts on nothing unsigned. */
-  signer: MessageSigner;
-  temporalHealth?: TemporalHealth | undefined;
+  views: ApprovalViewReader;
+  workflows: CallWorkflows;
   config: Pick<Config, 'publicUrl'>;
   calls: CallsOfApprovals;
-  /** Where an allow's record is waited for when this process's worker sends it (answersInProcess). */
-  exchange: Pick<LocalExchange, 'decisions'>;
   /** "Bubble up" once the approval sits with the requester's user: their approver, then the admins. */
   escalate?: (a: RoutedApproval, actorId: string) => Promise<void>;
-  /**
-   * This process runs a worker (role `all`): an allow's answer is taken in-process once the
-   * decision is committed, while its auto-call goes on to the send.
-   */
-  answersInProcess?: boolean;
-  /** How long an allow's in-process answer is waited for before the update's result is asked for. */
-  answerPatienceMs?: number;
   /** Counts each decision the workflow accepted, by where it was given. */
   metrics?: Pick<GatewayMetrics, 'approvalDecided'>;
+  /** Milliseconds since the epoch (time to decision); `Date.now` unless a test pins it. */
+  now?: () => number;
 }
 
 /** What approvals need of the calls they gate: descriptions and edits (descriptions.ts, edits.ts) and the call service's settling. */
@@ -118,57 +108,30 @@ function assertOpenForEdit(row: ApprovalViewRow): void {
 }
 
 export function createApprovalService(deps: ApprovalServiceDeps) {
-  const { pool, temporal } = deps;
+  const { views, workflows } = deps;
+  const now = deps.now ?? Date.now;
 
   /** An approval the viewer may decide (as resolve requires), else its typed error. */
   async function decidable(p: Principal, approvalId: string, along?: ReadAlong): Promise<ApprovalViewRow> {
-    const found = await readApproval(pool, p, approvalId, along);
+    const found = await readApproval(views, p, approvalId, along);
     if (!found || !found.authority.see) throw notFound('approval');
     if (found.authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
     if (found.authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
     return found.row;
-  }
-  const guarded = viaTemporal(temporal, deps.temporalHealth);
-
-  /**
-   * Sends the decision. With a worker in this process, an auto-call allow is sent in the activity
-   * that records it: the approver is answered from here once the decision is
-   * committed (the local exchange). The update is sent to be accepted only (a refusal still
-   * comes back at once); its result — which comes after the send — is asked for only when no
-   * answer came here in time (the activity ran in another process), so no poll is left behind.
-   */
-  async function decide(callId: string, args: ResolveInput, autoCall: boolean): Promise<ApprovalRecord> {
-    const workflowId = callWorkflowId(callId);
-    const handle = temporal.workflow.getHandle(workflowId);
-    const sentWithDecision = deps.answersInProcess && autoCall && (args.decision === 'allow' || args.decision === 'allow_remember');
-    if (!sentWithDecision) return handle.executeUpdate(resolveUpdate, { args: [await deps.signer.sign('resolve', workflowId, args)] });
-    const answerKey = randomUUID();
-    const expected = deps.exchange.decisions.expect(answerKey);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const signed = await deps.signer.sign('resolve', workflowId, { ...args, answerKey });
-      const accepted = await handle.startUpdate(resolveUpdate, { args: [signed], waitForStage: WorkflowUpdateStage.ACCEPTED });
-      const patience = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deps.answerPatienceMs ?? 2_000)));
-      const first = await Promise.race([expected.answer, patience]);
-      return first === 'late' ? await Promise.race([expected.answer, accepted.result()]) : first;
-    } finally {
-      clearTimeout(timer);
-      expected.cancel();
-    }
   }
 
   const service = {
     /** One approval; `resolve` names in its description looked up with the viewer's own authority. */
     /** `along` (here and below): what the request's authentication read (read-along.ts). */
     async get(p: Principal, id: string, along?: ReadAlong) {
-      const { row } = await readVisibleApproval(pool, p, id, along);
+      const { row } = await readVisibleApproval(views, p, id, along);
       return presentApproval(row, deps.config.publicUrl, await deps.calls.describeFor(p, row.call_id), routingFor(p, row));
     },
 
     /** A page, newest first: one query, filtered by the viewer's authority before the LIMIT. */
     async list(p: Principal, q: { status?: string | undefined; scope?: Exclude<ApprovalQuery['scope'], 'visible'> | undefined; limit: number; cursor?: string | undefined }) {
       const before = q.cursor ? decodeCursor(q.cursor) : undefined;
-      const rows = await approvalViews(pool, {
+      const rows = await views({
         orgId: p.orgId,
         viewerId: p.identityId,
         admin: isAdmin(p),
@@ -206,7 +169,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
     /** `channel`: where the decision was given (Slack, an email link, MCP; else the REST API). */
     async resolve(p: Principal, approvalId: string, body: ResolveBody, along?: ReadAlong, channel: DecisionChannel = 'api'): Promise<ApprovalRecord & { disclosed: unknown }> {
-      const found = await readApproval(pool, p, approvalId, along);
+      const found = await readApproval(views, p, approvalId, along);
       if (!found) throw notFound('approval');
       const { row, authority } = found;
       if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
@@ -218,7 +181,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       if (input.decision === 'bubble' && deps.escalate && (row.routed_to !== 'chain' || row.resolver_id === row.user_id)) {
         if (row.status !== 'pending' && row.status !== 'bubbled') throw new AppError('conflict', `the approval is ${row.status}`, { status: row.status });
         await deps.escalate(row, p.identityId);
-        const moved = (await readApproval(pool, p, approvalId))!.row;
+        const moved = (await readApproval(views, p, approvalId))!.row;
         return { ...recordOf(moved), disclosed: row.call?.disclosed ?? [] };
       }
       // Judged before the decision reaches the workflow: a refused edit changes nothing.
@@ -227,9 +190,9 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
         // `resolverIsAdmin`: the API vouches for authority beyond the chain, an admin's or
         // (issue 29) that of the user's approver the approval was routed to.
         const args = { ...input, resolverId: p.identityId, resolverIsAdmin: isAdmin(p) || delegatedTo(p, row), ...(edit ? { edit } : {}) };
-        const record = await guarded('the decision', () => decide(row.call_id, args, row.auto_call_on_approve));
+        const record = await workflows.decide(row.call_id, args, row.auto_call_on_approve);
         // The workflow accepted it (a refusal throws): counted once, here where its channel is known.
-        deps.metrics?.approvalDecided(input.decision, channel, (Date.now() - row.created_at.getTime()) / 1000);
+        deps.metrics?.approvalDecided(input.decision, channel, (now() - row.created_at.getTime()) / 1000);
         // What the resolver saw: the `disclose` values recorded with the call.
         return { ...record, disclosed: row.call?.disclosed ?? [] };
       } catch (err) {
@@ -267,14 +230,10 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
      * (the workflow re-checks); an approval no longer pending is a `conflict`.
      */
     async cancel(p: Principal, approvalId: string, reason?: string, along?: ReadAlong): Promise<ApprovalRecord> {
-      const { row, authority } = await readVisibleApproval(pool, p, approvalId, along);
+      const { row, authority } = await readVisibleApproval(views, p, approvalId, along);
       if (!authority.replay) throw forbidden('only the identity that made the call can cancel its approval');
       try {
-        return await guarded('the cancellation', () =>
-          deps.signer
-            .sign('cancel', callWorkflowId(row.call_id), { callerId: p.identityId, reason: reason ?? 'cancelled by the requester' })
-            .then((input) => temporal.workflow.getHandle(callWorkflowId(row.call_id)).executeUpdate(cancelUpdate, { args: [input] })),
-        );
+        return await workflows.cancel(row.call_id, p.identityId, reason ?? 'cancelled by the requester');
       } catch (err) {
         if (workflowNotRunning(err)) await deps.calls.settleWithoutWorkflow(row.id);
         throw updateError(err);
@@ -288,7 +247,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
      */
     async resolveSelf(p: Principal, approvalId: string, body: ResolveBody): Promise<ApprovalRecord & { disclosed: unknown }> {
       if (p.type !== 'agent' || p.via !== 'oauth') throw forbidden('only an MCP connection whose owner enabled self-approval may approve its own requests');
-      const found = await readApproval(pool, p, approvalId);
+      const found = await readApproval(views, p, approvalId);
       if (!found || found.row.relationship === 'not_in_your_chain') throw notFound('approval');
       if (found.row.relationship !== 'self') throw forbidden("gateway_approve_self resolves only your own approvals; use gateway_approve for a descendant's");
       const asUser: Principal = { ...p, identityId: p.userId };

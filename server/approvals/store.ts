@@ -148,6 +148,10 @@ export function approvalViews(db: Db, q: ApprovalQuery) {
   return db.any(approvalViewsQuery(q));
 }
 
+/** Reads approvals as a viewer sees them: what the services are given instead of the pool. */
+export type ApprovalViewReader = (q: ApprovalQuery) => Promise<readonly ApprovalViewRow[]>;
+export const approvalViewReader = (db: Db): ApprovalViewReader => (q) => approvalViews(db, q);
+
 /**
  * One approval by id as `viewer` reads it (what `approvalViews` gives for `id`), as one JSON value
  * (null: none in `org`). `org` and `viewer` are SQL expressions: columns of the statement it rides

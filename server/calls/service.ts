@@ -1,66 +1,58 @@
 // The call service: what REST and MCP ask of calls — a service action, a raw HTTP call, a resume by
 // approval id, a call as it stands — composed of the call's preparation (prepare.ts), its start
-// (start.ts) and its resume (replay.ts). Approval edits and descriptions live beside the approvals
-// (server/approvals/edits.ts, descriptions.ts) and use the same preparer.
+// (start.ts) and its resume (replay.ts), given as parts. Its stores, the approvals it reads and the
+// workflows it cancels are arguments too (wiring.ts binds them to PostgreSQL and Temporal), so its
+// own logic — who may read or resume a call, what a resume answers, best-effort cancels — is
+// unit-tested with fakes (test/unit/calls/call-service.test.ts). Approval edits and descriptions
+// live beside the approvals (server/approvals/edits.ts, descriptions.ts) and use the same preparer.
 import type { CallPath, GatewayMetrics } from '../metrics/metrics.ts';
-import type { Client } from '@temporalio/client';
-import type { DatabasePool } from 'slonik';
-import { callWorkflowId, cancelUpdate, type Risk } from '../../workflows/definitions.ts';
+import type { CallOutcome, Risk } from '../../workflows/definitions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
 import { readVisibleApproval } from '../approvals/read.ts';
-import type { Config } from '../config.ts';
-import type { ConnectionService } from '../connections/service.ts';
+import type { ApprovalViewReader } from '../approvals/store.ts';
+import type { CallWorkflows } from '../approvals/workflow-port.ts';
 import { AppError, forbidden, notFound } from '../errors.ts';
-import type { ExecutorDeps } from '../execution/execute.ts';
 import type { ChainReader } from '../identities/readers.ts';
 import type { Logger } from '../logger.ts';
-import type { OrgReader } from '../orgs/readers.ts';
-import type { RegistryService } from '../registry/service.ts';
-import type { TemporalHealth } from '../temporal/health.ts';
-import type { LocalExchange } from '../temporal/local-exchange.ts';
-import type { MessageSigner } from '../temporal/message-signer.ts';
 import { workflowNotRunning } from '../temporal/update-errors.ts';
-import type { VaultKeyring } from '../vault/keyring.ts';
 import { approvalAnswer, presentCall } from './call-answers.ts';
 import { namingCall } from './naming-call.ts';
-import { coverageCheck } from '../identities/chain-check.ts';
-import { settleIfNeverStarted } from './never-started.ts';
-import { createCallPreparer, type ActionCallInput, type ConnectionRef, type RawHttpInput } from './prepare.ts';
-import { enforceRateLimit } from './rate-limit.ts';
-import { createCallReplay } from './replay.ts';
-import { createCallStarter, type IdentifiedOutcome } from './start.ts';
-import * as store from './store.ts';
-import { createWorkflowGoneSettler } from './workflow-gone.ts';
+import type { ActionCallInput, CallPreparer, ConnectionRef, Prepared, RawHttpInput } from './prepare.ts';
+import type { IdentifiedOutcome } from './start.ts';
+import type { ApprovalRow, CallRow, ExecutionRow } from './store.ts';
 
 export type { ActionCallInput, ConnectionRef, IdentifiedOutcome, RawHttpInput };
 
-export interface CallServiceDeps {
-  pool: DatabasePool;
-  temporal: Client;
-  taskQueue: string;
-  registry: RegistryService;
-  keyring: VaultKeyring;
-  masterKey: Buffer;
-  /** Signs what the API sends a call's workflow (resumes, cancels); the spec carries its public keys. */
-  signer: MessageSigner;
-  config: Pick<Config, 'publicUrl' | 'executionWindowSeconds' | 'rateLimitPerMinute'> & Partial<Pick<Config, 'eagerAnswerPatienceMs'>>;
-  /** Credentials and outbound client for `resolve` lookups; without it ids stay as they are. */
-  executor?: ExecutorDeps;
-  /** Refuses Temporal operations at once while Temporal is down (503 instead of a long hang). */
-  temporalHealth?: TemporalHealth;
-  /** Turns a missing or unauthorized connection into its typed error (with an auth_url). */
-  connections: Pick<ConnectionService, 'credentialError' | 'refOf'>;
-  /** What calls read of identities and orgs (readers bound in server/services.ts). */
+/** What the call service reads of stored calls (bound to the pool in wiring.ts). */
+export interface CallReads {
+  getCall(id: string): Promise<CallRow | null>;
+  /** The row as it stands, closed first when its workflow never started (never-started.ts). */
+  settleIfNeverStarted(call: CallRow): Promise<CallRow>;
+  getApproval(id: string): Promise<ApprovalRow | null>;
+  getApprovalOfCall(callId: string): Promise<ApprovalRow | null>;
+  getExecutionByApproval(approvalId: string): Promise<ExecutionRow | null>;
+  /** The open (pending or bubbled) approvals these identities raised. */
+  openApprovalsOf(requesterIds: readonly string[]): Promise<readonly Pick<ApprovalRow, 'id' | 'call_id' | 'requester_id'>[]>;
+  /** Takes a token from the identity's call bucket, or throws `rate_limited` (a resume writes no row). */
+  admit(identityId: string): Promise<void>;
+}
+
+export interface CallServiceParts {
+  reads: CallReads;
+  approvals: ApprovalViewReader;
+  workflows: Pick<CallWorkflows, 'cancel'>;
   chains: ChainReader;
-  orgs: Pick<OrgReader, 'getOrg'>;
-  logger: Logger;
-  /** A client on this process's own worker connection (role `all`): see start.ts. */
-  eagerClient?: Client;
-  /** What this process's API and worker hand each other directly. */
-  exchange: LocalExchange;
+  preparer: CallPreparer;
+  /** Starts a prepared call (start.ts). */
+  start(p: Principal, prepared: Prepared, requestId: string | null, opts: CallOptions): Promise<IdentifiedOutcome>;
+  /** Resumes an allowed call (replay.ts). */
+  replay(p: Principal, approvalId: string, callId: string): Promise<CallOutcome>;
+  /** Settles an approval whose workflow is gone, and throws the error that says so. */
+  settleWithoutWorkflow(approvalId: string): Promise<never>;
+  logger: Pick<Logger, 'warn'>;
   /** Rate-limit refusals and the gateway's overhead on synchronous answers. */
-  metrics?: Pick<GatewayMetrics, 'rateLimited' | 'overheadSeconds'>;
+  metrics?: Pick<GatewayMetrics, 'rateLimited' | 'overheadSeconds'> | undefined;
 }
 
 /** How a call is asked for: `along` is what the request's authentication read (read-along.ts). */
@@ -69,18 +61,8 @@ export interface CallOptions {
   along?: ReadAlong | undefined;
 }
 
-export function createCallService(deps: CallServiceDeps) {
-  const { pool, temporal } = deps;
-  const settleWithoutWorkflow = createWorkflowGoneSettler(deps);
-  const preparer = createCallPreparer({ ...deps, covers: coverageCheck(pool) });
-  const starter = createCallStarter(deps);
-  const replay = createCallReplay({ ...deps, settleWithoutWorkflow });
-
-  /**
-   * Every call, fresh or resumed, from any transport, takes a token from its identity's bucket: a
-   * fresh one in the statement that writes its row (`startCall`), a resume here.
-   */
-  const admit = (p: Principal) => enforceRateLimit(pool, p.identityId, deps.config.rateLimitPerMinute);
+export function createCallService(deps: CallServiceParts) {
+  const { reads, preparer } = deps;
 
   /**
    * Runs one call's work and counts what metrics want of it: a `rate_limited` refusal, and for an
@@ -104,25 +86,25 @@ export function createCallService(deps: CallServiceDeps) {
   return {
     /** A service action; `onlyRisk` refuses any other risk (gateway_read runs read actions only). */
     async callAction(p: Principal, input: ActionCallInput, requestId: string | null, opts: CallOptions & { onlyRisk?: Risk | undefined } = {}): Promise<IdentifiedOutcome> {
-      return measured('covered', async () => starter.start(p, await preparer.prepareAction(p, input, opts), requestId, opts));
+      return measured('covered', async () => deps.start(p, await preparer.prepareAction(p, input, opts), requestId, opts));
     },
 
     /** Raw HTTP (`connectionId`: through a person's OAuth connection). */
     async callHttp(p: Principal, input: RawHttpInput, requestId: string | null, opts: CallOptions & { connection?: ConnectionRef | undefined } = {}): Promise<IdentifiedOutcome> {
-      return measured('covered', async () => starter.start(p, await preparer.prepareHttp(p, input, opts.connection, opts.along), requestId, opts));
+      return measured('covered', async () => deps.start(p, await preparer.prepareHttp(p, input, opts.connection, opts.along), requestId, opts));
     },
 
     /** The requester resumes its approved call (or reads the stored result once executed). */
     async resume(p: Principal, approvalId: string): Promise<IdentifiedOutcome> {
-      await measured('resumed', () => admit(p));
-      const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
+      await measured('resumed', () => reads.admit(p.identityId));
+      const { row: a, authority } = await readVisibleApproval(deps.approvals, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       const call_id = a.call_id;
       try {
         const known = approvalAnswer(a, a.execution, a.call?.description ?? a.action_description);
         if (known) return { ...known, call_id };
         if (a.status !== 'allowed') throw new AppError('conflict', `the approval is ${a.status}`, { status: a.status });
-        return { ...(await measured('resumed', () => replay(p, a.id, a.call_id))), call_id };
+        return { ...(await measured('resumed', () => deps.replay(p, a.id, a.call_id))), call_id };
       } catch (err) {
         throw namingCall(err, call_id);
       }
@@ -133,15 +115,15 @@ export function createCallService(deps: CallServiceDeps) {
      * above it on its chain, and the org's admins; `not_found` for anyone else.
      */
     async get(p: Principal, callId: string) {
-      const found = await store.getCall(pool, callId);
+      const found = await reads.getCall(callId);
       if (!found || found.org_id !== p.orgId) throw notFound('call');
       if (!isAdmin(p)) {
         const chain = await deps.chains.getChain(found.requester_id);
         if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
       }
-      const call = await settleIfNeverStarted({ pool, temporal, chains: deps.chains }, found);
-      const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
-      const execution = approval ? await store.getExecutionByApproval(pool, approval.id) : null;
+      const call = await reads.settleIfNeverStarted(found);
+      const approval = call.approval_id ? await reads.getApproval(call.approval_id) : await reads.getApprovalOfCall(call.id);
+      const execution = approval ? await reads.getExecutionByApproval(approval.id) : null;
       return presentCall(call, approval, execution);
     },
 
@@ -151,18 +133,17 @@ export function createCallService(deps: CallServiceDeps) {
      * events and webhooks. Best effort per approval: one that cannot be cancelled now is logged.
      */
     async cancelPendingOf(requesterIds: string[], reason: string): Promise<void> {
-      for (const a of await store.openApprovalsOf(pool, requesterIds)) {
+      for (const a of await reads.openApprovalsOf(requesterIds)) {
         try {
-          const input = await deps.signer.sign('cancel', callWorkflowId(a.call_id), { callerId: a.requester_id, reason });
-          await temporal.workflow.getHandle(callWorkflowId(a.call_id)).executeUpdate(cancelUpdate, { args: [input] });
+          await deps.workflows.cancel(a.call_id, a.requester_id, reason);
         } catch (err) {
-          if (workflowNotRunning(err)) await settleWithoutWorkflow(a.id).catch(() => undefined);
+          if (workflowNotRunning(err)) await deps.settleWithoutWorkflow(a.id).catch(() => undefined);
           else deps.logger.warn({ approval_id: a.id, err: (err as Error).message }, 'could not cancel the approval of a revoked identity');
         }
       }
     },
 
-    settleWithoutWorkflow,
+    settleWithoutWorkflow: deps.settleWithoutWorkflow,
     /** The preparation approval edits and descriptions share (server/approvals/edits.ts). */
     preparer,
   };

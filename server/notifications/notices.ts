@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import { createAuditWriter } from '../audit/writer.ts';
 import type { Logger } from '../logger.ts';
 import { readApproval, readVisibleApproval } from '../approvals/read.ts';
+import { approvalViewReader } from '../approvals/store.ts';
 import type { ApprovalService } from '../approvals/service.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
@@ -50,7 +51,7 @@ export function createNotices(deps: NoticeDeps) {
   });
   const by = (channel: 'slack' | 'email') => (p: Principal, id: string, body: { decision: 'allow_once' | 'deny'; reason?: string }) => deps.approvals.resolve(p, id, body, undefined, channel);
   return {
-    service: createNotificationService({ pool, keyring: deps.keyring, readVisibleApproval: (p, id) => readVisibleApproval(pool, p, id) }),
+    service: createNotificationService({ pool, keyring: deps.keyring, readVisibleApproval: (p, id) => readVisibleApproval(approvalViewReader(pool), p, id) }),
     deliveries,
     slack: createSlackInteractions({
       pool,
@@ -63,7 +64,7 @@ export function createNotices(deps: NoticeDeps) {
         policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       }),
       resolve: by('slack'),
-      mayResolve: async (p, id) => (await readApproval(pool, p, id))?.authority.resolve ?? false,
+      mayResolve: async (p, id) => (await readApproval(approvalViewReader(pool), p, id))?.authority.resolve ?? false,
     }),
     email: createEmailDecisions({ pool, audit, linkKey, resolve: by('email') }),
     retry: { initialIntervalMs: deps.config.notices.retryInitialMs, maximumAttempts: deps.config.notices.maxAttempts },
