@@ -114,4 +114,24 @@ describe('rules with conditions', () => {
     expect((await refund(agent, 90)).body.status).toBe('called');
     expect((await refund(agent, 150)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 100 was false: amount is 150'] });
   });
+
+  it('offers a tier "up to this amount" derived from the call; remembered, it covers calls within it and raises one outside', async () => {
+    const agent = await makeAgent('derived');
+    const raised = await refund(agent, 80);
+    expect(raised.body.status).toBe('pending_approval');
+    const derived = { keys: ['pay:create_refund:*'], description: 'Any create_refund on pay, up to this amount: body.amount <= 80', condition: 'body.amount <= 80' };
+    // After the key tiers, whose indexes do not move.
+    expect(raised.body.suggested_tiers).toEqual([{ keys: ['pay:create_refund:*'], description: 'Any create_refund on pay' }, { keys: ['pay:*:*'], description: 'Any action on pay' }, derived]);
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.suggested_tiers).toEqual(raised.body.suggested_tiers);
+
+    const chosen = raised.body.suggested_tiers[2] as typeof derived;
+    const ok = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: chosen.keys, ttl: '1d', remember_condition: chosen.condition });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    await expect
+      .poll(async () => (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules.map((r: any) => ({ pattern: r.pattern, condition: r.condition, source: r.source })), { timeout: 30_000 })
+      .toEqual([{ pattern: 'pay:create_refund:*', condition: 'body.amount <= 80', source: 'approval' }]);
+    expect((await refund(agent, 80)).body.status).toBe('called');
+    expect((await refund(agent, 12.5)).body.status).toBe('called');
+    expect((await refund(agent, 81)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 80 was false: amount is 81'] });
+  });
 });
