@@ -14,8 +14,7 @@ import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts'
 import { readAhead } from './read-ahead.ts';
 import { chargeApprovedSend, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
 import { getChainWithRules } from '../server/identities/store.ts';
-import type { ConditionRequest } from '../core/permissions/conditions.ts';
-import { storedConditionRequest } from '../core/permissions/conditions.ts';
+import { storedConditionRequest, type ConditionRequest } from '../core/permissions/conditions.ts';
 import { instanceLookupAlong } from '../server/registry/request-lookup.ts';
 import type { AuditEntry } from '../server/audit/entry.ts';
 import type { Logger } from '../server/logger.ts';
@@ -216,13 +215,6 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   }
 
   /**
-   * An allow written, with what its send reads: one statement writes the decision and reads the
-   * requester's chain, the call's stored request and its service's instance lookup; an approver's
-   * edited request is the one the decision carries. `spec`: the call as it runs (the edit applied:
-   * its keys are re-checked). The stored request is handed on as a promise its reader may never
-   * await (the re-check can refuse first).
-   */
-  /**
    * An approved call passed its re-check and is about to be sent: the budgets it falls under count
    * it (never refuse it). Before the send, as a covered call's charge; a retry is charged once.
    */
@@ -230,6 +222,13 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     return chargeApprovedSend(pool, read, spec.permissionKeys, { callId: spec.callId, request, at: deps.budgetClock() });
   }
 
+  /**
+   * An allow written, with what its send reads: one statement writes the decision and reads the
+   * requester's chain, the call's stored request and its service's instance lookup; an approver's
+   * edited request is the one the decision carries. `spec`: the call as it runs (the edit applied:
+   * its keys are re-checked). The stored request is handed on as a promise its reader may never
+   * await (the re-check can refuse first).
+   */
   async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; charge: () => Promise<void>; stored: Promise<StoredCall | TypedError> }> {
     const lookup = instanceLookupAlong(spec.service);
     const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
