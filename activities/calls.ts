@@ -62,6 +62,8 @@ export interface CallActivityDeps {
   startNotices: (approvalId: string, purpose: string, occasion?: string) => Promise<void>;
   /** Final states and approvals, counted where they are written. */
   metrics: CallMetrics & Pick<GatewayMetrics, 'approvalRaised' | 'approvalExpired'>;
+  /** The moment whose budget windows a call is charged to (tests pin it; see server/services.ts). */
+  budgetClock: () => Date;
 }
 
 /** A decision that ends the call without a send, as counted (an allow is counted when its execution ends). */
@@ -126,7 +128,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     const request = storedConditionRequest(found.request_redacted);
     let coveredBy: ReturnType<typeof coveringRule>[] = [];
     const check = await verdict(spec, async () => {
-      const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request });
+      const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request, at: deps.budgetClock() });
       if (live.decision?.outcome === 'covered') coveredBy = live.decision.coveredBy.map(coveringRule);
       return live;
     });
@@ -200,7 +202,7 @@ export function createCallActivities(deps: CallActivityDeps) {
     await emit(input.spec, 'approval.resolved', await approvalEventData(input.approvalId));
   }
 
-  const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData, metrics: deps.metrics });
+  const steps = createExecutionStepActivities({ decisions: deps.exchange.decisions, decisionWrite, announceDecision, pool, logger, keyring: deps.keyring, registry: deps.registry, executor: deps.executor, emit, approvalEventData, metrics: deps.metrics, budgetClock: deps.budgetClock });
 
   const acts = {
     async raiseApproval(input: { spec: CallSpec; gapIdentityId: string; firstResolverId: string; tiers: Tier[]; approvalId: string; gapReasons?: string[] }) {

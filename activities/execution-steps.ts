@@ -12,8 +12,9 @@ import { AppError } from '../server/errors.ts';
 import type { ExecutorDeps, PlannedUpstream } from '../server/execution/execute.ts';
 import { loadStoredCall, type StoredCall } from '../server/calls/stored-call.ts';
 import { readAhead } from './read-ahead.ts';
-import { checkLiveChain, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
-import { storedConditionRequest } from '../core/permissions/conditions.ts';
+import { chargeApprovedSend, judgeChain, recheckRefusal, type LiveCheck } from '../server/identities/chain-check.ts';
+import { getChainWithRules } from '../server/identities/store.ts';
+import { storedConditionRequest, type ConditionRequest } from '../core/permissions/conditions.ts';
 import { instanceLookupAlong } from '../server/registry/request-lookup.ts';
 import type { AuditEntry } from '../server/audit/entry.ts';
 import type { Logger } from '../server/logger.ts';
@@ -88,6 +89,8 @@ export interface ExecutionStepDeps {
   emit: (spec: CallSpec, type: WebhookEventType, data: Record<string, unknown>) => Promise<void>;
   approvalEventData: (approvalId: string) => Promise<Record<string, unknown>>;
   metrics: CallMetrics;
+  /** The moment whose budget windows an approved call is charged to when it is sent. */
+  budgetClock: () => Date;
 }
 
 /** An edited request's outcome and audit rows say so, with the diff. */
@@ -107,16 +110,17 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     async prepareExecution(input: StepInput & { triggeredBy: 'user' | 'agent' | 'auto' }): Promise<PrepareOutcome> {
       const { spec, approvalId, executionId } = input;
       // The two reads are independent: one round trip's wait instead of two.
-      const [exec, chain] = await Promise.all([
+      const [exec, { read, request }] = await Promise.all([
         calls.getExecution(pool, executionId),
         // A deny with a condition is judged on what will be sent (the approver's edit, else the request).
-        calls.requestToSend(pool, approvalId).then((stored) => checkLiveChain(pool, spec.requesterId, spec.permissionKeys, storedConditionRequest(stored))),
+        Promise.all([calls.requestToSend(pool, approvalId), getChainWithRules(pool, spec.requesterId)]).then(([stored, chainRead]) => ({ read: chainRead, request: storedConditionRequest(stored) })),
       ]);
       if (!exec) throw new Error(`execution ${executionId} not found`);
       // A retry after the row went final (a crash after the write): the recorded verdict stands.
       if (exec.status === 'cancelled') return { proceed: false, result: { outcome: { status: 'error', error: exec.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
-      const refusal = recheckRefusal(chain);
+      const refusal = recheckRefusal(judgeChain(read, spec.permissionKeys, { request }));
       if (refusal) return { proceed: false, result: await recordFinal(input, { kind: 'error', error: refusal }, 'cancelled') };
+      await chargeSend(spec, read, request);
       if (exec.status === 'pending') {
         const actorId = input.triggeredBy === 'auto' ? null : spec.requesterId;
         await calls.startExecution(pool, executionId, input.triggeredBy, entryFor(spec, { event: 'execution.started', actorId, approvalId, executionId, details: { triggered_by: input.triggeredBy } }));
@@ -150,7 +154,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     async allowThenSend(input: AllowThenSendInput): Promise<SentOnAllow> {
       const { approvalId } = input.step;
       return withHeartbeats(async () => {
-        const { written, chain, stored } = await decideAndRead(input.decision, input.step.spec);
+        const { written, chain, charge, stored } = await decideAndRead(input.decision, input.step.spec);
         // The decision is committed: the approver's answer and the decision's events are due. They
         // wait until the request has left (or the call stopped, or must wait for a dependency), so
         // their work does not hold it up; an attempt that fails gives them on its way out.
@@ -165,7 +169,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
           return announcing;
         };
         try {
-          const sent = await sendAllowed(input.step, written, chain, stored, announce);
+          const sent = await sendAllowed(input.step, written, { chain, charge }, stored, announce);
           const out: AllowSend = sent.kind === 'sent' ? { kind: 'sent', sent: sealed(input.step.spec, sent.sent) } : sent;
           return { ...out, announced: await announce() };
         } finally {
@@ -211,19 +215,27 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
   }
 
   /**
+   * An approved call passed its re-check and is about to be sent: the budgets it falls under count
+   * it (never refuse it). Before the send, as a covered call's charge; a retry is charged once.
+   */
+  function chargeSend(spec: CallSpec, read: Parameters<typeof chargeApprovedSend>[1], request: ConditionRequest | null): Promise<void> {
+    return chargeApprovedSend(pool, read, spec.permissionKeys, { callId: spec.callId, request, at: deps.budgetClock() });
+  }
+
+  /**
    * An allow written, with what its send reads: one statement writes the decision and reads the
    * requester's chain, the call's stored request and its service's instance lookup; an approver's
    * edited request is the one the decision carries. `spec`: the call as it runs (the edit applied:
    * its keys are re-checked). The stored request is handed on as a promise its reader may never
    * await (the re-check can refuse first).
    */
-  async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; stored: Promise<StoredCall | TypedError> }> {
+  async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; charge: () => Promise<void>; stored: Promise<StoredCall | TypedError> }> {
     const lookup = instanceLookupAlong(spec.service);
     const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
     const stored = loadStoredCall(deps, spec, { row: read.call, lookup: lookup?.read(read.also), edited: d.edit });
     // Conditions read what will be sent: the approver's edit, else the stored request.
     const request = storedConditionRequest(d.edit ? d.edit.redacted : read.call?.request_redacted);
-    return { written: read.written, chain: judgeChain(read, spec.permissionKeys, { request }), stored: readAhead(stored.catch(typedError)) };
+    return { written: read.written, chain: judgeChain(read, spec.permissionKeys, { request }), charge: () => chargeSend(spec, read, request), stored: readAhead(stored.catch(typedError)) };
   }
 
   /**
@@ -232,7 +244,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
    * plan and the request. `left` runs once the request has left, or before the plan waits for a
    * dependency; every other way out, the caller gives the answer on return.
    */
-  async function sendAllowed(step: StepInput, written: boolean, chain: LiveCheck, stored: Promise<StoredCall | TypedError>, left: () => void): Promise<AllowSend> {
+  async function sendAllowed(step: StepInput, written: boolean, recheck: { chain: LiveCheck; charge: () => Promise<void> }, stored: Promise<StoredCall | TypedError>, left: () => void): Promise<AllowSend> {
     const { spec, approvalId, executionId } = step;
     // Fresh (this attempt wrote the decision): the execution is `pending`; a retry reads it.
     const exec = written ? null : await calls.getExecution(pool, executionId);
@@ -240,8 +252,9 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     const status = exec?.status ?? 'pending';
     // A retry after the re-check refused it: the recorded verdict stands.
     if (status === 'cancelled') return { kind: 'stopped', result: { outcome: { status: 'error', error: exec!.error as ErrorBody }, httpStatusCode: null, executionStatus: 'cancelled' } };
-    const refusal = recheckRefusal(chain);
+    const refusal = recheckRefusal(recheck.chain);
     if (refusal) return { kind: 'stopped', result: await recordFinal(step, { kind: 'error', error: refusal }, 'cancelled') };
+    await recheck.charge();
     const started = () => entryFor(spec, { event: 'execution.started', actorId: null, approvalId, executionId, details: { triggered_by: 'auto' } });
     const loaded = await stored;
     if ('kind' in loaded) {

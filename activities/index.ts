@@ -41,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
       registry: deps.services.registry,
       exchange: deps.services.exchange,
       metrics,
+      budgetClock: deps.services.budgetClock,
       executor: {
         ...deps.services.executor,
         // Non-HTTP runtimes: tools on external MCP servers, and the gateway's own platform actions.

@@ -64,9 +64,11 @@ export interface StartOptions {
   taskQueue?: string;
   /** The worker's SDK interceptors (the crash tests inject their faults here, from the harness). */
   workerInterceptors?: WorkerInterceptors | undefined;
+  /** The moment budget windows are taken at (ServiceDeps.budgetClock); tests pin it. */
+  budgetClock?: (() => Date) | undefined;
 }
 
-export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workerInterceptors }: StartOptions): Promise<Gateway> {
+export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workerInterceptors, budgetClock }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
   const onStop = (name: string, run: () => Promise<void>) => cleanups.unshift({ name, run });
   const stop = async () => {
@@ -151,7 +153,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     // eagerly on it and take their first answer in this process (issue 28).
     const workerConnection = role !== 'api' ? await connectWorker(temporalAddress, logger) : undefined;
     const eagerClient = role === 'all' && workerConnection ? new Client({ connection: workerConnection, namespace: config.temporal.namespace }) : undefined;
-    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, metrics, ...(eagerClient ? { eagerClient } : {}) };
+    const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, metrics, ...(eagerClient ? { eagerClient } : {}), ...(budgetClock ? { budgetClock } : {}) };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
 

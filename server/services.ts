@@ -66,12 +66,18 @@ export interface ServiceDeps {
   invitationMailer?: InvitationMailer;
   /** This gateway's Prometheus metrics (server/metrics/); absent: counted into a registry nobody serves. */
   metrics?: GatewayMetrics;
+  /**
+   * The moment whose fixed budget windows calls are charged to and rules show (default: now). A
+   * test pins it, so what it counts never straddles a window's edge.
+   */
+  budgetClock?: () => Date;
 }
 
 export function createServices(deps: ServiceDeps) {
   // One per process: the API side of the services and this process's worker hand each other calls and answers directly.
   const exchange = createLocalExchange();
   const metrics = deps.metrics ?? createMetrics();
+  const budgetClock = deps.budgetClock ?? (() => new Date());
   const keyring = createVaultKeyring(deps.masterKey);
   // Every message to a call's workflow is signed with the installation's key (loaded on first use).
   const signer = createMessageSigner({ pool: deps.pool, keyring });
@@ -93,7 +99,7 @@ export function createServices(deps: ServiceDeps) {
   const oauth = createOAuthService({ pool: deps.pool });
   // Revoking an identity cancels its pending approvals through the calls' workflows (bound below).
   const late: { calls?: CallService } = {};
-  const identities = createIdentityService({ pool: deps.pool, orgs: orgReader, closePendingOf: (ids, reason) => late.calls!.cancelPendingOf(ids, reason) });
+  const identities = createIdentityService({ pool: deps.pool, orgs: orgReader, budgetClock, closePendingOf: (ids, reason) => late.calls!.cancelPendingOf(ids, reason) });
   const registry = createRegistryService({ pool: deps.pool, catalog: deps.catalog });
   const vault = createVaultService({ pool: deps.pool, keyring });
   const connections = createConnectionService({ pool: deps.pool, keyring, vault, publicUrl: deps.config.publicUrl, logger: deps.logger });
@@ -196,7 +202,7 @@ export function createServices(deps: ServiceDeps) {
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
   const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool) });
-  return { exchange, metrics, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  return { exchange, metrics, budgetClock, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

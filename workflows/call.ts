@@ -230,7 +230,7 @@ interface CallRun {
 function newCallState(spec: CallSpec): CallRun {
   return {
     spec,
-    tiers: suggestedTiers(spec.permissionKeys),
+    tiers: suggestedTiers(spec.permissionKeys, spec.rememberConditions),
     approval: { id: null, status: null, resolverId: null, expiresAt: 0, bubbleAt: null, reminders: [], remindersSent: 0 },
     executionDeadline: 0,
     decisions: new Mutex(),

@@ -33,6 +33,8 @@ export type Runtime = 'http' | 'mcp' | 'platform';
 export interface Tier {
   keys: string[];
   description: string;
+  /** Remembered with this condition (`remember_condition`): the keys only when it holds. */
+  condition?: string;
 }
 
 export interface ChainMember {
@@ -85,6 +87,11 @@ export interface CallSpec {
   messageKeys: string[];
   /** The action's `disclose` values (computed over the redacted request, so safe to record). */
   disclosed?: DisclosedValue[];
+  /**
+   * Conditions derived from the redacted request where the action's schema makes them obvious
+   * (core/permissions/derived-conditions.ts): offered as remember tiers after the key tiers.
+   */
+  rememberConditions?: { condition: string; description: string }[];
   /**
    * Set on the spec the workflow hands its execution steps when the approver edited the request:
    * the send loads the edited request from the approval row, the keys and

@@ -204,6 +204,12 @@ export function approveDecision(keys: string[], o: Pick<ApproveOptions, 'ttl' | 
   return { decision: 'allow_remember' as const, remember_keys: keys, ttl: o.ttl!, ...(o.when !== undefined ? { remember_condition: o.when } : {}) };
 }
 
+/** The condition a remembered tier carries: its own (a derived one), and --when's as well when both are given. */
+export function tierCondition(tier: { condition?: string | undefined }, when: string | undefined): string | undefined {
+  if (tier.condition === undefined) return when;
+  return when === undefined ? tier.condition : `(${tier.condition}) && (${when})`;
+}
+
 /** Several ids: one batch; an edit and --tier belong to one approval's request, so they take one id. */
 async function approveMany(refs: string[], o: ApproveOptions, cmd: Command): Promise<void> {
   if (o.set?.length || o.body !== undefined) throw usageError('allowing with changes (--set, --body) takes one approval at a time');
@@ -217,6 +223,7 @@ async function approve(refs: string[], o: ApproveOptions, cmd: Command): Promise
   if (refs.length > 1) return approveMany(refs, o, cmd);
   const ref = refs[0]!;
   let keys = o.remember ?? [];
+  let when = o.when;
   const c = await caller(cmd);
   const id = await resolveApprovalRef(c, ref);
   if (o.tier !== undefined) {
@@ -226,8 +233,9 @@ async function approve(refs: string[], o: ApproveOptions, cmd: Command): Promise
     if (!Number.isInteger(n) || !tier) throw usageError(`--tier is 1-${a.suggested_tiers.length} (see \`gateway approvals show ${ref}\`)`);
     if (o.set?.length || o.body !== undefined) throw usageError('--tier names the original request\'s tiers: with an edit, remember the edited keys with --remember KEY');
     keys = [...keys, ...tier.keys];
+    when = tierCondition(tier, when);
   }
-  const decision = approveDecision(keys, o);
+  const decision = approveDecision(keys, { ...(o.ttl !== undefined ? { ttl: o.ttl } : {}), ...(when !== undefined ? { when } : {}) });
   const edit = await editOf(c, id, o);
   if (Object.keys(edit).length > 0) await confirmEdit(c, id, edit, Boolean(o.yes));
   const record = await ok(c.api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: { ...decision, ...edit } as never }));

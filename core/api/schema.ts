@@ -2595,6 +2595,8 @@ export interface components {
             updated_at?: string;
         };
         Tier: {
+            /** @description Remember this tier by sending its keys as remember_keys and this condition as remember_condition: the rule covers the keys only when it holds. */
+            condition?: string;
             description: string;
             keys: string[];
         };
@@ -4414,7 +4416,7 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     reason?: string;
-                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule's condition (400 with details.position). */
+                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50", or the condition of the suggested tier remembered); checked like a rule's condition (400 with details.position). */
                     remember_condition?: string;
                     remember_keys?: string[];
                     /** @description With allow_once / allow_remember, a raw HTTP request replacing what the agent sent: method, path (absolute URL; url is the same field), headers (credential headers excepted), body (its fields only: an edit cannot add one). */
@@ -4613,7 +4615,7 @@ export interface operations {
                     decision: "allow_once" | "allow" | "allow_always" | "allow_remember" | "deny" | "bubble";
                     ids: string[];
                     reason?: string;
-                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule's condition (400 with details.position). */
+                    /** @description With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50", or the condition of the suggested tier remembered); checked like a rule's condition (400 with details.position). */
                     remember_condition?: string;
                     remember_keys?: string[];
                     ttl?: string;

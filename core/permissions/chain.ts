@@ -164,6 +164,21 @@ export function checkPermission(input: CheckInput): Decision {
   };
 }
 
+/**
+ * The budgeted allows a call falls under, whatever their budgets still hold: on each checked
+ * identity, for each key, the allow a cover would choose (one without a budget first, so a key
+ * covered without a budget charges nothing there). What an approved call is charged to when it is
+ * sent. None for a person's own call.
+ */
+export function budgetedRulesFor(input: CheckInput): Rule[] {
+  const { chain, keys, now } = input;
+  assertValidChain(chain);
+  if (chain[0]?.kind === 'user') return [];
+  const onChain = new Set(chain.map((i) => i.id));
+  const active = input.rules.filter((r) => onChain.has(r.identityId) && isRuleActive(r, now));
+  return coverByIdentity(chain, active, keys, input.request ?? null).chosen.filter((r) => r.budget);
+}
+
 /** The identity whose own rules decide position `index` (an inheriting subagent's rules are its parent's). */
 function ruleOwner(chain: readonly Identity[], index: number): Identity {
   let i = index;

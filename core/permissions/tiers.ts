@@ -3,6 +3,8 @@
 //   svc:act:arg          → svc:act:*        → svc:*:*
 //   http:POST:host/a/b   → http:POST:host/* → http:ANY:host/*
 //   secret:NAME:host     → secret:NAME:*    (never broader: each secret is approved by name)
+// Then, for an action call, a tier per condition derived from the call (derived-conditions.ts): the
+// action's keys broadened one step, remembered with that condition.
 
 import {
   HTTP_SERVICE,
@@ -13,11 +15,17 @@ import {
   splitHostPath,
 } from './keys.ts';
 import type { ParsedPermissionKey } from './keys.ts';
+import type { DerivedCondition } from './derived-conditions.ts';
 import { ANY_VERB } from './patterns.ts';
 
 export interface Tier {
   keys: string[];
   description: string;
+  /**
+   * A condition the remembered rule carries (sent as `remember_condition` with the keys): the tier
+   * grants the keys only when it holds. Absent: the keys alone.
+   */
+  condition?: string;
 }
 
 const LEVELS = 3;
@@ -92,8 +100,11 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && b.every((k) => set.has(k));
 }
 
-/** Throws PermissionKeyError on an unparseable key. */
-export function suggestedTiers(keys: readonly string[]): Tier[] {
+/**
+ * The key tiers, narrowest first, then one tier per derived condition (after them, so a key tier's
+ * index never moves). Throws PermissionKeyError on an unparseable key.
+ */
+export function suggestedTiers(keys: readonly string[], conditions: readonly DerivedCondition[] = []): Tier[] {
   const exact = unique(keys);
   const tiers: Tier[] = [];
   for (let level = 0; level < LEVELS; level++) {
@@ -101,6 +112,8 @@ export function suggestedTiers(keys: readonly string[]): Tier[] {
     if (tiers.some((t) => sameSet(t.keys, tierKeys))) continue;
     tiers.push({ keys: tierKeys, description: describeTier(tierKeys) });
   }
+  const actionWide = unique(exact.map((k) => broaden(k, 1)));
+  for (const c of conditions) tiers.push({ keys: actionWide, description: `${describeTier(actionWide)}, ${c.description}`, condition: c.condition });
   return tiers;
 }
 

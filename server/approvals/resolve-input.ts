@@ -24,7 +24,7 @@ export const ttlSchema = z.string().regex(/^\d+[hd]$/, 'must look like 12h or 7d
 export const rememberConditionSchema = z
   .string()
   .max(1000)
-  .describe('With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50"); checked like a rule\'s condition (400 with details.position).');
+  .describe('With allow_remember: a CEL condition the remembered rules carry (e.g. "body.amount <= 50", or the condition of the suggested tier remembered); checked like a rule\'s condition (400 with details.position).');
 
 /** Edit before approve, service action: parameters replacing the agent's (null removes one). */
 export const editParamsSchema = z

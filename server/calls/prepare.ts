@@ -4,6 +4,7 @@
 // request. Nothing is written and nothing is sent here; the same preparation derives an approver's
 // edit (server/approvals/edits.ts), so an edited request is judged exactly as the requester's own.
 import { buildActionRequest } from '../../core/execution/request.ts';
+import { deriveConditions, type DerivedCondition } from '../../core/permissions/derived-conditions.ts';
 import { actionPermissionKey, connectionPermissionKey, httpPermissionKey, riskForHttpMethod, secretPermissionKey } from '../../core/permissions/keys.ts';
 import { lookupAction } from '../../core/registry/lookup-action.ts';
 import { credentialGap } from '../../core/registry/instances.ts';
@@ -87,6 +88,8 @@ export interface Prepared {
   redacted: unknown;
   /** `disclose` values, computed over the redacted request. */
   disclosed: DisclosedValue[];
+  /** Conditions a person may remember the call with, derived from its schema and redacted request. */
+  conditions: DerivedCondition[];
   stored: StoredRequest;
   verbose: boolean;
   /** Handed to the covered-call activity when it runs in this process (the local exchange). */
@@ -176,6 +179,7 @@ export function createCallPreparer(deps: CallPreparerDeps) {
       description: renderSummary(action.summary, values),
       redacted,
       disclosed,
+      conditions: deriveConditions(action, redacted),
       stored: { kind: 'action', params },
       verbose: input.verbose ?? false,
       instance,
@@ -267,6 +271,8 @@ export function createCallPreparer(deps: CallPreparerDeps) {
         ...(input.secret ? { secret: { name: input.secret.name, in: input.secret.in, param: input.secret.param } } : {}),
       },
       disclosed,
+      // A raw request has no schema to say which of its fields are amounts or ids.
+      conditions: [],
       stored,
       verbose: input.verbose ?? false,
       instance,

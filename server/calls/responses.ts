@@ -6,7 +6,13 @@ const approvalRisk = z.enum(['low', 'med', 'high']);
 /** Every answer names its call: `GET /v1/calls/{call_id}` tells what became of it. */
 const callId = uuid.describe('The call this answer belongs to: `GET /v1/calls/{call_id}` reads its current state.');
 const ErrorBody = z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() });
-const Tier = z.strictObject({ keys: z.array(z.string()), description: z.string() }).meta({ id: 'Tier' });
+const Tier = z
+  .strictObject({
+    keys: z.array(z.string()),
+    description: z.string(),
+    condition: z.string().optional().describe('Remember this tier by sending its keys as remember_keys and this condition as remember_condition: the rule covers the keys only when it holds.'),
+  })
+  .meta({ id: 'Tier' });
 
 /** One field an approver changed (issue 31): dotted path, before and after (`[REDACTED]` where redacted). */
 export const FieldChange = z

@@ -42,7 +42,7 @@ export const approvalRow = z.object({
   risk: z.enum(['low', 'med', 'high']),
   permission_keys: z.array(z.string()),
   derived_keys: z.array(z.string()),
-  suggested_tiers: z.array(z.object({ keys: z.array(z.string()), description: z.string() })),
+  suggested_tiers: z.array(z.object({ keys: z.array(z.string()), description: z.string(), condition: z.string().optional() })),
   gap_reasons: z.array(z.string()),
   action_description: z.string(),
   auto_call_on_approve: z.boolean(),

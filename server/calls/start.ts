@@ -179,6 +179,7 @@ export function createCallStarter(deps: CallStarterDeps) {
       callDigest,
       messageKeys: await deps.signer.publicKeys(),
       ...(prepared.disclosed.length > 0 ? { disclosed: prepared.disclosed } : {}),
+      ...(prepared.conditions.length > 0 ? { rememberConditions: prepared.conditions } : {}),
     };
     if (!existing) deps.exchange.preparedCalls.offer(callId, { stored: prepared.stored, redacted: prepared.redacted, instance: prepared.instance });
     const options: StartOptions = {

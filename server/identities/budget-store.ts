@@ -17,16 +17,24 @@ export interface Charge {
   amount: number;
 }
 
+/**
+ * How a charge treats the limit: `within` adds only while the new total stays within the budget (a
+ * covered call); `regardless` always adds (a call a person allowed is sent whatever the budget says).
+ */
+export type ChargeMode = 'within' | 'regardless';
+
 /** True when the call is (now or already) charged to the rule; false when the budget cannot take it. */
-export async function chargeRule(db: CommonQueryMethods, c: Charge): Promise<{ charged: boolean; used: number }> {
+export async function chargeRule(db: CommonQueryMethods, c: Charge, mode: ChargeMode = 'within'): Promise<{ charged: boolean; used: number }> {
   const max = budgetLimit(c.budget);
   const ws = sql.timestamp(c.windowStart);
+  const fits = mode === 'within' ? sql.fragment`AND ${c.amount}::numeric <= ${max}::numeric` : sql.fragment``;
+  const stillFits = mode === 'within' ? sql.fragment`WHERE w.used + EXCLUDED.used <= ${max}::numeric` : sql.fragment``;
   const r = await db.one(sql.type(chargeResult)`
     WITH prior AS (SELECT 1 FROM rule_budget_charges WHERE rule_id = ${c.ruleId} AND call_id = ${c.callId}),
     charged AS (
       INSERT INTO rule_budget_windows AS w (rule_id, window_start, used)
-      SELECT ${c.ruleId}::uuid, ${ws}, ${c.amount}::numeric WHERE NOT EXISTS (SELECT 1 FROM prior) AND ${c.amount}::numeric <= ${max}::numeric
-      ON CONFLICT (rule_id, window_start) DO UPDATE SET used = w.used + EXCLUDED.used WHERE w.used + EXCLUDED.used <= ${max}::numeric
+      SELECT ${c.ruleId}::uuid, ${ws}, ${c.amount}::numeric WHERE NOT EXISTS (SELECT 1 FROM prior) ${fits}
+      ON CONFLICT (rule_id, window_start) DO UPDATE SET used = w.used + EXCLUDED.used ${stillFits}
       RETURNING used),
     ledger AS (
       INSERT INTO rule_budget_charges (rule_id, call_id, window_start, amount)
@@ -72,6 +80,19 @@ export async function chargeAll(pool: DatabasePool, charges: ReadonlyArray<Omit<
     refused.set(err.ruleId, err.reason);
   }
   return refused;
+}
+
+/**
+ * Charges an approved call, as it is sent, to the budgets it falls under, past their limits if need
+ * be: a person allowed it, so the budget counts it and never stops it. A rule whose sum field the
+ * call lacks has nothing to add. Retried, a call is charged once per rule (the ledger).
+ */
+export async function chargeRegardless(pool: DatabasePool, charges: ReadonlyArray<Omit<Charge, 'amount'> & { amount: number | null }>): Promise<void> {
+  const countable = charges.filter((c): c is Charge => c.amount !== null);
+  if (countable.length === 0) return;
+  await pool.transaction(async (tx) => {
+    for (const c of countable) await chargeRule(tx, c, 'regardless');
+  });
 }
 
 const windowUse = z.object({ rule_id: z.string(), window_start: z.date(), used: z.string() });

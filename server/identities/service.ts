@@ -118,6 +118,8 @@ export function createIdentityService(deps: {
   orgs: Pick<OrgReader, 'getOrg'>;
   /** Ends what the revoked identities still had open: their pending approvals (cancelled with `reason`). */
   closePendingOf?: (requesterIds: string[], reason: string) => Promise<void>;
+  /** The moment whose budget windows the rules' usage is read from (server/services.ts). */
+  budgetClock?: () => Date;
 }) {
   const { pool } = deps;
 
@@ -304,7 +306,7 @@ export function createIdentityService(deps: {
     async listRules(p: Principal, id: string, includeRevoked: boolean) {
       const target = await loadVisible(p, id);
       const rules = await store.listRules(pool, target.id, includeRevoked);
-      const now = new Date();
+      const now = deps.budgetClock?.() ?? new Date();
       const used = await usedInWindows(pool, rules.flatMap((r) => (r.budget ? [{ ruleId: r.id, windowStart: windowStart(r.budget, now) }] : [])));
       return rules.map((r) => publicRule(r, used, now));
     },

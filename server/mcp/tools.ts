@@ -83,7 +83,7 @@ const approvalOutput = toolOutput([ApprovalRecord]);
 const resolveInput = z.strictObject({
   approval_id: z.uuid({ error: 'must be a UUID' }).describe('The approval to resolve.'),
   resolution: z.enum(['allow', 'deny', 'allow_remember']),
-  remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules."),
+  remember_keys: rememberKeysSchema.optional().describe("With allow_remember: a subset of the approval's suggested_tiers keys, remembered as allow rules (a tier with a condition: send its condition as remember_condition too)."),
   ttl: ttlSchema.optional().describe('With allow_remember: how long the remembered rule lives, <n>h or <n>d.'),
   remember_condition: rememberConditionSchema.optional(),
   params: editParamsSchema.optional(),
@@ -263,7 +263,8 @@ const gatewayApprove = defineTool({
   title: "Resolve a descendant's approval",
   description:
     'Resolves an approval raised by one of your descendants (a subagent): allow, deny, or allow_remember (with remember_keys from the ' +
-    "approval's suggested_tiers and a ttl such as 24h or 7d, planting a reusable allow rule). Returns the approval record. " +
+    "approval's suggested_tiers and a ttl such as 24h or 7d, planting a reusable allow rule; a tier that carries a condition, such as " +
+    '"body.amount <= 60", is remembered with it as remember_condition). Returns the approval record. ' +
     'With allow or allow_remember you may narrow the request first: params (a service action\'s parameters) or request (raw HTTP: ' +
     'method, url, headers, body); an edit that widens it is refused with edit_widens_request. ' +
     'Only an ancestor of the requester may resolve (else not_in_your_chain).',

@@ -2,7 +2,9 @@
 // gateway: the Agents page's rule editor refuses a bad condition at its field, saves a rule with a
 // condition and a call budget and shows them in words; a call that fails the condition raises an
 // approval whose page says which condition failed, and allowing it remembers a rule with a
-// condition. Screenshots of both pages.
+// condition. A sum budget is made in the editor (refused at its field when wrong) and listed with
+// what it used; an approval offers a tier derived from the call ("up to this amount") whose
+// condition the remembered rule carries. Screenshots of the pages.
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,7 +64,8 @@ describe('dashboard: rules with conditions and budgets', () => {
     expect((await gw.as(gw.adminToken)('GET', `/v1/identities/${agentId}/rules`)).body.rules).toEqual([]);
 
     await page.getByLabel('Only when (CEL condition, optional)').fill('body.amount <= 50');
-    await page.getByLabel('At most this many calls (optional)').fill('20');
+    await page.getByLabel('Budget', { exact: true }).selectOption('calls');
+    await page.getByLabel('At most this many calls').fill('20');
     await page.getByLabel('per', { exact: true }).selectOption('1d');
     await page.getByRole('button', { name: 'Add rule' }).click();
     const rules = page.getByRole('region', { name: 'Rules' });
@@ -90,5 +93,74 @@ describe('dashboard: rules with conditions and budgets', () => {
     await expect
       .poll(async () => (await gw.as(gw.adminToken)('GET', `/v1/identities/${agentId}/rules`)).body.rules.find((r: { source: string }) => r.source === 'approval')?.condition, WAIT)
       .toBe('body.amount <= 100');
+  });
+
+  it('the rule editor makes a sum budget, refused at its field when the field is not a request field, and lists what it used', async () => {
+    const admin = gw.as(gw.adminToken);
+    const created = await admin('POST', '/v1/identities/agents', { name: 'summer' });
+    expect(created.status).toBe(201);
+    const summer = { id: created.body.identity.id as string, call: gw.as(created.body.key.token) };
+    await page.goto(`${gw.url}/agents?agent=${summer.id}`);
+    await page.getByRole('heading', { name: 'summer' }).waitFor(WAIT);
+    await page.getByLabel('Pattern').fill('pay:create_refund:*');
+    await page.getByLabel('Budget', { exact: true }).selectOption('sum');
+    await page.getByLabel('Sum of field').fill('amount');
+    await page.getByLabel('adding up to at most').fill('100');
+    await page.getByLabel('per', { exact: true }).selectOption('1d');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('alert').filter({ hasText: 'sum must name a request field such as body.amount' }).waitFor(WAIT);
+    expect(await page.getByLabel('Sum of field').getAttribute('aria-invalid')).toBe('true');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'agent-rule-sum-budget-refused.png'), fullPage: true });
+    expect((await admin('GET', `/v1/identities/${summer.id}/rules`)).body.rules).toEqual([]);
+
+    await page.getByLabel('Sum of field').fill('body.amount');
+    await page.getByLabel('adding up to at most').fill('0');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('alert').filter({ hasText: 'max must be a number above 0' }).waitFor(WAIT);
+    expect((await admin('GET', `/v1/identities/${summer.id}/rules`)).body.rules).toEqual([]);
+
+    await page.getByLabel('adding up to at most').fill('100');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    const rules = page.getByRole('region', { name: 'Rules' });
+    await rules.getByText('body.amount adding up to at most 100 per day').waitFor(WAIT);
+    expect(await rules.innerText()).toContain('0 of 100 used');
+    expect((await admin('GET', `/v1/identities/${summer.id}/rules`)).body.rules[0].budget).toEqual({ sum: 'body.amount', max: 100, per: '1d' });
+
+    // A covered refund of 30 is charged; the page shows it.
+    expect((await summer.call('POST', '/v1/actions/call', { service: 'pay', action: 'create_refund', params: { amount: 30 } })).body.status).toBe('called');
+    await page.reload();
+    await rules.getByText('30 of 100 used').waitFor(WAIT);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'agent-rule-sum-budget.png'), fullPage: true });
+  });
+
+  it('the approval page offers a tier derived from the call; choosing it remembers the rule with its condition', async () => {
+    const admin = gw.as(gw.adminToken);
+    const created = await admin('POST', '/v1/identities/agents', { name: 'tiered' });
+    expect(created.status).toBe(201);
+    const tieredId = created.body.identity.id as string;
+    const raised = await gw.as(created.body.key.token)('POST', '/v1/actions/call', { service: 'pay', action: 'create_refund', params: { amount: 60 } });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(202);
+    await page.goto(raised.body.approval_url);
+    const derived = page.getByRole('radio', { name: /up to this amount: body\.amount <= 60/ });
+    await derived.waitFor(WAIT);
+    const when = page.getByLabel('Only when (CEL condition, optional)');
+    expect(await when.inputValue()).toBe('');
+    await derived.check();
+    await expect.poll(() => when.inputValue()).toBe('body.amount <= 60');
+    // Back to a key tier: the condition goes with it.
+    await page.getByRole('radio', { name: /^Any create_refund on pay\s*narrowest/ }).check();
+    await expect.poll(() => when.inputValue()).toBe('');
+    await derived.check();
+    await expect.poll(() => when.inputValue()).toBe('body.amount <= 60');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'approval-derived-tier.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Allow & remember' }).click();
+    await page.getByRole('status').filter({ hasText: 'when body.amount <= 60' }).waitFor(WAIT);
+    await expect
+      .poll(async () => (await admin('GET', `/v1/identities/${tieredId}/rules`)).body.rules.map((r: { pattern: string; condition: string | null }) => [r.pattern, r.condition]), WAIT)
+      .toEqual([['pay:create_refund:*', 'body.amount <= 60']]);
   });
 });

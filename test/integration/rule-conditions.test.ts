@@ -1,5 +1,8 @@
 // Rules with conditions (issue 44): a rule applies only when its key pattern matches AND its CEL
 // condition holds on the call's redacted request. Real PostgreSQL, Temporal and upstream.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
@@ -12,10 +15,10 @@ describe('rules with conditions', () => {
   let hooks: Upstream;
   let human: ReturnType<TestGateway['as']>;
 
-  const makeAgent = async (name: string) => {
-    const res = await human('POST', '/v1/identities/agents', { name });
+  const makeAgent = async (name: string, parentId?: string) => {
+    const res = await human('POST', '/v1/identities/agents', { name, ...(parentId ? { parent_id: parentId } : {}) });
     expect(res.status).toBe(201);
-    return { id: res.body.identity.id as string, call: gw.as(res.body.key.token as string) };
+    return { id: res.body.identity.id as string, token: res.body.key.token as string, call: gw.as(res.body.key.token as string) };
   };
   const refund = (agent: { call: ReturnType<TestGateway['as']> }, amount: unknown) =>
     agent.call('POST', '/v1/actions/call', { service: 'pay', action: 'create_refund', params: { amount } });
@@ -113,5 +116,57 @@ describe('rules with conditions', () => {
     expect(rules[0]).toMatchObject({ condition: 'body.amount <= 100', source: 'approval' });
     expect((await refund(agent, 90)).body.status).toBe('called');
     expect((await refund(agent, 150)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 100 was false: amount is 150'] });
+  });
+
+  it('offers a tier "up to this amount" derived from the call; remembered, it covers calls within it and raises one outside', async () => {
+    const agent = await makeAgent('derived');
+    const raised = await refund(agent, 80);
+    expect(raised.body.status).toBe('pending_approval');
+    const derived = { keys: ['pay:create_refund:*'], description: 'Any create_refund on pay, up to this amount: body.amount <= 80', condition: 'body.amount <= 80' };
+    // After the key tiers, whose indexes do not move.
+    expect(raised.body.suggested_tiers).toEqual([{ keys: ['pay:create_refund:*'], description: 'Any create_refund on pay' }, { keys: ['pay:*:*'], description: 'Any action on pay' }, derived]);
+    expect((await human('GET', `/v1/approvals/${raised.body.approval_id}`)).body.suggested_tiers).toEqual(raised.body.suggested_tiers);
+
+    const chosen = raised.body.suggested_tiers[2] as typeof derived;
+    const ok = await human('POST', `/v1/approvals/${raised.body.approval_id}/resolve`, { decision: 'allow_remember', remember_keys: chosen.keys, ttl: '1d', remember_condition: chosen.condition });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    await expect
+      .poll(async () => (await human('GET', `/v1/identities/${agent.id}/rules`)).body.rules.map((r: any) => ({ pattern: r.pattern, condition: r.condition, source: r.source })), { timeout: 30_000 })
+      .toEqual([{ pattern: 'pay:create_refund:*', condition: 'body.amount <= 80', source: 'approval' }]);
+    expect((await refund(agent, 80)).body.status).toBe('called');
+    expect((await refund(agent, 12.5)).body.status).toBe('called');
+    expect((await refund(agent, 81)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 80 was false: amount is 81'] });
+  });
+
+  it('MCP: gateway_call offers the derived tier, and gateway_approve remembers it with its condition', async () => {
+    const lead = await makeAgent('lead');
+    const helper = await makeAgent('lead-helper', lead.id);
+    // Every agent on the chain must be covered: the lead is, so the helper's gap is the lead's to decide.
+    expect((await human('POST', `/v1/identities/${lead.id}/rules`, { effect: 'allow', pattern: 'pay:*:*' })).status).toBe(201);
+    const connect = async (token: string) => {
+      const client = new Client({ name: 'rule-conditions-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      return client;
+    };
+    const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const asLead = await connect(lead.token);
+    const asHelper = await connect(helper.token);
+    try {
+      const raised = await call(asHelper, 'gateway_call', { service: 'pay', action: 'create_refund', params: { amount: 70 } });
+      const pending = raised.structuredContent as { status: string; approval_id: string; suggested_tiers: { keys: string[]; description: string; condition?: string }[] };
+      expect(pending.status).toBe('pending_approval');
+      const tier = pending.suggested_tiers.find((t) => t.condition);
+      expect(tier).toEqual({ keys: ['pay:create_refund:*'], description: 'Any create_refund on pay, up to this amount: body.amount <= 70', condition: 'body.amount <= 70' });
+      const approved = await call(asLead, 'gateway_approve', { approval_id: pending.approval_id, resolution: 'allow_remember', remember_keys: tier!.keys, ttl: '1d', remember_condition: tier!.condition });
+      expect(approved.isError, JSON.stringify(approved)).toBeFalsy();
+      await expect
+        .poll(async () => (await human('GET', `/v1/identities/${helper.id}/rules`)).body.rules.map((r: any) => [r.pattern, r.condition]), { timeout: 30_000 })
+        .toEqual([['pay:create_refund:*', 'body.amount <= 70']]);
+      expect((await refund(helper, 70)).body.status).toBe('called');
+      expect((await refund(helper, 71)).body).toMatchObject({ status: 'pending_approval', gap_reasons: ['body.amount <= 70 was false: amount is 71'] });
+    } finally {
+      await asLead.close();
+      await asHelper.close();
+    }
   });
 });

@@ -55,6 +55,8 @@ export interface StartTestGatewayOptions {
    * in; without `email`, the gateway's own default (GATEWAY_ADMIN_EMAIL unset: admin@localhost).
    */
   admin?: { email?: string; password: string };
+  /** Pins the moment budget windows are taken at (server/services.ts budgetClock). */
+  budgetClock?: () => Date;
 }
 
 export async function startTestGateway(opts: StartTestGatewayOptions = {}): Promise<TestGateway> {
@@ -87,6 +89,7 @@ export async function startTestGateway(opts: StartTestGatewayOptions = {}): Prom
     role: opts.role ?? 'all',
     logger,
     taskQueue,
+    budgetClock: opts.budgetClock,
   });
   let contract: ContractChecker | undefined;
   const request: TestGateway['request'] = async (method, path, o = {}) => {

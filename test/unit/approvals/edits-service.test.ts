@@ -54,6 +54,7 @@ function prepareHttp(_p: Principal, input: RawHttpInput): Promise<Prepared> {
     description: `${input.method} ${url.href}`,
     redacted: { method: input.method, url: url.href, headers: Object.keys(input.headers ?? {}), body: input.body ?? null },
     disclosed: [],
+    conditions: [],
     stored: { kind: 'http', method: input.method, url: url.href, ...(input.headers ? { headers: input.headers } : {}), ...(input.body !== undefined ? { body: input.body } : {}) },
     verbose: false,
     instance: {} as Prepared['instance'],

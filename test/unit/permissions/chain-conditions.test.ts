@@ -1,6 +1,6 @@
 // The permission walk with conditional and budgeted rules (issue 44).
 import { describe, expect, it } from 'vitest';
-import { checkPermission, rememberTargets, type Identity, type Rule } from '../../../core/permissions/chain.ts';
+import { budgetedRulesFor, checkPermission, rememberTargets, type Identity, type Rule } from '../../../core/permissions/chain.ts';
 import { conditionRequest } from '../../../core/permissions/conditions.ts';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -62,5 +62,26 @@ describe('budgeted rules', () => {
       outcome: 'gap',
       exhaustedBudgets: [{ ruleId: 'b1', explanation: 'at most 3 calls per hour: 3 used' }],
     });
+  });
+});
+
+describe('budgetedRulesFor: what an approved call is charged to when it is sent', () => {
+  const budgeted = rule('b1', 'allow', { budget: { calls: 3, per: '1h' } });
+  const charged = (rules: Rule[], amount: unknown, chain: Identity[] = [A, U]) => budgetedRulesFor({ chain, rules, keys: [KEY], now: NOW, request: req(amount) }).map((r) => r.id);
+
+  it('the budgeted allow the call falls under, whatever its budget holds', () => {
+    expect(charged([budgeted], 1)).toEqual(['b1']);
+  });
+
+  it('nothing when an allow without a budget covers the key, or the budgeted one does not apply', () => {
+    expect(charged([budgeted, rule('r2', 'allow')], 1)).toEqual([]);
+    expect(charged([rule('b2', 'allow', { condition: 'body.amount <= 10', budget: { calls: 3, per: '1h' } })], 50)).toEqual([]);
+    expect(charged([rule('b3', 'allow', { pattern: 'other:*:*', budget: { calls: 3, per: '1h' } })], 1)).toEqual([]);
+    expect(charged([rule('b4', 'allow', { expiresAt: new Date(NOW.getTime() - 1), budget: { calls: 3, per: '1h' } })], 1)).toEqual([]);
+  });
+
+  it('an inheriting subagent is charged to its parent\'s rule; a person\'s own call to none', () => {
+    expect(charged([budgeted], 1, [S, A, U])).toEqual(['b1']);
+    expect(charged([budgeted], 1, [U])).toEqual([]);
   });
 });
