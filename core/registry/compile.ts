@@ -89,11 +89,12 @@ function compileAuthMethods(doc: JsonObject): AuthMethod[] {
     const secret = String(own(s, ext('default_secret_name')));
     if (type === 'apiKey') {
       const prefix = own(s, ext('prefix'));
+      const pathParam = own(s, ext('path_param'));
       out.push({
         type: 'apiKey',
         name,
-        in: own(s, 'in') === 'query' ? 'query' : 'header',
-        paramName: String(own(s, 'name')),
+        in: typeof pathParam === 'string' ? 'path' : own(s, 'in') === 'query' ? 'query' : 'header',
+        paramName: typeof pathParam === 'string' ? pathParam : String(own(s, 'name')),
         ...(typeof prefix === 'string' ? { prefix } : {}),
         defaultSecretName: secret,
       });

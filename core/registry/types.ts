@@ -12,8 +12,9 @@ export interface ApiKeyAuth {
   type: 'apiKey';
   /** Security scheme name in `components.securitySchemes`. */
   name: string;
-  in: 'header' | 'query';
-  /** Header or query-parameter name the key is sent as. */
+  /** `path`: the key fills a placeholder of the action's path (`x-gateway-path_param`), e.g. Telegram's `/bot{token}/…`. */
+  in: 'header' | 'query' | 'path';
+  /** Header or query-parameter name the key is sent as; for `path`, the placeholder's name. */
   paramName: string;
   /** Prepended to the secret value, e.g. `Bearer `. */
   prefix?: string;

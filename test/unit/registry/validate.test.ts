@@ -147,3 +147,65 @@ describe('validateServiceDocument', () => {
     ]);
   });
 });
+
+describe('an apiKey in a path segment (x-gateway-path_param)', () => {
+  /** A Telegram-like service: the key fills {token} in every action's path. */
+  function pathKeyDoc(): Doc {
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Bots', version: '1', key: 'bots' },
+      servers: [{ url: 'https://api.bots.example' }],
+      security: [{ bot: [] }],
+      components: { securitySchemes: { bot: { type: 'apiKey', in: 'query', name: 'token', path_param: 'token', default_secret_name: 'BOT_TOKEN' } } },
+      paths: {
+        '/bot{token}/send': { post: { operationId: 'send', summary: 'Send' } },
+        '/bot{token}/chats/{chat}': {
+          get: { operationId: 'get_chat', summary: 'Get {chat}', parameters: [{ name: 'chat', in: 'path', required: true, schema: { type: 'string' } }] },
+        },
+      },
+    };
+  }
+  const send = (d: Doc) => d.paths['/bot{token}/send'].post;
+
+  it('accepts the placeholder the key fills without a parameter for it', () => {
+    expect(problemsOf(pathKeyDoc())).toEqual([]);
+  });
+
+  const broken: Array<[string, (d: Doc) => void, ProblemCode]> = [
+    ['a path without the placeholder', (d) => (d.paths['/send'] = { post: { operationId: 'send2', summary: 'Send' } }), 'path_param_mismatch'],
+    ['a parameter named like the placeholder', (d) => (send(d).parameters = [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }]), 'invalid_parameter'],
+    [
+      'an operation another scheme may authenticate',
+      (d) => {
+        d.components.securitySchemes.header = { type: 'apiKey', in: 'header', name: 'X-Key', default_secret_name: 'K' };
+        send(d).security = [{ bot: [] }, { header: [] }];
+      },
+      'invalid_security',
+    ],
+    ['a placeholder no scheme fills (security: [])', (d) => (send(d).security = []), 'path_param_mismatch'],
+    ['path_param not a placeholder name', (d) => (d.components.securitySchemes.bot.path_param = 'to-ken}'), 'invalid_security_scheme'],
+    ['path_param on an http bearer scheme', (d) => (d.components.securitySchemes.bot = { type: 'http', scheme: 'bearer', path_param: 'token', default_secret_name: 'B' }), 'invalid_security_scheme'],
+    [
+      'path_param outside runtime http',
+      (d) => {
+        d.runtime = 'mcp';
+        d.mcp = { url: 'https://mcp.bots.example/mcp' };
+      },
+      'invalid_security_scheme',
+    ],
+  ];
+  it.each(broken)('rejects %s', (_rule, mutate, code) => {
+    const doc = pathKeyDoc();
+    mutate(doc);
+    expect(problemsOf(doc).map((p) => p.code)).toContain(code);
+  });
+
+  it('lets an operation of the same service that does not use the key name a path parameter like it', () => {
+    const doc = pathKeyDoc();
+    doc.components.securitySchemes.header = { type: 'apiKey', in: 'header', name: 'X-Key', default_secret_name: 'K' };
+    doc.paths['/tokens/{token}'] = {
+      get: { operationId: 'get_token', summary: 'Get {token}', security: [{ header: [] }], parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }] },
+    };
+    expect(problemsOf(doc)).toEqual([]);
+  });
+});
