@@ -138,6 +138,15 @@ export function buildActionRequest(
   }
   if (problems.length > 0) return { ok: false, problems };
 
+  const url = actionUrl(baseUrl, action, params, pathSecrets);
+  return { ok: true, request: { method: action.method, url, params, ...(body !== undefined ? { body } : {}) } };
+}
+
+/**
+ * The URL of an action for parameter values `params`: path placeholders filled (a credential's
+ * from `pathSecrets`, else `***`), query parameters appended in declaration order.
+ */
+export function actionUrl(baseUrl: string, action: CompiledAction, params: Readonly<Record<string, unknown>>, pathSecrets: Readonly<Record<string, string>> = {}): string {
   const pathParams = new Set(action.parameters.filter((p) => p.in === 'path').map((p) => p.name));
   const path = action.pathTemplate.replace(/\{([^}]+)\}/g, (_, name: string) =>
     pathParams.has(name) ? encodePathValue(params[name]) : Object.hasOwn(pathSecrets, name) ? encodePathSegment(pathSecrets[name]!) : PATH_SECRET_MASK,
@@ -149,5 +158,5 @@ export function buildActionRequest(
     if (Array.isArray(v)) for (const item of v) url.searchParams.append(p.name, queryValue(item));
     else url.searchParams.append(p.name, queryValue(v));
   }
-  return { ok: true, request: { method: action.method, url: url.toString(), params, ...(body !== undefined ? { body } : {}) } };
+  return url.toString();
 }

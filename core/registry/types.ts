@@ -102,6 +102,11 @@ export interface CompiledAction {
   /** Dotted paths into the resolved request replaced by `[REDACTED]` when persisted. */
   redact: string[];
   responseType: ResponseType;
+  /**
+   * Headers the action always sends, from OpenAPI header parameters with a `const` value
+   * (LinkedIn's `LinkedIn-Version: 202401`): not caller parameters; absent when there are none.
+   */
+  fixedHeaders?: Readonly<Record<string, string>>;
   disabled: boolean;
   /** Runtime `mcp`: the MCP tool this action calls (`x-gateway-tool`); absent means the action key. */
   tool?: string;

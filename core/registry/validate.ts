@@ -19,8 +19,9 @@
 //   unknown_security_scheme  a security requirement names a scheme not in components
 //   invalid_security         malformed security requirement, a scope the oauth2 scheme does not list, or
 //                            a path placeholder only some of an operation's schemes fill
-//   invalid_parameter        parameter malformed, `in` not path|query, no schema.type, optional path param,
-//                            or named like the placeholder a credential fills
+//   invalid_parameter        parameter malformed, `in` not path|query|header, no schema.type, optional path param,
+//                            named like the placeholder a credential fills, or a header parameter that is not a
+//                            fixed, public header (no string schema.const; Host, hop-by-hop, credential names)
 //   duplicate_parameter      same parameter twice, or a parameter shadowing a body property
 //   path_param_mismatch      `{x}` in the path without a path parameter, or the reverse; a path
 //                            lacking the placeholder a path_param scheme it may use fills
@@ -66,6 +67,16 @@ export const REDACT_PATH_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*-]+)*$/;
 export const MAX_FILTER_LENGTH = 2000;
 const PICK_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 export const PATH_PARAM_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** RFC 9110 token, bounded. */
+const HEADER_NAME_PATTERN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+const HEADER_VALUE_PATTERN = /^[\x20-\x7e]{1,256}$/;
+/** Headers the gateway, Node or the connection set (framing, routing, hop-by-hop, content negotiation). */
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer',
+  'expect', 'accept', 'accept-encoding', 'user-agent', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'via',
+]);
+/** Names that say a credential: a fixed header is public, so these go through a security scheme and the vault. */
+const CREDENTIAL_HEADER_PATTERN = /auth|token|secret|password|passwd|cookie|session|signature|api-?key|credential/;
 const JSON_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'array', 'object', 'null']);
 
 type Add = (code: ProblemCode, at: ReadonlyArray<string | number>, message: string) => void;
@@ -77,6 +88,8 @@ interface Ctx {
   schemes: Map<string, Set<string> | undefined>;
   /** apiKey scheme name → the path placeholder its key fills (`x-gateway-path_param`). */
   pathSchemes: Map<string, string>;
+  /** Lower-case names of the headers the service's schemes send a credential in. */
+  credentialHeaders: Set<string>;
 }
 
 export function validateServiceDocument(input: unknown): Problem[] {
@@ -86,7 +99,7 @@ export function validateServiceDocument(input: unknown): Problem[] {
     add('invalid_document', [], 'a service document must be an object');
     return problems;
   }
-  const ctx: Ctx = { doc: input, add, schemes: new Map(), pathSchemes: new Map() };
+  const ctx: Ctx = { doc: input, add, schemes: new Map(), pathSchemes: new Map(), credentialHeaders: new Set(['authorization']) };
   checkExtensions(input, 'document', [], add);
   checkRoot(ctx);
   checkSecuritySchemes(ctx);
@@ -231,6 +244,7 @@ function checkSecuritySchemes(ctx: Ctx): void {
       const where = own(scheme, 'in');
       if (where !== 'header' && where !== 'query') bad('apiKey in must be header or query', 'in');
       if (!isNonEmptyString(own(scheme, 'name'))) bad('apiKey name is required', 'name');
+      else if (where === 'header') ctx.credentialHeaders.add(String(own(scheme, 'name')).toLowerCase());
       needsSecret();
       const pathParam = own(scheme, ext('path_param'));
       if (pathParam !== undefined) {
@@ -409,6 +423,7 @@ function checkParameters(ctx: Ctx, ref: OperationRef, secretPlaceholders: Readon
   const names = new Set<string>();
   const pathParams = new Set<string>();
   const seen = new Set<string>();
+  const headers = new Set<string>();
   for (const { at, value } of effectiveParameters(ctx.doc, ref)) {
     if (value === undefined) {
       add('unresolved_ref', at, 'parameter $ref does not resolve locally');
@@ -425,8 +440,12 @@ function checkParameters(ctx: Ctx, ref: OperationRef, secretPlaceholders: Readon
       add('missing_field', [...at, 'name'], 'parameter name is required');
       continue;
     }
+    if (where === 'header') {
+      checkFixedHeader(ctx, value, name, at, headers);
+      continue;
+    }
     if (where !== 'path' && where !== 'query') {
-      add('invalid_parameter', [...at, 'in'], `parameter '${name}': in must be path or query`);
+      add('invalid_parameter', [...at, 'in'], `parameter '${name}': in must be path, query or header`);
       continue;
     }
     if (seen.has(name)) add('duplicate_parameter', at, `parameter '${name}' is declared twice`);
@@ -464,6 +483,32 @@ function checkParameters(ctx: Ctx, ref: OperationRef, secretPlaceholders: Readon
     if (!placeholders.includes(p)) add('path_param_mismatch', at, `path parameter '${p}' does not appear in the path`);
   }
   return names;
+}
+
+/**
+ * A header parameter is a fixed header the executor sends with every request of the action
+ * (API versions: `LinkedIn-Version`, `Notion-Version`). Its value is a string `const` in the
+ * document, public like the rest of it: agents never set headers, and a header carrying a
+ * credential, framing or routing (Host, hop-by-hop) cannot be declared.
+ */
+function checkFixedHeader(ctx: Ctx, p: JsonObject, name: string, at: Array<string | number>, seen: Set<string>): void {
+  const bad = (message: string, field?: string): void => ctx.add('invalid_parameter', field ? [...at, field] : at, `header '${name}': ${message}`);
+  const lower = name.toLowerCase();
+  if ((own(ctx.doc, ext('runtime')) ?? 'http') !== 'http') return bad('fixed headers are sent by HTTP actions only (runtime http)', 'in');
+  if (!HEADER_NAME_PATTERN.test(name)) return bad('is not an HTTP header name', 'name');
+  if (seen.has(lower)) return ctx.add('duplicate_parameter', at, `header '${name}' is declared twice`);
+  seen.add(lower);
+  if (RESERVED_HEADERS.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) return bad('is set by the gateway or the connection and cannot be fixed by a template', 'name');
+  if (ctx.credentialHeaders.has(lower) || CREDENTIAL_HEADER_PATTERN.test(lower)) {
+    return bad('would carry a credential: declare a security scheme, whose value the vault holds', 'name');
+  }
+  const keyHeader = own(ctx.doc, ext('idempotency_key_header'));
+  if (typeof keyHeader === 'string' && keyHeader.toLowerCase() === lower) return bad('is the idempotency key header, which the gateway fills', 'name');
+  const schema = deref(ctx.doc, own(p, 'schema'));
+  const value = isObject(schema) ? own(schema, 'const') : undefined;
+  if (typeof value !== 'string' || !HEADER_VALUE_PATTERN.test(value)) {
+    bad('needs schema.const: the string the gateway sends (printable ASCII, at most 256 characters); agents never set headers', 'schema');
+  }
 }
 
 function checkRequestBody(ctx: Ctx, op: JsonObject, at: string[]): JsonObject | undefined {

@@ -263,6 +263,8 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     method = built.request.method;
     url = new URL(built.request.url);
     body = built.request.body;
+    // The template's fixed headers (an API version); the loader kept credentials and framing out of them.
+    for (const [k, v] of Object.entries(input.action.fixedHeaders ?? {})) headers[k.toLowerCase()] = v;
   } else {
     method = request.method;
     url = new URL(request.url);

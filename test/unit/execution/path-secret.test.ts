@@ -3,6 +3,7 @@
 // encoded as one segment, only when the executor passes it at send time.
 import { describe, expect, it } from 'vitest';
 import { buildActionRequest, encodePathSegment } from '../../../core/execution/request.ts';
+import { redactedProjection } from '../../../server/execution/disclose.ts';
 import { loadServiceDocument } from '../../../server/registry/loader.ts';
 
 const doc = {
@@ -16,6 +17,7 @@ const doc = {
       post: {
         operationId: 'send',
         summary: 'Send to {chat}',
+        'x-gateway-redact': ['params.chat'],
         parameters: [{ name: 'chat', in: 'path', required: true, schema: { type: 'string' } }],
         responses: { '200': { description: 'sent' } },
       },
@@ -37,6 +39,12 @@ describe('a credential in a path segment', async () => {
   it('masks the placeholder in the URL built for storage and display', () => {
     const built = buildActionRequest(service, action, { chat: 'c 1' });
     expect(built).toMatchObject({ ok: true, request: { url: 'https://api.bots.example/bot***/chats/c%201', params: { chat: 'c 1' } } });
+  });
+
+  it('keeps the mask when a redacted parameter rebuilds the stored URL', () => {
+    const built = buildActionRequest(service, action, { chat: 'secret-chat' });
+    if (!built.ok) throw new Error('not built');
+    expect(redactedProjection(service, action, built.request).url).toBe('https://api.bots.example/bot***/chats/%5BREDACTED%5D');
   });
 
   it('refuses a caller who passes the placeholder as a parameter', () => {

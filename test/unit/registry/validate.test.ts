@@ -209,3 +209,48 @@ describe('an apiKey in a path segment (x-gateway-path_param)', () => {
     expect(problemsOf(doc)).toEqual([]);
   });
 });
+
+describe('fixed headers (header parameters with a const value)', () => {
+  const version = (schema: Record<string, unknown> = { type: 'string', const: '2024-01' }, name = 'Api-Version') => ({ name, in: 'header', required: true, schema });
+
+  it('accepts a header parameter with a string const, at the path or operation level, and compiles it apart from the parameters', () => {
+    const doc = validDoc();
+    doc.paths['/conversations/{channel}'].parameters.push(version());
+    post(doc).parameters = [version({ type: 'string', const: '2.0.0' }, 'X-Protocol')];
+    expect(problemsOf(doc)).toEqual([]);
+  });
+
+  const broken: Array<[string, Record<string, unknown>]> = [
+    ['a header without const (a caller would set it)', version({ type: 'string', default: '1' })],
+    ['a non-string const', version({ type: 'integer', const: 2 })],
+    ['a value with a line break', version({ type: 'string', const: '1\r\nX-Injected: 1' })],
+    ['Authorization', version(undefined, 'Authorization')],
+    ['a credential-looking name', version(undefined, 'X-Auth-Token')],
+    ["the service's own apiKey header", version(undefined, 'authorization')],
+    ['Host', version(undefined, 'Host')],
+    ['a hop-by-hop header', version(undefined, 'Connection')],
+    ['Content-Type', version(undefined, 'Content-Type')],
+    ['a proxy header', version(undefined, 'Proxy-Foo')],
+    ['a name that is not a token', version(undefined, 'Api Version')],
+  ];
+  it.each(broken)('rejects %s', (_rule, param) => {
+    const doc = validDoc();
+    post(doc).parameters = [param];
+    expect(problemsOf(doc).map((p) => p.code)).toContain('invalid_parameter');
+  });
+
+  it('rejects the idempotency key header, a header twice, and headers outside runtime http', () => {
+    const keyed = validDoc();
+    keyed.idempotency_key_header = 'Idem';
+    post(keyed).parameters = [version(undefined, 'Idem')];
+    expect(problemsOf(keyed).map((p) => p.code)).toContain('invalid_parameter');
+    const twice = validDoc();
+    post(twice).parameters = [version(), version(undefined, 'api-version')];
+    expect(problemsOf(twice).map((p) => p.code)).toContain('duplicate_parameter');
+    const mcp = validDoc();
+    mcp.runtime = 'mcp';
+    mcp.mcp = { url: 'https://mcp.example.com/mcp' };
+    post(mcp).parameters = [version()];
+    expect(problemsOf(mcp).map((p) => p.code)).toContain('invalid_parameter');
+  });
+});
