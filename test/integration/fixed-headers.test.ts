@@ -1,7 +1,8 @@
 // Fixed headers (issue 41 leftover): a template declares the API version an action needs as an
 // OpenAPI header parameter with a `const` value, and the executor sends it with every request of
 // the action. The shipped LinkedIn and Notion templates, their servers at a loopback upstream,
-// send `LinkedIn-Version` + `X-Restli-Protocol-Version` and `Notion-Version`; the service view and
+// send `LinkedIn-Version` + `X-Restli-Protocol-Version` and `Notion-Version` (with a `resolve`
+// lookup's GET too); the service view and
 // the approval show them; a caller cannot set or override them; a template that would fix a
 // credential or a framing header is refused and nothing is saved.
 import { readFileSync } from 'node:fs';
@@ -68,6 +69,15 @@ describe('fixed headers declared by a template', () => {
     expect(sent!.headers.authorization).toBe('Bearer ntn-key-value');
     expect((await admin('POST', '/v1/actions/call', { service: 'notion', action: 'get_bot_user', params: {} })).body.status).toBe('called');
     expect(hits('/v1/users/me')[0]!.headers['notion-version']).toBe('2022-06-28');
+  });
+
+  it("sends them with a resolve lookup too: the GET is the service's own action, with its headers", async () => {
+    const res = await admin('POST', '/v1/actions/call', { service: 'notion', action: 'update_page', params: { page_id: 'pg_1', archived: true } });
+    expect(res.body.status, res.text).toBe('called');
+    const lookup = hits('/v1/pages/pg_1').find((r) => r.method === 'GET');
+    expect(lookup, 'the page_id lookup').toBeDefined();
+    expect(lookup!.headers['notion-version']).toBe('2022-06-28');
+    expect(hits('/v1/pages/pg_1').find((r) => r.method === 'PATCH')!.headers['notion-version']).toBe('2022-06-28');
   });
 
   it('lists the headers with the action, and keeps them out of its parameters', async () => {
