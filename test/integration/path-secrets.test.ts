@@ -98,6 +98,15 @@ describe('a bot token in the URL path (Telegram)', () => {
     expect(JSON.stringify([raised.body, view.body, edit.body, done.body, resumed.body])).not.toContain(TOKEN);
   });
 
+  it('refuses raw HTTP through the service: the token has no placeholder there to go in', async () => {
+    const before = telegram.calls.length;
+    const res = await admin('POST', '/v1/actions/call', { service: 'telegram', method: 'POST', path: '/botguess/getMe' });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', message: 'telegram carries its credential in the URL path: call one of its actions' });
+    expect(telegram.calls.length).toBe(before);
+    expect(res.text).not.toContain(TOKEN);
+  });
+
   it('refuses to send the token outside its allowed_hosts, and says so without it', async () => {
     expect((await admin('POST', '/v1/secrets', { name: 'TELEGRAM_BOT_TOKEN', value: TOKEN, allowed_hosts: ['api.telegram.org'] })).status).toBe(200);
     const before = telegram.calls.length;
