@@ -1568,6 +1568,10 @@ export interface components {
             action: string;
             body_schema?: unknown;
             description?: string;
+            /** @description Fixed headers the action always sends (an API version): declared by the template, never set by a caller. */
+            headers?: {
+                [key: string]: string;
+            };
             method: string;
             parameters: {
                 default?: unknown;
@@ -2346,6 +2350,10 @@ export interface components {
         };
         RedactedRequest: {
             body: unknown;
+            /** @description A service action's fixed headers (an API version), as its template declares them. */
+            fixed_headers?: {
+                [key: string]: string;
+            };
             headers?: string[];
             method: string;
             params: {

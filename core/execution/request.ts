@@ -60,11 +60,33 @@ function encodePathValue(value: unknown): string {
   return encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
+/**
+ * A credential as one path segment: RFC 3986 `pchar`s (unreserved, sub-delims, `:`, `@`) stay as
+ * they are, so Telegram's `123456:ABC-…` arrives verbatim; anything else (`/`, `?`, `#`, `%`,
+ * spaces) is percent-encoded and cannot leave the segment.
+ */
+export function encodePathSegment(value: string): string {
+  return encodeURIComponent(value).replace(/%(3A|40|24|26|2B|2C|3B|3D)/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
 function queryValue(value: unknown): string {
   return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
-export function buildActionRequest(service: CompiledService, action: CompiledAction, input: Readonly<Record<string, unknown>>): BuildResult {
+/** What a path placeholder filled by a credential shows wherever the request is stored or displayed. */
+export const PATH_SECRET_MASK = '***';
+
+/**
+ * `pathSecrets` fills the placeholders a credential supplies (an apiKey scheme with
+ * `x-gateway-path_param`, e.g. Telegram's `/bot{token}/…`); the executor passes it at send time
+ * only. Without it those placeholders read `***`, so a built URL never holds the secret.
+ */
+export function buildActionRequest(
+  service: CompiledService,
+  action: CompiledAction,
+  input: Readonly<Record<string, unknown>>,
+  pathSecrets: Readonly<Record<string, string>> = {},
+): BuildResult {
   const problems: RequestProblem[] = [];
   const baseUrl = service.baseUrls[0];
   if (!baseUrl) return { ok: false, problems: [{ field: 'service', message: `service "${service.key}" has no server URL` }] };
@@ -116,7 +138,19 @@ export function buildActionRequest(service: CompiledService, action: CompiledAct
   }
   if (problems.length > 0) return { ok: false, problems };
 
-  const path = action.pathTemplate.replace(/\{([^}]+)\}/g, (_, name: string) => encodePathValue(params[name]));
+  const url = actionUrl(baseUrl, action, params, pathSecrets);
+  return { ok: true, request: { method: action.method, url, params, ...(body !== undefined ? { body } : {}) } };
+}
+
+/**
+ * The URL of an action for parameter values `params`: path placeholders filled (a credential's
+ * from `pathSecrets`, else `***`), query parameters appended in declaration order.
+ */
+export function actionUrl(baseUrl: string, action: CompiledAction, params: Readonly<Record<string, unknown>>, pathSecrets: Readonly<Record<string, string>> = {}): string {
+  const pathParams = new Set(action.parameters.filter((p) => p.in === 'path').map((p) => p.name));
+  const path = action.pathTemplate.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    pathParams.has(name) ? encodePathValue(params[name]) : Object.hasOwn(pathSecrets, name) ? encodePathSegment(pathSecrets[name]!) : PATH_SECRET_MASK,
+  );
   const url = new URL(baseUrl.replace(/\/+$/, '') + path);
   for (const p of action.parameters) {
     if (p.in !== 'query' || params[p.name] === undefined) continue;
@@ -124,5 +158,5 @@ export function buildActionRequest(service: CompiledService, action: CompiledAct
     if (Array.isArray(v)) for (const item of v) url.searchParams.append(p.name, queryValue(item));
     else url.searchParams.append(p.name, queryValue(v));
   }
-  return { ok: true, request: { method: action.method, url: url.toString(), params, ...(body !== undefined ? { body } : {}) } };
+  return url.toString();
 }

@@ -17,7 +17,7 @@ export const EXTENSIONS = {
   info: ['key', 'category'],
   operation: ['risk', 'scope_param', 'disclose', 'redact', 'response_type', 'disabled', 'tool', 'tool_pin'],
   parameter: ['resolve'],
-  securityScheme: ['provider', 'default_secret_name', 'prefix'],
+  securityScheme: ['provider', 'default_secret_name', 'prefix', 'path_param'],
   pathItem: [],
 } as const satisfies Record<string, readonly string[]>;
 

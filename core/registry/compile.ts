@@ -89,11 +89,12 @@ function compileAuthMethods(doc: JsonObject): AuthMethod[] {
     const secret = String(own(s, ext('default_secret_name')));
     if (type === 'apiKey') {
       const prefix = own(s, ext('prefix'));
+      const pathParam = own(s, ext('path_param'));
       out.push({
         type: 'apiKey',
         name,
-        in: own(s, 'in') === 'query' ? 'query' : 'header',
-        paramName: String(own(s, 'name')),
+        in: typeof pathParam === 'string' ? 'path' : own(s, 'in') === 'query' ? 'query' : 'header',
+        paramName: typeof pathParam === 'string' ? pathParam : String(own(s, 'name')),
         ...(typeof prefix === 'string' ? { prefix } : {}),
         defaultSecretName: secret,
       });
@@ -131,7 +132,11 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
     pathTemplate: ref.path,
     summary: String(own(op, 'summary')),
     ...(typeof description === 'string' ? { description } : {}),
-    parameters: effectiveParameters(doc, ref).map((p) => compileParam(doc, asObject(p.value))),
+    parameters: effectiveParameters(doc, ref)
+      .map((p) => asObject(p.value))
+      .filter((p) => own(p, 'in') !== 'header')
+      .map((p) => compileParam(doc, p)),
+    ...fixedHeaders(doc, ref),
     ...(body !== undefined ? { bodySchema: body.schema } : {}),
     ...(body?.form !== undefined ? { bodyForm: body.form } : {}),
     bodyRequired: own(requestBody, 'required') === true,
@@ -146,6 +151,16 @@ function compileAction(doc: JsonObject, ref: OperationRef, auth: AuthMethod[]): 
     ...(typeof tool === 'string' ? { tool } : {}),
     ...(isObject(toolPin) ? { toolPin: toolPin as unknown as ToolPinRef } : {}),
   };
+}
+
+/** Header parameters are fixed headers (validate.ts requires a string `const`), not call arguments. */
+function fixedHeaders(doc: JsonObject, ref: OperationRef): { fixedHeaders?: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  for (const { value } of effectiveParameters(doc, ref)) {
+    const p = asObject(value);
+    if (own(p, 'in') === 'header') headers[String(own(p, 'name'))] = String(own(asObject(deref(doc, own(p, 'schema'))), 'const'));
+  }
+  return Object.keys(headers).length > 0 ? { fixedHeaders: headers } : {};
 }
 
 function compileParam(doc: JsonObject, p: JsonObject): CompiledParam {

@@ -12,8 +12,9 @@ export interface ApiKeyAuth {
   type: 'apiKey';
   /** Security scheme name in `components.securitySchemes`. */
   name: string;
-  in: 'header' | 'query';
-  /** Header or query-parameter name the key is sent as. */
+  /** `path`: the key fills a placeholder of the action's path (`x-gateway-path_param`), e.g. Telegram's `/bot{token}/…`. */
+  in: 'header' | 'query' | 'path';
+  /** Header or query-parameter name the key is sent as; for `path`, the placeholder's name. */
   paramName: string;
   /** Prepended to the secret value, e.g. `Bearer `. */
   prefix?: string;
@@ -101,6 +102,11 @@ export interface CompiledAction {
   /** Dotted paths into the resolved request replaced by `[REDACTED]` when persisted. */
   redact: string[];
   responseType: ResponseType;
+  /**
+   * Headers the action always sends, from OpenAPI header parameters with a `const` value
+   * (LinkedIn's `LinkedIn-Version: 202401`): not caller parameters; absent when there are none.
+   */
+  fixedHeaders?: Readonly<Record<string, string>>;
   disabled: boolean;
   /** Runtime `mcp`: the MCP tool this action calls (`x-gateway-tool`); absent means the action key. */
   tool?: string;

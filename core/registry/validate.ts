@@ -13,13 +13,18 @@
 //   invalid_summary          summary empty, or a `{param}` names no parameter or body property
 //   invalid_risk             risk is not read | write | delete
 //   unknown_scope_param      scope_param names no parameter and no top-level body property
-//   invalid_security_scheme  apiKey without in header|query / name / default_secret_name; oauth2
+//   invalid_security_scheme  apiKey without in header|query / name / default_secret_name, or a bad
+//                            path_param (not a placeholder name, not apiKey, not runtime http); oauth2
 //                            without provider / authorizationCode URLs; unsupported scheme type
 //   unknown_security_scheme  a security requirement names a scheme not in components
-//   invalid_security         malformed security requirement, or a scope the oauth2 scheme does not list
-//   invalid_parameter        parameter malformed, `in` not path|query, no schema.type, optional path param
+//   invalid_security         malformed security requirement, a scope the oauth2 scheme does not list, or
+//                            a path placeholder only some of an operation's schemes fill
+//   invalid_parameter        parameter malformed, `in` not path|query|header, no schema.type, optional path param,
+//                            named like the placeholder a credential fills, or a header parameter that is not a
+//                            fixed, public header (no string schema.const; Host, hop-by-hop, credential names)
 //   duplicate_parameter      same parameter twice, or a parameter shadowing a body property
-//   path_param_mismatch      `{x}` in the path without a path parameter, or the reverse
+//   path_param_mismatch      `{x}` in the path without a path parameter, or the reverse; a path
+//                            lacking the placeholder a path_param scheme it may use fills
 //   invalid_request_body     requestBody without a JSON, form-urlencoded or multipart object schema,
 //                            a bad `encoding` entry, or a required multipart file part
 //   invalid_resolve          resolve is not exactly {get, pick} with valid strings
@@ -61,6 +66,17 @@ export const REDACT_PATH_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*-]+)*$/;
 /** Long jq programs exhaust jq-wasm faster (see server/registry/jq.ts); real filters are short. */
 export const MAX_FILTER_LENGTH = 2000;
 const PICK_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+export const PATH_PARAM_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** RFC 9110 token, bounded. */
+const HEADER_NAME_PATTERN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+const HEADER_VALUE_PATTERN = /^[\x20-\x7e]{1,256}$/;
+/** Headers the gateway, Node or the connection set (framing, routing, hop-by-hop, content negotiation). */
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer',
+  'expect', 'accept', 'accept-encoding', 'user-agent', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'via',
+]);
+/** Names that say a credential: a fixed header is public, so these go through a security scheme and the vault. */
+const CREDENTIAL_HEADER_PATTERN = /auth|token|secret|password|passwd|cookie|session|signature|api-?key|credential/;
 const JSON_TYPES = new Set(['string', 'integer', 'number', 'boolean', 'array', 'object', 'null']);
 
 type Add = (code: ProblemCode, at: ReadonlyArray<string | number>, message: string) => void;
@@ -70,6 +86,10 @@ interface Ctx {
   add: Add;
   /** oauth2 scheme name → its declared scopes; other schemes map to undefined. */
   schemes: Map<string, Set<string> | undefined>;
+  /** apiKey scheme name → the path placeholder its key fills (`x-gateway-path_param`). */
+  pathSchemes: Map<string, string>;
+  /** Lower-case names of the headers the service's schemes send a credential in. */
+  credentialHeaders: Set<string>;
 }
 
 export function validateServiceDocument(input: unknown): Problem[] {
@@ -79,7 +99,7 @@ export function validateServiceDocument(input: unknown): Problem[] {
     add('invalid_document', [], 'a service document must be an object');
     return problems;
   }
-  const ctx: Ctx = { doc: input, add, schemes: new Map() };
+  const ctx: Ctx = { doc: input, add, schemes: new Map(), pathSchemes: new Map(), credentialHeaders: new Set(['authorization']) };
   checkExtensions(input, 'document', [], add);
   checkRoot(ctx);
   checkSecuritySchemes(ctx);
@@ -216,6 +236,7 @@ function checkSecuritySchemes(ctx: Ctx): void {
     const type = own(scheme, 'type');
     const prefix = own(scheme, ext('prefix'));
     if (prefix !== undefined && typeof prefix !== 'string') bad('prefix must be a string', ext('prefix'));
+    if (type !== 'apiKey' && own(scheme, ext('path_param')) !== undefined) bad('path_param is for apiKey schemes only', ext('path_param'));
     const needsSecret = (): void => {
       if (!isNonEmptyString(own(scheme, ext('default_secret_name')))) bad('default_secret_name is required', ext('default_secret_name'));
     };
@@ -223,7 +244,14 @@ function checkSecuritySchemes(ctx: Ctx): void {
       const where = own(scheme, 'in');
       if (where !== 'header' && where !== 'query') bad('apiKey in must be header or query', 'in');
       if (!isNonEmptyString(own(scheme, 'name'))) bad('apiKey name is required', 'name');
+      else if (where === 'header') ctx.credentialHeaders.add(String(own(scheme, 'name')).toLowerCase());
       needsSecret();
+      const pathParam = own(scheme, ext('path_param'));
+      if (pathParam !== undefined) {
+        if (typeof pathParam !== 'string' || !PATH_PARAM_PATTERN.test(pathParam)) bad(`path_param must match ${PATH_PARAM_PATTERN.source}`, ext('path_param'));
+        else if ((own(doc, ext('runtime')) ?? 'http') !== 'http') bad('path_param fills a placeholder of an HTTP action path; it requires runtime http', ext('path_param'));
+        else ctx.pathSchemes.set(name, pathParam);
+      }
       ctx.schemes.set(name, undefined);
     } else if (type === 'http') {
       const httpScheme = own(scheme, 'scheme'); // case-insensitive per RFC 7235
@@ -308,7 +336,8 @@ function checkOperations(ctx: Ctx): void {
 function checkOperation(ctx: Ctx, ref: OperationRef, op: JsonObject, at: string[]): void {
   const { add } = ctx;
   checkExtensions(op, 'operation', at, add);
-  const params = checkParameters(ctx, ref);
+  const secretPlaceholders = checkSecretPlaceholders(ctx, ref, op, at);
+  const params = checkParameters(ctx, ref, secretPlaceholders);
   const body = checkRequestBody(ctx, op, at);
   const bodyProps = bodyPropertyNames(body);
   for (const name of bodyProps) {
@@ -358,12 +387,43 @@ function checkOperation(ctx: Ctx, ref: OperationRef, op: JsonObject, at: string[
   checkResolves(ctx, ref, names);
 }
 
+/**
+ * A scheme with `path_param` puts its key into the action's path. Every scheme the operation may
+ * be called with must then fill that placeholder (another credential would leave it empty), the
+ * path must have it, and no parameter may share its name (the caller would set the secret's slot).
+ * Returns the placeholders the credential fills.
+ */
+function checkSecretPlaceholders(ctx: Ctx, ref: OperationRef, op: JsonObject, at: string[]): Set<string> {
+  const filled = new Set<string>();
+  if (ctx.pathSchemes.size === 0) return filled;
+  const security = Object.hasOwn(op, 'security') ? own(op, 'security') : own(ctx.doc, 'security');
+  // No security requirement at all means any of the service's schemes may be used.
+  const schemes = Array.isArray(security) ? security.flatMap((req) => (isObject(req) ? Object.keys(req) : [])) : [...ctx.schemes.keys()];
+  const placeholders = templatePlaceholders(ref.path);
+  for (const scheme of new Set(schemes)) {
+    const slot = ctx.pathSchemes.get(scheme);
+    if (slot === undefined) continue;
+    if (!placeholders.includes(slot)) ctx.add('path_param_mismatch', at, `security scheme '${scheme}' puts its key into {${slot}}, which this path lacks`);
+    else filled.add(slot);
+  }
+  for (const slot of filled) {
+    const others = [...new Set(schemes)].filter((scheme) => ctx.pathSchemes.get(scheme) !== slot);
+    if (others.length > 0) ctx.add('invalid_security', at, `{${slot}} is filled by a credential only some of this operation's schemes supply (not ${others.join(', ')})`);
+  }
+  for (const { value } of effectiveParameters(ctx.doc, ref)) {
+    const name = isObject(value) ? own(value, 'name') : undefined;
+    if (typeof name === 'string' && filled.has(name)) ctx.add('invalid_parameter', at, `parameter '${name}' would let a caller set {${name}}, which the credential fills`);
+  }
+  return filled;
+}
+
 /** Validates each effective parameter; returns the names of the well-formed ones. */
-function checkParameters(ctx: Ctx, ref: OperationRef): Set<string> {
+function checkParameters(ctx: Ctx, ref: OperationRef, secretPlaceholders: ReadonlySet<string>): Set<string> {
   const { add } = ctx;
   const names = new Set<string>();
   const pathParams = new Set<string>();
   const seen = new Set<string>();
+  const headers = new Set<string>();
   for (const { at, value } of effectiveParameters(ctx.doc, ref)) {
     if (value === undefined) {
       add('unresolved_ref', at, 'parameter $ref does not resolve locally');
@@ -380,8 +440,12 @@ function checkParameters(ctx: Ctx, ref: OperationRef): Set<string> {
       add('missing_field', [...at, 'name'], 'parameter name is required');
       continue;
     }
+    if (where === 'header') {
+      checkFixedHeader(ctx, value, name, at, headers);
+      continue;
+    }
     if (where !== 'path' && where !== 'query') {
-      add('invalid_parameter', [...at, 'in'], `parameter '${name}': in must be path or query`);
+      add('invalid_parameter', [...at, 'in'], `parameter '${name}': in must be path, query or header`);
       continue;
     }
     if (seen.has(name)) add('duplicate_parameter', at, `parameter '${name}' is declared twice`);
@@ -412,13 +476,39 @@ function checkParameters(ctx: Ctx, ref: OperationRef): Set<string> {
   const placeholders = templatePlaceholders(ref.path);
   const at = ['paths', ref.path, ref.method];
   for (const p of placeholders) {
-    if (!pathParams.has(p)) add('path_param_mismatch', at, `path placeholder {${p}} has no path parameter`);
+    if (!pathParams.has(p) && !secretPlaceholders.has(p)) add('path_param_mismatch', at, `path placeholder {${p}} has no path parameter`);
   }
   if (new Set(placeholders).size !== placeholders.length) add('path_param_mismatch', at, 'a path placeholder appears twice');
   for (const p of pathParams) {
     if (!placeholders.includes(p)) add('path_param_mismatch', at, `path parameter '${p}' does not appear in the path`);
   }
   return names;
+}
+
+/**
+ * A header parameter is a fixed header the executor sends with every request of the action
+ * (API versions: `LinkedIn-Version`, `Notion-Version`). Its value is a string `const` in the
+ * document, public like the rest of it: agents never set headers, and a header carrying a
+ * credential, framing or routing (Host, hop-by-hop) cannot be declared.
+ */
+function checkFixedHeader(ctx: Ctx, p: JsonObject, name: string, at: Array<string | number>, seen: Set<string>): void {
+  const bad = (message: string, field?: string): void => ctx.add('invalid_parameter', field ? [...at, field] : at, `header '${name}': ${message}`);
+  const lower = name.toLowerCase();
+  if ((own(ctx.doc, ext('runtime')) ?? 'http') !== 'http') return bad('fixed headers are sent by HTTP actions only (runtime http)', 'in');
+  if (!HEADER_NAME_PATTERN.test(name)) return bad('is not an HTTP header name', 'name');
+  if (seen.has(lower)) return ctx.add('duplicate_parameter', at, `header '${name}' is declared twice`);
+  seen.add(lower);
+  if (RESERVED_HEADERS.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) return bad('is set by the gateway or the connection and cannot be fixed by a template', 'name');
+  if (ctx.credentialHeaders.has(lower) || CREDENTIAL_HEADER_PATTERN.test(lower)) {
+    return bad('would carry a credential: declare a security scheme, whose value the vault holds', 'name');
+  }
+  const keyHeader = own(ctx.doc, ext('idempotency_key_header'));
+  if (typeof keyHeader === 'string' && keyHeader.toLowerCase() === lower) return bad('is the idempotency key header, which the gateway fills', 'name');
+  const schema = deref(ctx.doc, own(p, 'schema'));
+  const value = isObject(schema) ? own(schema, 'const') : undefined;
+  if (typeof value !== 'string' || !HEADER_VALUE_PATTERN.test(value)) {
+    bad('needs schema.const: the string the gateway sends (printable ASCII, at most 256 characters); agents never set headers', 'schema');
+  }
 }
 
 function checkRequestBody(ctx: Ctx, op: JsonObject, at: string[]): JsonObject | undefined {

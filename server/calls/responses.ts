@@ -107,6 +107,7 @@ export const RedactedRequest = z
     params: z.union([z.record(z.string(), z.unknown()), z.string()]),
     body: z.unknown(),
     headers: z.array(z.string()).optional(),
+    fixed_headers: z.record(z.string(), z.string()).optional().describe("A service action's fixed headers (an API version), as its template declares them."),
     secret: z.strictObject({ name: z.string(), in: z.enum(['header', 'query']), param: z.string() }).optional(),
   })
   .meta({ id: 'RedactedRequest' });

@@ -12,7 +12,7 @@
 // is cut at MAX_VALUE_CHARS (marked `truncated: true`).
 import { Worker } from 'node:worker_threads';
 import { REDACTED, redactPaths } from '../../core/execution/redact.ts';
-import type { BuiltRequest } from '../../core/execution/request.ts';
+import { actionUrl, type BuiltRequest } from '../../core/execution/request.ts';
 import type { CompiledAction, CompiledService, DiscloseEntry } from '../../core/registry/types.ts';
 import type { DisclosedValue } from '../../workflows/definitions.ts';
 import type { DiscloseJob, DiscloseJobResult } from './disclose-worker.ts';
@@ -39,18 +39,12 @@ export interface Projection {
   url: string;
   params: Record<string, unknown>;
   body: unknown;
+  /** The action's fixed headers (public, from the template), so an approver sees the API version asked for. */
+  fixed_headers?: Readonly<Record<string, string>>;
 }
 
 // ---------------------------------------------------------------------------------------------
 // The redacted projection
-
-function encodePathValue(value: unknown): string {
-  return encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value));
-}
-
-function queryValue(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
-}
 
 /**
  * The `{method, url, params, body}` projection with the action's `redact` paths applied. A
@@ -58,7 +52,13 @@ function queryValue(value: unknown): string {
  * it. This is what gets persisted (`calls.request_redacted`) and what disclose filters see.
  */
 export function redactedProjection(service: CompiledService, action: CompiledAction, request: BuiltRequest): Projection {
-  const projection: Projection = { method: request.method, url: request.url, params: request.params, body: request.body ?? null };
+  const projection: Projection = {
+    method: request.method,
+    url: request.url,
+    params: request.params,
+    body: request.body ?? null,
+    ...(action.fixedHeaders ? { fixed_headers: action.fixedHeaders } : {}),
+  };
   if (action.redact.length === 0) return structuredClone(projection);
   const redacted = redactPaths(projection, action.redact);
   const hidden = new Set(
@@ -66,16 +66,8 @@ export function redactedProjection(service: CompiledService, action: CompiledAct
   );
   const base = service.baseUrls[0];
   if (hidden.size > 0 && typeof redacted.url === 'string' && redacted.url !== REDACTED && base) {
-    const value = (name: string) => (hidden.has(name) ? redacted.params?.[name] : request.params[name]);
-    const path = action.pathTemplate.replace(/\{([^}]+)\}/g, (_, name: string) => encodePathValue(value(name)));
-    const url = new URL(base.replace(/\/+$/, '') + path);
-    for (const p of action.parameters) {
-      const v = value(p.name);
-      if (p.in !== 'query' || v === undefined) continue;
-      if (Array.isArray(v)) for (const item of v) url.searchParams.append(p.name, queryValue(item));
-      else url.searchParams.append(p.name, queryValue(v));
-    }
-    redacted.url = url.toString();
+    const values = Object.fromEntries(Object.keys(request.params).map((name) => [name, hidden.has(name) ? redacted.params?.[name] : request.params[name]]));
+    redacted.url = actionUrl(base, action, values);
   }
   return redacted;
 }

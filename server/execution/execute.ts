@@ -56,6 +56,8 @@ export interface DownloadHandle {
 export interface Injection {
   headers: Record<string, string>;
   query: Record<string, string>;
+  /** Path placeholders the credential fills (apiKey `in: path`); only an action's URL has them. */
+  path: Record<string, string>;
 }
 
 export interface ExecuteInput {
@@ -156,12 +158,12 @@ export async function credentialFor(
   userId: string | undefined,
   target: CredentialTarget,
 ): Promise<Injection> {
-  const none: Injection = { headers: {}, query: {} };
+  const none: Injection = { headers: {}, query: {}, path: {} };
   const chosen = chooseCredential(choices, action);
   if (chosen.kind === 'none') return none;
   if (chosen.kind === 'connection') {
     const token = await deps.connectionToken(orgId, chosen.connectionId, action?.requiredScopes ?? []);
-    return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {} };
+    return { headers: { authorization: `Bearer ${token.accessToken}` }, query: {}, path: {} };
   }
   const secretChoice = chosen.kind === 'secret' ? chosen.choice : undefined;
   if (secretChoice) {
@@ -170,9 +172,11 @@ export async function credentialFor(
       const method = service.authMethods.find((m) => m.name === secretChoice.method);
       if (method?.type === 'apiKey') {
         const v = (method.prefix ?? '') + value;
-        return method.in === 'header' ? { headers: { [method.paramName.toLowerCase()]: v }, query: {} } : { headers: {}, query: { [method.paramName]: v } };
+        if (method.in === 'header') return { headers: { [method.paramName.toLowerCase()]: v }, query: {}, path: {} };
+        if (method.in === 'query') return { headers: {}, query: { [method.paramName]: v }, path: {} };
+        return { headers: {}, query: {}, path: { [method.paramName]: v } };
       }
-      return { headers: { authorization: `Bearer ${value}` }, query: {} };
+      return { headers: { authorization: `Bearer ${value}` }, query: {}, path: {} };
     }
   }
   // Nothing usable: say what is missing, most actionable first.
@@ -259,6 +263,8 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     method = built.request.method;
     url = new URL(built.request.url);
     body = built.request.body;
+    // The template's fixed headers (an API version); the loader kept credentials and framing out of them.
+    for (const [k, v] of Object.entries(input.action.fixedHeaders ?? {})) headers[k.toLowerCase()] = v;
   } else {
     method = request.method;
     url = new URL(request.url);
@@ -269,8 +275,16 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
 
   const injection =
     request.kind === 'http' && request.connection
-      ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string> }
+      ? { headers: { authorization: `Bearer ${(await deps.connectionToken(input.orgId, request.connection, [])).accessToken}` }, query: {} as Record<string, string>, path: {} }
       : await credentialFor(deps, input.orgId, service, instance.credentials, input.action, input.userId, { host: url.hostname, origin: instance.origin });
+  if (Object.keys(injection.path).length > 0) {
+    // The secret enters the URL here, bound to the host just checked, and nowhere else: every
+    // stored or displayed form of this request was built without it and reads `***`.
+    if (request.kind !== 'action' || !input.action) throw new AppError('invalid_request', `${service.key} carries its credential in the URL path: call one of its actions`);
+    const withSecret = buildActionRequest(service, input.action, request.params, injection.path);
+    if (!withSecret.ok) throw invalidParams(withSecret.problems);
+    url = new URL(withSecret.request.url);
+  }
   if (request.kind === 'http' && request.inject) {
     // Checked again here, on the URL actually sent: the list may have changed since the call began.
     await assertInjectable(deps, input.orgId, input.userId, request.inject.secret, url);

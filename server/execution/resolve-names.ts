@@ -5,7 +5,7 @@
 // Best effort, never an error: lookups run in parallel under one deadline, each distinct URL is
 // fetched once per call, and any failure (no credential, timeout, non-2xx, not JSON, nothing at
 // `pick`) leaves the raw id in place.
-import type { CompiledAction } from '../../core/registry/types.ts';
+import type { CompiledAction, CompiledService } from '../../core/registry/types.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
 import { credentialFor, templateTrusted, type ExecutorDeps, type Injection } from './execute.ts';
 import { sendOutbound } from './http-client.ts';
@@ -51,6 +51,16 @@ export function lookupUrl(baseUrl: string, get: string, params: Readonly<Record<
   }
 }
 
+/**
+ * The fixed headers (an API version such as `Notion-Version`) of the service's own action that is
+ * this GET, so the lookup is the request the API expects; none when no action declares it.
+ */
+export function lookupHeaders(service: CompiledService, get: string): Readonly<Record<string, string>> {
+  const norm = (path: string) => path.replace(/\{[^}]*\}/g, '{}');
+  const action = [...service.actions.values()].find((a) => a.method === 'GET' && norm(a.pathTemplate) === norm(get));
+  return action?.fixedHeaders ?? {};
+}
+
 /** Follows a dot-path (`channel.name`, `items.0.title`) into parsed JSON. */
 export function pickPath(value: unknown, pick: string): unknown {
   let node = value;
@@ -59,6 +69,10 @@ export function pickPath(value: unknown, pick: string): unknown {
     node = (node as Record<string, unknown>)[key];
   }
   return node;
+}
+
+function lowerKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
 function asName(value: unknown): string | undefined {
@@ -97,7 +111,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
     ]));
   // One fetch per distinct URL per call (two params may share a lookup).
   const fetches = new Map<string, Promise<unknown>>();
-  const fetchJson = (url: URL): Promise<unknown> => {
+  const fetchJson = (url: URL, fixedHeaders: Readonly<Record<string, string>>): Promise<unknown> => {
     const key = url.toString();
     let pending = fetches.get(key);
     if (!pending) {
@@ -108,7 +122,11 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
         const target = new URL(url);
         for (const [k, v] of Object.entries(injection.query)) target.searchParams.set(k, v);
         const res = await sendOutbound(
-          { method: 'GET', url: target, headers: { accept: 'application/json', 'user-agent': 'agent-action-gateway/0.1', ...injection.headers } },
+          {
+            method: 'GET',
+            url: target,
+            headers: { accept: 'application/json', 'user-agent': 'agent-action-gateway/0.1', ...lowerKeys(fixedHeaders), ...injection.headers },
+          },
           {
             timeoutMs: remaining,
             maxResponseBytes: limits.maxResponseBytes,
@@ -133,7 +151,7 @@ export async function resolveNames(deps: ExecutorDeps, input: ResolveNamesInput,
           const url = lookupUrl(base, p.resolve!.get, input.params);
           // The lookup stays on the service's own hosts, like every call the executor makes.
           if (!url || (service.hosts.length > 0 && !service.hosts.includes(url.hostname.toLowerCase()))) return;
-          const name = asName(pickPath(await fetchJson(url), p.resolve!.pick));
+          const name = asName(pickPath(await fetchJson(url, lookupHeaders(service, p.resolve!.get)), p.resolve!.pick));
           if (name !== undefined) names[p.name] = name;
         }),
       ),

@@ -70,6 +70,7 @@ export const ActionDescription = z
       }),
     ),
     body_schema: z.unknown().optional(),
+    headers: z.record(z.string(), z.string()).optional().describe('Fixed headers the action always sends (an API version): declared by the template, never set by a caller.'),
     response_type: z.enum(['json', 'binary']),
     required_scopes: z.array(z.string()),
   })

@@ -25,6 +25,7 @@ export function describeAction(a: CompiledAction) {
       ...(p.schema.default !== undefined ? { default: p.schema.default } : {}),
     })),
     ...(a.bodySchema ? { body_schema: a.bodySchema } : {}),
+    ...(a.fixedHeaders ? { headers: a.fixedHeaders } : {}),
     response_type: a.responseType,
     required_scopes: a.requiredScopes,
   };

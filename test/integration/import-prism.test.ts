@@ -36,6 +36,7 @@ function pointedAt(doc: Json, origin: string): Json {
 function argumentsFor(op: Json): Json {
   const args: Json = {};
   for (const p of (op['parameters'] ?? []) as Json[]) {
+    if (p['in'] === 'header') continue; // a fixed header the gateway sends, not an argument
     const scalar = ['string', 'integer', 'number', 'boolean'].includes(p['schema']?.type);
     if (p['required'] || (p['in'] === 'query' && scalar)) args[p['name']] = sample(p['schema'], { skipReadOnly: true });
   }

@@ -5,7 +5,7 @@
 import { mapSecuritySchemes, mapRequirements, isAbsoluteHttp } from './auth.ts';
 import { slug, serviceKey } from './naming.ts';
 import { isObject, normalizeDocument, type JsonObject, type SourceFormat } from './normalize.ts';
-import { mapOperation } from './operation.ts';
+import { fixedValue, mapOperation } from './operation.ts';
 import { parseImportInput } from './parse-input.ts';
 
 export interface Skipped {
@@ -69,8 +69,13 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
         skip(`${method.toUpperCase()} is protocol plumbing, not an action`);
         continue;
       }
-      if (!path.startsWith('/') || /[?#]/.test(path)) {
-        skip('its path is not a plain path template (a query or fragment in the path key)');
+      if (!path.startsWith('/') || path.includes('?')) {
+        skip('its path is not a plain path template (a query in the path key)');
+        continue;
+      }
+      const fragment = unfixedFragment(path, pathParameters, operation);
+      if (fragment !== undefined) {
+        skip(`its path key's fragment (#${fragment}) is not a value a declared parameter fixes`);
         continue;
       }
       // `/users/{id}` and `/users/{name}` match the same requests: the first one keeps them.
@@ -114,6 +119,25 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
 }
 
 /** Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a warning. */
+/**
+ * APIs.guru tells apart an RPC API's operations on one path by a fragment naming the value that
+ * selects each (`/#X-Amz-Target=secretsmanager.CreateSecret`, `/…/#Action=AddPermission`). Such a
+ * path key is kept, as the registry keeps Linear's `/graphql#get_issue` (a fragment is never sent),
+ * when the operation declares that parameter, required, with exactly that value: the request then
+ * carries what the fragment says. Returns the fragment when it does not (the operation is skipped).
+ */
+function unfixedFragment(path: string, pathParameters: unknown[], operation: JsonObject): string | undefined {
+  const at = path.indexOf('#');
+  if (at < 0) return undefined;
+  const fragment = path.slice(at + 1);
+  const eq = fragment.indexOf('=');
+  if (eq <= 0) return fragment;
+  const [name, value] = [fragment.slice(0, eq), fragment.slice(eq + 1)];
+  const declared = [...pathParameters, ...(Array.isArray(operation['parameters']) ? operation['parameters'] : [])].filter(isObject);
+  const fixes = declared.some((p) => p['name'] === name && (p['in'] === 'header' || p['in'] === 'query') && p['required'] === true && fixedValue(p) === value);
+  return fixes ? undefined : fragment;
+}
+
 function serverUrls(api: JsonObject, warnings: Warning[]): string[] {
   const servers = Array.isArray(api['servers']) ? api['servers'].filter(isObject) : [];
   const urls: string[] = [];

@@ -48,7 +48,11 @@ export function mapOperation(input: OperationInput): OperationResult {
       continue;
     }
     if (where === 'header') {
-      warn(`header parameter '${name}'${p['required'] === true ? ' (required)' : ''} dropped: templates send no custom headers`);
+      // A required header with one possible value (AWS's `X-Amz-Target`) is the operation's own:
+      // a fixed header the executor sends. Any other would be the caller's to set, which it never is.
+      const fixed = p['required'] === true ? fixedValue(p) : undefined;
+      if (fixed !== undefined) parameters.push({ name, in: 'header', required: true, schema: { type: 'string', const: fixed } });
+      else warn(`header parameter '${name}'${p['required'] === true ? ' (required)' : ''} dropped: templates send only fixed headers`);
       continue;
     }
     if (where !== 'path' && where !== 'query') continue;
@@ -104,6 +108,9 @@ function mapParameter(p: JsonObject, warn: (text: string) => void): JsonObject {
     if (!('enum' in value)) warn(`parameter '${name}': no type in the vendor's schema, taken as ${guessed}`);
   }
   if (Array.isArray(value['enum']) && value['enum'].length === 0) delete value['enum'];
+  // A required query parameter with one possible value (AWS's `Action=…`, `Version=…`) defaults to it.
+  const only = p['in'] === 'query' && p['required'] === true ? fixedValue({ schema: value }) : undefined;
+  if (only !== undefined && value['default'] === undefined) value['default'] = only;
   return {
     name,
     in: p['in'],
@@ -113,6 +120,14 @@ function mapParameter(p: JsonObject, warn: (text: string) => void): JsonObject {
     ...(typeof p['explode'] === 'boolean' ? { explode: p['explode'] } : {}),
     schema: value,
   };
+}
+
+/** The one string a parameter's schema allows (`const`, or an `enum` of one), if it allows only one. */
+export function fixedValue(p: JsonObject): string | undefined {
+  const schema = isObject(p['schema']) ? p['schema'] : {};
+  if (typeof schema['const'] === 'string') return schema['const'];
+  const values = schema['enum'];
+  return Array.isArray(values) && values.length === 1 && typeof values[0] === 'string' ? values[0] : undefined;
 }
 
 function hasJsonType(type: unknown): boolean {

@@ -1,5 +1,5 @@
 // Every action of every built-in service compiles into a request, and that request (method, URL,
-// body, and a form body's encoded bytes) matches the recorded table in __snapshots__/catalog-requests.json. A change to a service
+// fixed headers, body, and a form body's encoded bytes) matches the recorded table in __snapshots__/catalog-requests.json. A change to a service
 // file or to the request builder that moves any URL or body fails here; after a deliberate
 // change, review the diff and re-record with
 // `npx vitest run test/unit/execution/catalog-requests.test.ts --update`
@@ -97,7 +97,7 @@ describe('the built-in catalog', async () => {
         const { method, url, body } = built.request;
         // A form body is recorded as the bytes that leave too (a fixed multipart boundary).
         const form = body !== undefined && action.bodyForm ? { form: encodeFormBody(body as Record<string, unknown>, action.bodyForm, 'BOUNDARY') } : {};
-        table[id] = { method, url, ...(body !== undefined ? { body } : {}), ...form };
+        table[id] = { method, url, ...(action.fixedHeaders ? { headers: action.fixedHeaders } : {}), ...(body !== undefined ? { body } : {}), ...form };
       }
     }
     expect(problems).toEqual({});

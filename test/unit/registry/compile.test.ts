@@ -117,6 +117,15 @@ describe('compileService', () => {
     expect(params.map((p) => [p.name, p.schema.type])).toEqual([['include_locale', 'boolean'], ['channel', 'integer']]);
   });
 
+  it('compiles header parameters into fixed headers, not call parameters', () => {
+    const doc = validDoc();
+    doc.paths['/conversations/{channel}'].parameters.push({ name: 'Api-Version', in: 'header', required: true, schema: { type: 'string', const: '2024-01' } });
+    const info = compile(doc).actions.get('conversations.info')!;
+    expect(info.fixedHeaders).toEqual({ 'Api-Version': '2024-01' });
+    expect(info.parameters.map((p) => p.name)).toEqual(['channel', 'include_locale']);
+    expect(compile(validDoc()).actions.get('conversations.info')!.fixedHeaders).toBeUndefined();
+  });
+
   it('compiles disabled, mcp runtime and http bearer', () => {
     const doc = validDoc();
     doc.paths['/chat.postMessage'].post.disabled = true;

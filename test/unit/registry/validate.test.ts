@@ -147,3 +147,110 @@ describe('validateServiceDocument', () => {
     ]);
   });
 });
+
+describe('an apiKey in a path segment (x-gateway-path_param)', () => {
+  /** A Telegram-like service: the key fills {token} in every action's path. */
+  function pathKeyDoc(): Doc {
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Bots', version: '1', key: 'bots' },
+      servers: [{ url: 'https://api.bots.example' }],
+      security: [{ bot: [] }],
+      components: { securitySchemes: { bot: { type: 'apiKey', in: 'query', name: 'token', path_param: 'token', default_secret_name: 'BOT_TOKEN' } } },
+      paths: {
+        '/bot{token}/send': { post: { operationId: 'send', summary: 'Send' } },
+        '/bot{token}/chats/{chat}': {
+          get: { operationId: 'get_chat', summary: 'Get {chat}', parameters: [{ name: 'chat', in: 'path', required: true, schema: { type: 'string' } }] },
+        },
+      },
+    };
+  }
+  const send = (d: Doc) => d.paths['/bot{token}/send'].post;
+
+  it('accepts the placeholder the key fills without a parameter for it', () => {
+    expect(problemsOf(pathKeyDoc())).toEqual([]);
+  });
+
+  const broken: Array<[string, (d: Doc) => void, ProblemCode]> = [
+    ['a path without the placeholder', (d) => (d.paths['/send'] = { post: { operationId: 'send2', summary: 'Send' } }), 'path_param_mismatch'],
+    ['a parameter named like the placeholder', (d) => (send(d).parameters = [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }]), 'invalid_parameter'],
+    [
+      'an operation another scheme may authenticate',
+      (d) => {
+        d.components.securitySchemes.header = { type: 'apiKey', in: 'header', name: 'X-Key', default_secret_name: 'K' };
+        send(d).security = [{ bot: [] }, { header: [] }];
+      },
+      'invalid_security',
+    ],
+    ['a placeholder no scheme fills (security: [])', (d) => (send(d).security = []), 'path_param_mismatch'],
+    ['path_param not a placeholder name', (d) => (d.components.securitySchemes.bot.path_param = 'to-ken}'), 'invalid_security_scheme'],
+    ['path_param on an http bearer scheme', (d) => (d.components.securitySchemes.bot = { type: 'http', scheme: 'bearer', path_param: 'token', default_secret_name: 'B' }), 'invalid_security_scheme'],
+    [
+      'path_param outside runtime http',
+      (d) => {
+        d.runtime = 'mcp';
+        d.mcp = { url: 'https://mcp.bots.example/mcp' };
+      },
+      'invalid_security_scheme',
+    ],
+  ];
+  it.each(broken)('rejects %s', (_rule, mutate, code) => {
+    const doc = pathKeyDoc();
+    mutate(doc);
+    expect(problemsOf(doc).map((p) => p.code)).toContain(code);
+  });
+
+  it('lets an operation of the same service that does not use the key name a path parameter like it', () => {
+    const doc = pathKeyDoc();
+    doc.components.securitySchemes.header = { type: 'apiKey', in: 'header', name: 'X-Key', default_secret_name: 'K' };
+    doc.paths['/tokens/{token}'] = {
+      get: { operationId: 'get_token', summary: 'Get {token}', security: [{ header: [] }], parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }] },
+    };
+    expect(problemsOf(doc)).toEqual([]);
+  });
+});
+
+describe('fixed headers (header parameters with a const value)', () => {
+  const version = (schema: Record<string, unknown> = { type: 'string', const: '2024-01' }, name = 'Api-Version') => ({ name, in: 'header', required: true, schema });
+
+  it('accepts a header parameter with a string const, at the path or operation level, and compiles it apart from the parameters', () => {
+    const doc = validDoc();
+    doc.paths['/conversations/{channel}'].parameters.push(version());
+    post(doc).parameters = [version({ type: 'string', const: '2.0.0' }, 'X-Protocol')];
+    expect(problemsOf(doc)).toEqual([]);
+  });
+
+  const broken: Array<[string, Record<string, unknown>]> = [
+    ['a header without const (a caller would set it)', version({ type: 'string', default: '1' })],
+    ['a non-string const', version({ type: 'integer', const: 2 })],
+    ['a value with a line break', version({ type: 'string', const: '1\r\nX-Injected: 1' })],
+    ['Authorization', version(undefined, 'Authorization')],
+    ['a credential-looking name', version(undefined, 'X-Auth-Token')],
+    ["the service's own apiKey header", version(undefined, 'authorization')],
+    ['Host', version(undefined, 'Host')],
+    ['a hop-by-hop header', version(undefined, 'Connection')],
+    ['Content-Type', version(undefined, 'Content-Type')],
+    ['a proxy header', version(undefined, 'Proxy-Foo')],
+    ['a name that is not a token', version(undefined, 'Api Version')],
+  ];
+  it.each(broken)('rejects %s', (_rule, param) => {
+    const doc = validDoc();
+    post(doc).parameters = [param];
+    expect(problemsOf(doc).map((p) => p.code)).toContain('invalid_parameter');
+  });
+
+  it('rejects the idempotency key header, a header twice, and headers outside runtime http', () => {
+    const keyed = validDoc();
+    keyed.idempotency_key_header = 'Idem';
+    post(keyed).parameters = [version(undefined, 'Idem')];
+    expect(problemsOf(keyed).map((p) => p.code)).toContain('invalid_parameter');
+    const twice = validDoc();
+    post(twice).parameters = [version(), version(undefined, 'api-version')];
+    expect(problemsOf(twice).map((p) => p.code)).toContain('duplicate_parameter');
+    const mcp = validDoc();
+    mcp.runtime = 'mcp';
+    mcp.mcp = { url: 'https://mcp.example.com/mcp' };
+    post(mcp).parameters = [version()];
+    expect(problemsOf(mcp).map((p) => p.code)).toContain('invalid_parameter');
+  });
+});

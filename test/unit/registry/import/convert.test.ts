@@ -207,13 +207,52 @@ describe('what is dropped from a mapped operation, with a warning', () => {
     expect(search.requestBody).toBeUndefined();
     expect(op(document, '/avatar', 'put').requestBody).toBeUndefined();
     expect(report.warnings.map((w) => `${w.method} ${w.path}: ${w.message}`)).toEqual([
-      "GET /search: header parameter 'X-Trace' dropped: templates send no custom headers",
-      "GET /search: header parameter 'Notion-Version' (required) dropped: templates send no custom headers",
+      "GET /search: header parameter 'X-Trace' dropped: templates send only fixed headers",
+      "GET /search: header parameter 'Notion-Version' (required) dropped: templates send only fixed headers",
       "GET /search: optional cookie parameter 'pref' dropped",
       'GET /search: request body of a GET/HEAD dropped',
       'PUT /avatar: optional request body (image/png) dropped',
     ]);
     expect((await verifyAgainstLoader(document, report)).ok).toBe(true);
+  });
+});
+
+describe('RPC operations told apart by a fragment (APIs.guru, AWS)', () => {
+  it('keeps a path whose fragment a required parameter fixes: the header becomes a fixed header, the query parameter defaults to its value', async () => {
+    const ok = { 200: { description: 'ok' } };
+    const target = (name: string) => ({ name: 'X-Amz-Target', in: 'header', required: true, schema: { type: 'string', enum: [name] } });
+    const { document, report } = await convert(base({
+      paths: {
+        '/#X-Amz-Target=vault.CreateSecret': { post: { operationId: 'CreateSecret', parameters: [target('vault.CreateSecret')], requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { Name: { type: 'string' } } } } } }, responses: ok } },
+        '/#X-Amz-Target=vault.DeleteSecret': { post: { operationId: 'DeleteSecret', parameters: [target('vault.DeleteSecret')], responses: ok } },
+        '/{Queue}/#Action=Purge': {
+          get: {
+            operationId: 'Purge',
+            parameters: [
+              { name: 'Queue', in: 'path', required: true, schema: { type: 'string' } },
+              { name: 'Action', in: 'query', required: true, schema: { type: 'string', enum: ['Purge'] } },
+            ],
+            responses: ok,
+          },
+        },
+        // The fragment names a value no parameter carries: the request could not say it.
+        '/#X-Amz-Target=vault.Rotate': { post: { operationId: 'Rotate', responses: ok } },
+        '/#Action=Tag': { post: { operationId: 'Tag', parameters: [{ name: 'Action', in: 'query', schema: { type: 'string', enum: ['Tag'] } }], responses: ok } },
+      },
+    }));
+    expect(report.skipped).toEqual([
+      { method: 'POST', path: '/#X-Amz-Target=vault.Rotate', reason: "its path key's fragment (#X-Amz-Target=vault.Rotate) is not a value a declared parameter fixes" },
+      { method: 'POST', path: '/#Action=Tag', reason: "its path key's fragment (#Action=Tag) is not a value a declared parameter fixes" },
+    ]);
+    expect(op(document, '/#X-Amz-Target=vault.CreateSecret', 'post').parameters).toEqual([{ name: 'X-Amz-Target', in: 'header', required: true, schema: { type: 'string', const: 'vault.CreateSecret' } }]);
+    const verified = await verifyAgainstLoader(document, report);
+    if (!verified.ok) throw new Error(JSON.stringify(verified.problems));
+    expect(report.actions).toBe(3);
+    const create = verified.service.actions.get('CreateSecret')!;
+    expect(create.fixedHeaders).toEqual({ 'X-Amz-Target': 'vault.CreateSecret' });
+    expect(create.parameters).toEqual([]);
+    const purge = verified.service.actions.get('Purge')!;
+    expect(purge.parameters.find((p) => p.name === 'Action')?.schema.default).toBe('Purge');
   });
 });
 
