@@ -118,7 +118,6 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
   return { document, report };
 }
 
-/** Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a warning. */
 /**
  * APIs.guru tells apart an RPC API's operations on one path by a fragment naming the value that
  * selects each (`/#X-Amz-Target=secretsmanager.CreateSecret`, `/…/#Action=AddPermission`). Such a
@@ -138,6 +137,7 @@ function unfixedFragment(path: string, pathParameters: unknown[], operation: Jso
   return fixes ? undefined : fragment;
 }
 
+/** Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a warning. */
 function serverUrls(api: JsonObject, warnings: Warning[]): string[] {
   const servers = Array.isArray(api['servers']) ? api['servers'].filter(isObject) : [];
   const urls: string[] = [];
