@@ -119,7 +119,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   async function checkThenExecuteOnce(spec: CallSpec): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
     // The request this process prepared, and the secret its send will read: read by this statement.
     const prefetch = prefetchCovered(deps.exchange, spec);
-    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
+    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.permissionKeys, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
     const found = read.call;
     if (!found) throw new Error(`call ${spec.callId} not found`);
     // A re-run after the first run committed the call's final state: that state is the answer.
@@ -320,7 +320,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       const { spec } = input;
       const chain = await identities.getChain(pool, spec.requesterId);
       const chainIds = chain.map(identities.toChainIdentity);
-      const rules = await identities.rulesForChain(pool, chain.map((c) => c.id));
+      const rules = await identities.rulesForChain(pool, chain.map((c) => c.id), spec.permissionKeys);
       const targets = new Set([closestNonInheritingAncestor(chainIds, spec.requesterId).id]);
       const resolverOnChain = chain.some((c) => c.id === input.resolverId) ? input.resolverId : spec.userId;
       for (const t of rememberTargets({ chain: chainIds, rules, keys: spec.permissionKeys, now: new Date() }, resolverOnChain)) targets.add(t.id);

@@ -231,7 +231,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
    */
   async function decideAndRead(d: RecordDecisionInput, spec: CallSpec): Promise<{ written: boolean; chain: LiveCheck; charge: () => Promise<void>; stored: Promise<StoredCall | TypedError> }> {
     const lookup = instanceLookupAlong(spec.service);
-    const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, alongside: lookup?.sql });
+    const read = await calls.recordDecisionForSend(pool, ...deps.decisionWrite(d), { requesterId: spec.requesterId, keys: spec.permissionKeys, alongside: lookup?.sql });
     const stored = loadStoredCall(deps, spec, { row: read.call, lookup: lookup?.read(read.also), edited: d.edit });
     // Conditions read what will be sent: the approver's edit, else the stored request.
     const request = storedConditionRequest(d.edit ? d.edit.redacted : read.call?.request_redacted);

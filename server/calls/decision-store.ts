@@ -158,11 +158,11 @@ const sendReadExtra = z.object({
  * the rows as they were before the decision's writes, which touch none of what they read but the
  * call's status.
  */
-export async function recordDecisionForSend(db: Db, d: DecisionWrite, entry: AuditEntry, read: { requesterId: string; alongside?: RideAlongRead | undefined }) {
+export async function recordDecisionForSend(db: Db, d: DecisionWrite, entry: AuditEntry, read: { requesterId: string; keys: readonly string[]; alongside?: RideAlongRead | undefined }) {
   const alongside = read.alongside ? sql.fragment`(SELECT ${read.alongside(sql.fragment`me.org_id`, sql.fragment`me.user_id`, sql.fragment`me.id`)} FROM chain me WHERE me.depth = 0)` : sql.fragment`NULL::json`;
   const w = decisionWrites(d, entry);
   const rows = await db.any(
-    prepared(chainWithRulesQuery(read.requesterId, {
+    prepared(chainWithRulesQuery(read.requesterId, read.keys, {
       with: w.ctes,
       also: sql.fragment`json_build_object(
         'written', ${w.written}, 'recorded', ${w.recorded},

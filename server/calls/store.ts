@@ -97,9 +97,9 @@ const sendClaimExtra = z.object({ call: callClaim.nullable(), secret: z.unknown(
  * A covered call is sent right after, in the same local activity, so a re-run of the task (a crash
  * before the task completed) finds `previously_marked` — or the final status the first run wrote.
  */
-export async function chainWithSendClaim(db: Db, requesterId: string, callId: string, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
+export async function chainWithSendClaim(db: Db, requesterId: string, keys: readonly string[], callId: string, alsoRead?: { secret: ReturnType<typeof sql.fragment> }) {
   const rows = await db.any(
-    prepared(chainWithRulesQuery(requesterId, {
+    prepared(chainWithRulesQuery(requesterId, keys, {
       with: sql.fragment`
         prev AS (SELECT id, send_marked_at IS NOT NULL AS previously_marked, status, result, error, http_status_code, request_redacted
                  FROM calls WHERE id = ${callId} FOR UPDATE),

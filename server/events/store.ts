@@ -4,6 +4,7 @@ import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { USER_EVENT_TYPES, type UserEventType } from '../../core/events/types.ts';
 import type { Logger } from '../logger.ts';
+import type { ViewerNow } from './visibility.ts';
 
 export const USER_EVENTS_CHANNEL = 'gateway_user_events';
 /** How long events stay resumable; a client away longer gets a `gap` and refetches. */
@@ -159,19 +160,29 @@ export async function eventsAfter(db: CommonQueryMethods, scope: EventScope, aft
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+const viewerRow = z.object({ id: z.string(), org_id: z.string(), role: z.enum(['admin', 'member', 'approver']), readable: z.array(z.string()) });
+
 /**
- * The facts visibility.ts judges an event by, read fresh: the viewer's role (null: not an active
- * person of the org any more) and which of `approvalIds` they may read now (their own approvals,
- * or approvals routed to them as an approver), as the approvals' REST view decides.
+ * The facts visibility.ts judges an event by, read fresh, for several viewers in one statement
+ * (every open stream of the process hears an event at once): each viewer's role (null: not an
+ * active person of the org any more) and which of `approvalIds` they may read now (their own
+ * approvals, or approvals routed to them as an approver), as the approvals' REST view decides.
+ * Answers in the order of `viewers`.
  */
-export async function viewerNow(db: CommonQueryMethods, viewer: { orgId: string; userId: string }, approvalIds: readonly string[]) {
+export async function viewersNow(db: CommonQueryMethods, viewers: ReadonlyArray<{ orgId: string; userId: string }>, approvalIds: readonly string[]): Promise<ViewerNow[]> {
   const ids = [...new Set(approvalIds.filter((id) => UUID.test(id)))];
-  const row = await db.maybeOne(sql.type(z.object({ role: z.enum(['admin', 'member', 'approver']), readable: z.array(z.string()) }))`
-    SELECT u.role, COALESCE((
+  const userIds = [...new Set(viewers.map((v) => v.userId).filter((id) => UUID.test(id)))];
+  const rows = await db.any(sql.type(viewerRow)`
+    SELECT u.id, u.org_id, u.role, COALESCE((
       SELECT array_agg(a.id::text) FROM approvals a
       WHERE a.org_id = u.org_id AND a.id = ANY(${sql.array(ids, 'uuid')})
         AND (a.user_id = u.id OR (a.routed_to = 'approver' AND a.resolver_id = u.id))), '{}') AS readable
     FROM identities u
-    WHERE u.id = ${viewer.userId} AND u.org_id = ${viewer.orgId} AND u.kind = 'user' AND u.status = 'active'`);
-  return { userId: viewer.userId, role: row?.role ?? null, readable: new Set(row?.readable ?? []) };
+    WHERE u.id = ANY(${sql.array(userIds, 'uuid')}) AND u.kind = 'user' AND u.status = 'active'`);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return viewers.map((v) => {
+    const row = byId.get(v.userId);
+    // Someone of another org (a moved or bad id) is no viewer of this stream's org.
+    return row && row.org_id === v.orgId ? { userId: v.userId, role: row.role, readable: new Set(row.readable) } : { userId: v.userId, role: null, readable: new Set<string>() };
+  });
 }

@@ -2,7 +2,7 @@
 // against the viewer as they are now, not as they were when the stream opened: a demoted admin
 // stops seeing the org's events, a person no longer routed an approval stops seeing it. The same
 // rules as reading the approval over REST (server/approvals/store.ts approvalViews). Pure: the
-// facts come from store.ts viewerNow.
+// facts come from store.ts viewersNow.
 import type { UserEvent } from './store.ts';
 
 export type PersonRole = 'admin' | 'member' | 'approver';

@@ -16,7 +16,7 @@ export type LiveCheck = { inactive: IdentityRow; decision: null } | { inactive: 
  * `request`: the call's redacted projection, for rules with a condition (without it, none applies).
  */
 export async function checkLiveChain(db: CommonQueryMethods, requesterId: string, keys: readonly string[], request: ConditionRequest | null = null): Promise<LiveCheck> {
-  return judgeChain(await getChainWithRules(db, requesterId), keys, { request });
+  return judgeChain(await getChainWithRules(db, requesterId, keys), keys, { request });
 }
 
 /**

@@ -6,6 +6,7 @@ import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { Identity as ChainIdentity, Rule } from '../../core/permissions/chain.ts';
 import type { RuleBudget } from '../../core/permissions/budgets.ts';
+import { ruleScope } from '../../core/permissions/rule-scope.ts';
 // An agent key's read carries its org's approval settings (one statement): their row type is orgs'.
 import type { OrgRow } from '../orgs/readers.ts';
 
@@ -160,11 +161,22 @@ function withExtra(schema: z.ZodTypeAny) {
 }
 
 /**
- * The chain's rows with their live rules, as a statement other statements can extend: `with` adds
+ * Only the rules a check of `keys` can need (core/permissions/rule-scope.ts): the expressions of
+ * the index permission_rules_identity_scope (migrations/0030), so a chain with thousands of rules
+ * reads the few that name the keys' service and action, or `*`. Read oldest first (the engine
+ * takes the first rule that covers a key, and the audit names it): the same whatever index is used.
+ */
+function inScope(keys: readonly string[]) {
+  const scope = ruleScope(keys);
+  return sql.fragment`split_part(r.pattern, ':', 1) = ANY(${sql.array(scope.services, 'text')}) AND split_part(r.pattern, ':', 2) = ANY(${sql.array(scope.actions, 'text')})`;
+}
+
+/**
+ * The chain's rows with their live rules (those `keys` can need), as a statement other statements can extend: `with` adds
  * CTEs after the chain's and `also` a column to every row (e.g. the covered call's send claim, so the
  * check and the mark share one round trip).
  */
-export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, extra?: { with: ReturnType<typeof sql.fragment>; also: ReturnType<typeof sql.fragment>; schema: T }) {
+export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, keys: readonly string[], extra?: { with: ReturnType<typeof sql.fragment>; also: ReturnType<typeof sql.fragment>; schema: T }) {
   const rowSchema = extra ? withExtra(extra.schema) : chainWithRulesRow;
   return sql.type(rowSchema)`
     WITH RECURSIVE chain AS (
@@ -173,8 +185,8 @@ export function chainWithRulesQuery<T extends z.ZodTypeAny>(id: string, extra?: 
       SELECT p.*, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64
     )${extra ? sql.fragment`, ${extra.with}` : sql.fragment``}
     SELECT ${IDENTITY_COLUMNS}, depth,
-      COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at, 'condition', r.condition, 'budget', r.budget))
-                FROM permission_rules r WHERE r.identity_id = chain.id AND r.revoked_at IS NULL), '[]') AS rules
+      COALESCE((SELECT json_agg(json_build_object('id', r.id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at, 'condition', r.condition, 'budget', r.budget) ORDER BY r.created_at, r.id)
+                FROM permission_rules r WHERE r.identity_id = chain.id AND r.revoked_at IS NULL AND ${inScope(keys)}), '[]') AS rules
       ${extra ? sql.fragment`, ${extra.also} AS extra` : sql.fragment``}
     FROM chain ORDER BY depth`;
 }
@@ -190,9 +202,9 @@ export function chainAndRules(rows: ReadonlyArray<z.infer<typeof chainWithRulesR
   return { chain: rows.map(({ depth: _depth, rules: _rules, extra: _extra, ...r }) => r), rules };
 }
 
-/** The chain (requester first) and every live rule on it, in one round trip (the permission check). */
-export async function getChainWithRules(db: Db, id: string): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
-  return chainAndRules(await db.any(prepared(chainWithRulesQuery(id))));
+/** The chain (requester first) and every live rule on it that `keys` can need, in one round trip (the permission check). */
+export async function getChainWithRules(db: Db, id: string, keys: readonly string[]): Promise<{ chain: IdentityRow[]; rules: Rule[] }> {
+  return chainAndRules(await db.any(prepared(chainWithRulesQuery(id, keys))));
 }
 
 /** The identity and all of its descendants. */
@@ -333,10 +345,11 @@ export const listRules = (db: Db, identityId: string, includeRevoked = false) =>
 /** A rule row in the shape the pure permission engine takes. */
 const toRule = (r: RuleRow): Rule => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at, condition: r.condition, budget: r.budget });
 
-/** Every live rule on a chain, in the shape the pure permission engine takes. */
-export async function rulesForChain(db: Db, identityIds: readonly string[]): Promise<Rule[]> {
+/** Every live rule on a chain that `keys` can need, in the shape the pure permission engine takes. */
+export async function rulesForChain(db: Db, identityIds: readonly string[], keys: readonly string[]): Promise<Rule[]> {
   const rows = await db.any(sql.type(ruleRow)`
-    SELECT * FROM permission_rules WHERE identity_id = ANY(${sql.array(identityIds, 'uuid')}) AND revoked_at IS NULL`);
+    SELECT * FROM permission_rules r WHERE r.identity_id = ANY(${sql.array(identityIds, 'uuid')}) AND r.revoked_at IS NULL AND ${inScope(keys)}
+    ORDER BY r.created_at, r.id`);
   return rows.map(toRule);
 }
 

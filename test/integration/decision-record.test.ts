@@ -109,7 +109,7 @@ describe('the statements of an approval transition', () => {
           call: { id: a.call_id, status: 'allowed', open: true },
         },
         entry(a.id, a.call_id),
-        { requesterId: callBefore.requester_id, alongside: (org, user) => sql.fragment`json_build_object('org', ${org}, 'user', ${user})` },
+        { requesterId: callBefore.requester_id, keys: callBefore.permission_keys, alongside: (org, user) => sql.fragment`json_build_object('org', ${org}, 'user', ${user})` },
       );
     const first = await allow();
     expect(first.written).toBe(true);
@@ -135,7 +135,7 @@ describe('the statements of an approval transition', () => {
         gw.pool,
         { approvalId: ghost, update: { status: 'denied', decision: 'deny', resolved: true }, call: { id: a.call_id, status: 'denied', open: false } },
         entry(ghost, a.call_id),
-        { requesterId: callBefore.requester_id },
+        { requesterId: callBefore.requester_id, keys: callBefore.permission_keys },
       ),
     ).rejects.toThrow(`approval ${ghost} not found`);
     expect(await auditCount(ghost)).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition, conditionRequest, evaluateCondition, CONDITION_LIMITS } from '../../../core/permissions/conditions.ts';
+import { compileCondition, compiledCondition, conditionRequest, evaluateCondition, CONDITION_LIMITS } from '../../../core/permissions/conditions.ts';
 
 const request = (body: unknown, params: Record<string, unknown> = {}) =>
   conditionRequest({ method: 'POST', url: 'https://api.example.test/v1/refunds?currency=usd&tag=a&tag=b', params, body });
@@ -88,5 +88,19 @@ describe('evaluateCondition', () => {
     const started = performance.now();
     expect(evaluateCondition(source, request({ items })).holds).toBe(true);
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('compiled conditions', () => {
+  it('keeps a condition checked on every call compiled while a thousand others pass through', () => {
+    const hot = 'body.amount <= 50';
+    const compiled = compiledCondition(hot);
+    expect(compiled).not.toBeNull();
+    for (let i = 0; i < 2_500; i++) {
+      compiledCondition(`body.amount <= ${i + 100}`);
+      // The hot rule's condition is read on every call between the others.
+      expect(compiledCondition(hot)).toBe(compiled);
+    }
+    expect(compiledCondition('body.amount <= 100')).not.toBe(compiledCondition('body.amount <= 101'));
   });
 });
