@@ -113,7 +113,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
       const [exec, { read, request }] = await Promise.all([
         calls.getExecution(pool, executionId),
         // A deny with a condition is judged on what will be sent (the approver's edit, else the request).
-        Promise.all([calls.requestToSend(pool, approvalId), getChainWithRules(pool, spec.requesterId)]).then(([stored, chainRead]) => ({ read: chainRead, request: storedConditionRequest(stored) })),
+        Promise.all([calls.requestToSend(pool, approvalId), getChainWithRules(pool, spec.requesterId, spec.permissionKeys)]).then(([stored, chainRead]) => ({ read: chainRead, request: storedConditionRequest(stored) })),
       ]);
       if (!exec) throw new Error(`execution ${executionId} not found`);
       // A retry after the row went final (a crash after the write): the recorded verdict stands.
