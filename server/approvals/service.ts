@@ -26,6 +26,7 @@ import { delegatedTo, readApproval, readVisibleApproval } from './read.ts';
 import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import { approvalViews, type ApprovalQuery, type ApprovalViewRow } from './store.ts';
 import { updateError, workflowNotRunning } from '../temporal/update-errors.ts';
+import { nameCall } from '../telemetry/log-context.ts';
 
 /** How many decisions of one batch are in flight at once: a batch of 100 queues here, not in Temporal. */
 export const BATCH_CONCURRENCY = 4;
@@ -138,6 +139,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
    * answer came here in time (the activity ran in another process), so no poll is left behind.
    */
   async function decide(callId: string, args: ResolveInput, autoCall: boolean): Promise<ApprovalRecord> {
+    nameCall(callId); // the decision's log lines name the call it decides
     const workflowId = callWorkflowId(callId);
     const handle = temporal.workflow.getHandle(workflowId);
     const sentWithDecision = deps.answersInProcess && autoCall && (args.decision === 'allow' || args.decision === 'allow_remember');

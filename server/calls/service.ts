@@ -32,6 +32,7 @@ import { createCallReplay } from './replay.ts';
 import { createCallStarter, type IdentifiedOutcome } from './start.ts';
 import * as store from './store.ts';
 import { createWorkflowGoneSettler } from './workflow-gone.ts';
+import { nameCall } from '../telemetry/log-context.ts';
 
 export type { ActionCallInput, ConnectionRef, IdentifiedOutcome, RawHttpInput };
 
@@ -118,6 +119,7 @@ export function createCallService(deps: CallServiceDeps) {
       const { row: a, authority } = await readVisibleApproval(pool, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       const call_id = a.call_id;
+      nameCall(call_id);
       try {
         const known = approvalAnswer(a, a.execution, a.call?.description ?? a.action_description);
         if (known) return { ...known, call_id };
