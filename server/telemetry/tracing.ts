@@ -42,7 +42,8 @@ export function tracesUrl(endpoint: string): string {
 }
 
 async function load(settings: TracingSettings): Promise<Tracing> {
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { Resource }, otel] = await Promise.all([
+  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { Resource }, otel] = await Promise.all([
+    import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
@@ -66,6 +67,10 @@ async function load(settings: TracingSettings): Promise<Tracing> {
     async shutdown() {
       started = undefined;
       await provider.shutdown();
+      // Back to the api's no-ops, so a later start in this process (tests) registers afresh.
+      api.trace.disable();
+      api.context.disable();
+      api.propagation.disable();
     },
   };
 }

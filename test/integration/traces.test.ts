@@ -108,6 +108,17 @@ describe('traces', () => {
     const lines = logLines(proc!).filter((l) => l.call_id === callId);
     expect(lines.find((l) => l.msg === 'request' && l.path === '/v1/actions/call')?.trace_id).toBe(traceId);
     for (const line of lines) expect([traceId, resolveTrace], JSON.stringify(line)).toContain(line.trace_id);
+
+    // Over MCP the same: the /mcp request is the root of the call's trace (here it raises an approval).
+    const mcp = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.auto}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'gateway_call', arguments: { service: 'widgets', action: 'create_item', params: { name: 'over mcp' } } } }),
+    });
+    const mcpCallId = ((await mcp.json()) as { result: { structuredContent: { status: string; call_id: string } } }).result.structuredContent.call_id;
+    const mcpTrace = await waitFor(() => receiver.spans.find((s) => s.name === 'check' && s.attributes['gateway.call_id'] === mcpCallId)?.traceId, 'the MCP call\'s check span');
+    const mcpRoot = await waitFor(() => receiver.spans.find((s) => s.traceId === mcpTrace && s.parentSpanId === undefined), 'the MCP request span');
+    expect(mcpRoot).toMatchObject({ name: 'POST /mcp', attributes: { 'http.route': '/mcp', 'http.response.status_code': 200 } });
   }, 300_000);
 
   it('without OTEL_EXPORTER_OTLP_ENDPOINT: no SDK started, nothing exported, no trace context upstream; log lines still name the call', async () => {
