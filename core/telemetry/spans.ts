@@ -25,6 +25,11 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
   });
 }
 
+/** Whether a span records here (tracing on, inside a trace): describe a step only then. */
+export function isTraced(): boolean {
+  return trace.getActiveSpan()?.isRecording() === true;
+}
+
 /** The context (the active span) now: a workflow keeps its own to run later steps in its trace. */
 export function activeContext(): Context {
   return context.active();

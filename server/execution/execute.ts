@@ -15,6 +15,7 @@ import { AppError, invalidParams } from '../errors.ts';
 import { sendOutbound } from './http-client.ts';
 import { loggableUrl } from '../http/log-redaction.ts';
 import { context, propagation, type Attributes } from '@opentelemetry/api';
+import { isTraced } from '../../core/telemetry/spans.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
 import type { StoredRequest } from './stored-request.ts';
 
@@ -271,8 +272,8 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
   }
   assertHostAllowed(service, url);
-  // Described before any credential is added to the query; what else looks like one is redacted.
-  const traced = tracedRequest(method, url);
+  // Described before any credential is added to the query (and only when a trace records it).
+  const traced = isTraced() ? tracedRequest(method, url) : {};
 
   const injection =
     request.kind === 'http' && request.connection
