@@ -29,6 +29,7 @@ import type { Logger } from '../server/logger.ts';
 import type { RegistryService } from '../server/registry/service.ts';
 import type { VaultKeyring } from '../server/vault/keyring.ts';
 import type { MessageSigner } from '../server/temporal/message-signer.ts';
+import { inSpan } from '../core/telemetry/spans.ts';
 import {
   callWorkflowId,
   firstAnswerOf,
@@ -119,19 +120,25 @@ export function createCallActivities(deps: CallActivityDeps) {
   async function checkThenExecuteOnce(spec: CallSpec): Promise<{ check: CheckResult; executed: ExecuteCallResult | null }> {
     // The request this process prepared, and the secret its send will read: read by this statement.
     const prefetch = prefetchCovered(deps.exchange, spec);
-    const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.permissionKeys, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
-    const found = read.call;
-    if (!found) throw new Error(`call ${spec.callId} not found`);
-    // A re-run after the first run committed the call's final state: that state is the answer.
-    const recorded = recordedCoveredOutcome(spec, found);
-    if (recorded) return { check: { outcome: 'covered' }, executed: recorded };
-    const request = storedConditionRequest(found.request_redacted);
-    let coveredBy: ReturnType<typeof coveringRule>[] = [];
-    const check = await verdict(spec, async () => {
-      const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request, at: deps.budgetClock() });
-      if (live.decision?.outcome === 'covered') coveredBy = live.decision.coveredBy.map(coveringRule);
-      return live;
+    const checked = await inSpan('check', { 'gateway.call_id': spec.callId }, async (span) => {
+      const read = await calls.chainWithSendClaim(pool, spec.requesterId, spec.permissionKeys, spec.callId, prefetch?.secret ? { secret: prefetch.secret.read } : undefined);
+      const found = read.call;
+      if (!found) throw new Error(`call ${spec.callId} not found`);
+      // A re-run after the first run committed the call's final state: that state is the answer.
+      const recorded = recordedCoveredOutcome(spec, found);
+      if (recorded) return { recorded };
+      const request = storedConditionRequest(found.request_redacted);
+      let coveredBy: ReturnType<typeof coveringRule>[] = [];
+      const check = await verdict(spec, async () => {
+        const live = await judgeWithBudgets(pool, read, spec.permissionKeys, { callId: spec.callId, request, at: deps.budgetClock() });
+        if (live.decision?.outcome === 'covered') coveredBy = live.decision.coveredBy.map(coveringRule);
+        return live;
+      });
+      span.setAttribute('gateway.check_outcome', check.outcome);
+      return { check, read, found, coveredBy };
     });
+    if ('recorded' in checked && checked.recorded) return { check: { outcome: 'covered' }, executed: checked.recorded };
+    const { check, read, found, coveredBy } = checked;
     if (check.outcome !== 'covered') {
       deps.exchange.preparedCalls.withdraw(spec.callId); // an approval executes later, from the call row
       return { check, executed: null };

@@ -10,6 +10,7 @@ import * as calls from '../server/calls/store.ts';
 import { AppError, appErrorBody } from '../server/errors.ts';
 import type { ExecutorDeps } from '../server/execution/execute.ts';
 import { planSend, sendOnce } from './send-once.ts';
+import { inSpan } from '../core/telemetry/spans.ts';
 import { templateSecretOf, withPrefetchedSecret, type SecretRead } from './secret-prefetch.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { actionOf, loadStoredCall } from '../server/calls/stored-call.ts';
@@ -108,7 +109,9 @@ export function createCoveredCall(deps: CoveredCallDeps) {
 
   /** The final state, retried briefly until it lands: a request that left must not be re-run for a PostgreSQL blip. */
   const finish = (spec: CallSpec, status: 'called' | 'failed', f: calls.CallFinish, e: CallEvent) =>
-    untilLanded(() => calls.finishCallWithAudit(pool, spec.callId, status, f, entryFor(spec, e)));
+    inSpan('audit', { 'gateway.call_id': spec.callId, 'gateway.audit_event': e.event }, () =>
+      untilLanded(() => calls.finishCallWithAudit(pool, spec.callId, status, f, entryFor(spec, e))),
+    );
 
   async function failed(spec: CallSpec, error: ErrorBody): Promise<CoveredResult> {
     const decision = error.code === OUTCOME_UNKNOWN.code ? 'outcome_unknown' : 'failed';

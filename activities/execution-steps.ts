@@ -27,6 +27,7 @@ import { entryFor, untilLanded, type CallEvent, type CallMetrics } from './cover
 import { approvalPath } from './approval-path.ts';
 import { templateSecretOf, withPrefetchedSecret } from './secret-prefetch.ts';
 import { planSend, sendOnce, typedError, type TypedError } from './send-once.ts';
+import { inSpan } from '../core/telemetry/spans.ts';
 import { OUTCOME_UNKNOWN } from './outcome-unknown.ts';
 import { openResult, sealOutcome, sealResult, type SealedResult } from '../server/calls/sealed-results.ts';
 
@@ -307,7 +308,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
     if (sent.kind === 'sent') sent = { ...sent, result: openResult(deps.keyring, spec.callId, sent.result) };
     const error = sent.kind === 'error' ? sent.error : sent.kind === 'outcome_unknown' ? OUTCOME_UNKNOWN : null;
     const httpStatusCode = sent.kind === 'sent' ? sent.httpStatusCode : null;
-    const wrote = await pool.transaction(async (tx) => {
+    const wrote = await inSpan('audit', { 'gateway.call_id': spec.callId, 'gateway.execution_id': executionId }, () => pool.transaction(async (tx) => {
       const exec = await calls.getExecution(tx, executionId);
       // Already final (a retry whose first attempt committed): keep what was written.
       if (exec && ['executed', 'failed', 'cancelled', 'expired'].includes(exec.status)) return false;
@@ -335,7 +336,7 @@ export function createExecutionStepActivities(deps: ExecutionStepDeps) {
             : { error, ...editedMark(spec) },
       });
       return true;
-    });
+    }));
     // Counted once, by the attempt whose transaction wrote the final state.
     if (wrote) countFinal(spec, sent, status);
     await deps.emit(spec, sent.kind === 'sent' ? 'approval.executed' : 'approval.execution_failed', await deps.approvalEventData(approvalId));

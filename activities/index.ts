@@ -11,6 +11,7 @@ import { emitWebhookEvent } from '../server/webhooks/emit.ts';
 import { mcpRuntime } from '../server/execution/runtimes/mcp.ts';
 import { createPlatformRuntime } from '../server/execution/runtimes/platform.ts';
 import { createNoticeActivities, noticeStarter } from './notices.ts';
+import { inCallScopes } from './call-scope.ts';
 
 export interface ActivityDeps {
   pool: DatabasePool;
@@ -28,7 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   const { metrics } = deps.services;
   const noticeDeps = { logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, deliveries: notices.deliveries, retry: notices.retry };
   const startNotices = noticeStarter(noticeDeps);
-  return {
+  return inCallScopes({
     ...createDiagnosticActivities(deps),
     ...createWebhookActivities({ ...deps, metrics }),
     ...createNoticeActivities({ ...noticeDeps, metrics }),
@@ -58,5 +59,5 @@ export function createActivities(deps: ActivityDeps) {
       },
       startNotices,
     }),
-  };
+  });
 }

@@ -10,6 +10,8 @@ import { AppError, appErrorBody, errorBody } from '../server/errors.ts';
 import { planUpstream, type ExecutorDeps, type PlannedUpstream } from '../server/execution/execute.ts';
 import type { Logger } from '../server/logger.ts';
 import type { CallResult, CallSpec, ErrorBody } from '../workflows/definitions.ts';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { inSpan } from '../core/telemetry/spans.ts';
 
 /** What one attempt at the upstream came to. */
 export type SentOnce =
@@ -58,15 +60,19 @@ export async function sendOnce(planned: PlannedUpstream, o: SendOnceOptions): Pr
     o.logger.warn(o.ids, 'a non-idempotent request may already have left: not sending it again');
     return { kind: 'outcome_unknown' };
   }
-  try {
-    const out = await planned.send(o.key, o.left);
-    o.metrics?.count.upstreamSeconds(o.metrics.path, out.result.duration_ms / 1000);
-    return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
-  } catch (err) {
-    // Typed errors are the upstream's or the policy's answer; anything else is a defect or an outage.
-    if (!(err instanceof AppError)) o.logger.error({ err, ...o.ids }, 'execution failed unexpectedly');
-    const error = errorBody(err);
-    o.metrics?.count.outboundError(error.code);
-    return { kind: 'error', error };
-  }
+  return inSpan('send', { ...planned.traced, 'gateway.call_id': o.ids.call_id }, async (span) => {
+    try {
+      const out = await planned.send(o.key, o.left);
+      o.metrics?.count.upstreamSeconds(o.metrics.path, out.result.duration_ms / 1000);
+      span.setAttribute('http.response.status_code', out.httpStatusCode);
+      return { kind: 'sent', result: out.result, httpStatusCode: out.httpStatusCode };
+    } catch (err) {
+      // Typed errors are the upstream's or the policy's answer; anything else is a defect or an outage.
+      if (!(err instanceof AppError)) o.logger.error({ err, ...o.ids }, 'execution failed unexpectedly');
+      const error = errorBody(err);
+      o.metrics?.count.outboundError(error.code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.code });
+      return { kind: 'error', error };
+    }
+  });
 }

@@ -1,9 +1,11 @@
-// npm run bench:ab -- --other <checkout> [--base <checkout>] [--calls 300] [--allows 60] — the
+// npm run bench:ab -- --other <checkout> [--base <checkout>] [--calls 300] [--allows 60] [--tracing] — the
 // covered call, and an allowed call from the decision to the upstream, of two versions of the
 // gateway in one run: this tree or --base (A) and another checkout (B, e.g. `git worktree add /tmp/b <rev>`),
 // each with its own embedded PostgreSQL and Temporal, called alternately call by call (A then B,
 // then B then A, …), so both meet the same moments of a noisy machine. Prints p50/p95 of each and
 // the p50 difference, with a bootstrap 95 % interval. Loopback only; bounded by --calls and --allows.
+// --tracing: A exports traces (OTEL_EXPORTER_OTLP_ENDPOINT) to an OTLP sink the bench starts on
+// loopback; with `--other .` (this tree again, untraced) the difference is tracing's cost.
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -11,8 +13,9 @@ import { setUpCoveredAgent } from './support/covered-agent.ts';
 import { bootstrapDiff, median } from './support/ab-stats.ts';
 import { latency, round } from './support/figures.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
+import { startOtlpSink } from './support/otlp-sink.ts';
 
-const { values: args } = parseArgs({ options: { other: { type: 'string' }, base: { type: 'string' }, calls: { type: 'string', default: '300' }, allows: { type: 'string', default: '60' }, warmup: { type: 'string', default: '60' } } });
+const { values: args } = parseArgs({ options: { other: { type: 'string' }, base: { type: 'string' }, calls: { type: 'string', default: '300' }, allows: { type: 'string', default: '60' }, warmup: { type: 'string', default: '60' }, tracing: { type: 'boolean', default: false } } });
 if (!args.other) {
   process.stderr.write('usage: npm run bench:ab -- --other <checkout of the other version> [--calls 300] [--warmup 60]\n');
   process.exit(2);
@@ -104,8 +107,12 @@ async function main() {
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
   const targets: BenchTarget[] = [];
+  const sink = args.tracing ? await startOtlpSink() : undefined;
+  // A short batch delay, as a test would use: the export's work falls inside the measured run.
+  const tracing = sink ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '200' } : undefined;
+  const labelA = `${args.base ?? 'this tree'}${sink ? ', tracing on' : ''}`;
   try {
-    targets.push(await startEmbeddedTarget(args.base ? { root: args.base } : {}));
+    targets.push(await startEmbeddedTarget({ ...(args.base ? { root: args.base } : {}), ...(tracing ? { env: tracing } : {}) }));
     targets.push(await startEmbeddedTarget({ root: args.other! }));
     const [a, b] = [await covered(targets[0]!, upstreamUrl), await covered(targets[1]!, upstreamUrl)];
     for (let i = 0; i < WARMUP; i++) await Promise.all([a.call(), b.call()]);
@@ -128,7 +135,7 @@ async function main() {
     const [lo, hi] = bootstrapDiff(la, lb);
     console.log(`covered calls, alternated call by call (${CALLS} each, after ${WARMUP} warm-up pairs)`);
     console.log(`                     p50 ms   p95 ms   p99 ms`);
-    console.log(`A (${args.base ?? 'this tree'})      ${String(A.p50).padStart(7)}  ${String(A.p95).padStart(7)}  ${String(A.p99).padStart(7)}`);
+    console.log(`A (${labelA})      ${String(A.p50).padStart(7)}  ${String(A.p95).padStart(7)}  ${String(A.p99).padStart(7)}`);
     console.log(`B (${args.other})  ${String(B.p50).padStart(7)}  ${String(B.p95).padStart(7)}  ${String(B.p99).padStart(7)}`);
     console.log(`SQL statements per covered call: A ${perCall[0]}, B ${perCall[1]} (PostgreSQL transactions in the gateway's database)`);
     console.log(`p50 A − B: ${round(median(la) - median(lb), 2)} ms (95 % bootstrap interval ${round(lo, 2)} … ${round(hi, 2)} ms); p50 A / B: ${round(median(la) / median(lb), 3)}`);
@@ -149,11 +156,13 @@ async function main() {
     const [alo, ahi] = bootstrapDiff(aa, ab);
     console.log(`\nallowed calls, decision sent → request at the upstream, alternated (${ALLOWS} each)`);
     console.log(`                     p50 ms   p95 ms   p99 ms`);
-    console.log(`A (${args.base ?? 'this tree'})      ${String(AA.p50).padStart(7)}  ${String(AA.p95).padStart(7)}  ${String(AA.p99).padStart(7)}`);
+    console.log(`A (${labelA})      ${String(AA.p50).padStart(7)}  ${String(AA.p95).padStart(7)}  ${String(AA.p99).padStart(7)}`);
     console.log(`B (${args.other})  ${String(AB.p50).padStart(7)}  ${String(AB.p95).padStart(7)}  ${String(AB.p99).padStart(7)}`);
     console.log(`p50 A − B: ${round(median(aa) - median(ab), 2)} ms (95 % bootstrap interval ${round(alo, 2)} … ${round(ahi, 2)} ms); p50 A / B: ${round(median(aa) / median(ab), 3)}`);
+    if (sink) console.log(`\ntracing: A exported ${sink.spans()} spans in ${sink.requests()} OTLP requests to the loopback sink`);
   } finally {
     for (const t of targets) await t.stop().catch(() => undefined);
+    await sink?.close();
     upstream.closeAllConnections();
     upstream.close();
   }

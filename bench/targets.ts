@@ -57,9 +57,10 @@ const leftRunning = (processes: readonly MeasuredProcess[]) => processes.filter(
 
 /**
  * One `gateway serve` (API and worker roles) with its embedded PostgreSQL and Temporal dev server.
- * `root`: another checkout's gateway (an A/B of two versions in one run, bench/covered-ab.ts).
+ * `root`: another checkout's gateway (an A/B of two versions in one run, bench/covered-ab.ts);
+ * `env`: variables for this gateway alone.
  */
-export async function startEmbeddedTarget(opts: { root?: string } = {}): Promise<BenchTarget> {
+export async function startEmbeddedTarget(opts: { root?: string; env?: Record<string, string> } = {}): Promise<BenchTarget> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-bench-'));
   await chmod(dataDir, 0o755);
   const port = await freePort();
@@ -81,6 +82,8 @@ export async function startEmbeddedTarget(opts: { root?: string } = {}): Promise
     // This checkout's gateway runs the benchmarks' floor workflows beside its own; another
     // checkout (an A/B) runs its own bundle.
     ...(opts.root ? {} : { TEMPORAL_WORKFLOW_BUNDLE: (await benchWorkflowBundle()).path }),
+    // What this one run varies (bench:ab --tracing: the OTLP endpoint of A).
+    ...opts.env,
   };
   // Started like `npm run serve` starts it (the same V8 flags and environment).
   const cli = path.resolve(opts.root ?? path.join(import.meta.dirname, '..'), 'cli', 'gateway.ts');

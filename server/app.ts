@@ -18,6 +18,7 @@ import { orgRoutes } from './orgs/routes.ts';
 import { downloadRoutes } from './downloads/routes.ts';
 import { errorHandler, notFoundHandler } from './http/error-handler.ts';
 import { requestContext } from './http/request-context.ts';
+import { requestSpan } from './telemetry/http-span.ts';
 import type { Logger } from './logger.ts';
 import type { ReadinessReport } from './readiness.ts';
 import { diagnosticsRoutes } from './routes/diagnostics.ts';
@@ -53,12 +54,16 @@ export interface AppDeps {
   /** Worker-only processes answer health checks and nothing else. */
   role: 'api' | 'worker' | 'all';
   webDir?: string;
+  /** Tracing is on (server/telemetry/tracing.ts): each request gets its server span. */
+  tracing?: boolean;
 }
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
+  // First: the request's span and call scope are what its access line and handlers log under.
+  app.use(requestSpan(deps.tracing ?? false));
   app.use(requestContext(deps.logger));
   app.use(healthRoutes(deps.readiness));
   if (deps.role !== 'worker' && deps.api) {

@@ -88,6 +88,11 @@ const envSchema = z.object({
     .trim()
     .regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, 'must be a hostname or an IP address')
     .default('127.0.0.1'),
+  // OpenTelemetry traces (server/telemetry/): exported by OTLP/HTTP only when an endpoint is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }).optional()),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('agent-gateway'),
+  // Whether the outbound request to an upstream carries the trace's `traceparent` (off: the trace stays ours).
+  OTEL_PROPAGATE_UPSTREAM: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   TEMPORAL_PORT: port.default(7233),
   // Outbound safety and limits (DESIGN.md §5).
@@ -165,7 +170,7 @@ export interface Config {
   executionWindowSeconds: number;
   /** Approval notices: retry policy of one delivery, and the Slack Web API base URL. */
   notices: { retryInitialMs: number; maxAttempts: number; slackApiUrl: string };
-  outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number };
+  outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number; propagateTrace: boolean };
   /** Calls per minute per agent (token bucket); 0 turns the limit off. */
   rateLimitPerMinute: number;
   /** How long an eagerly started call waits for its in-process answer before also asking its workflow. */
@@ -175,6 +180,8 @@ export interface Config {
   logFormat: Env['LOG_FORMAT'];
   /** The Prometheus listener; null: off (METRICS_PORT=0). */
   metrics: { port: number; host: string } | null;
+  /** OpenTelemetry traces; null: off (no OTEL_EXPORTER_OTLP_ENDPOINT), nothing started. */
+  tracing: { endpoint: string; serviceName: string } | null;
   production: boolean;
   nodeEnv: Env['NODE_ENV'];
 }
@@ -276,12 +283,14 @@ export function loadConfig(processEnv: NodeJS.ProcessEnv = process.env): Config 
       allowHosts: parseAllowlist(e.OUTBOUND_ALLOWLIST),
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
       maxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
+      propagateTrace: e.OTEL_PROPAGATE_UPSTREAM && e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     },
     rateLimitPerMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE,
     eagerAnswerPatienceMs: e.GATEWAY_EAGER_ANSWER_PATIENCE_MS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     metrics: e.METRICS_PORT === 0 ? null : { port: e.METRICS_PORT, host: e.METRICS_HOST.replace(/^\[|\]$/g, '') },
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME } : null,
     production,
     nodeEnv: e.NODE_ENV,
   };

@@ -3,6 +3,7 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { LogFormat } from './log-format.ts';
+import { logFields } from './telemetry/log-context.ts';
 
 export type { Logger };
 
@@ -42,6 +43,8 @@ export function createLogger(level: string, destination?: DestinationStream, for
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       formatters: { level: (label) => ({ level: label }) },
+      // The call a line was written for, and its trace when tracing is on.
+      mixin: logFields,
     },
     // stdout by default, written asynchronously: the event loop never waits on a log line's write,
     // and lines queued while one is written go out together (flushed on exit by pino).

@@ -37,6 +37,8 @@ import { pendingApprovalsReader, poolStateReader } from './metrics/sources.ts';
 import { freePort } from './embedded/processes.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { TASK_QUEUE } from '../workflows/definitions.ts';
+import { startTracing, type Tracing } from './telemetry/tracing.ts';
+import { withTracing } from './telemetry/worker-tracing.ts';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -82,6 +84,14 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
   };
 
   try {
+    // Traces (OTEL_EXPORTER_OTLP_ENDPOINT): started before any Temporal client, stopped last so
+    // the spans of the shutdown itself are exported. Unset: nothing loaded, nothing registered.
+    let tracing: Tracing | undefined;
+    if (config.tracing) {
+      tracing = await startTracing(config.tracing);
+      onStop('tracing', tracing.shutdown);
+      logger.info({ endpoint: new URL(config.tracing.endpoint).origin, service: config.tracing.serviceName }, 'tracing: spans exported by OTLP');
+    }
     const embedded = !config.databaseUrl || !config.temporal.address;
     if (embedded || !config.masterKey) await ensureDataDir(config.dataDir);
     if (embedded) onStop('data-dir lock', await acquireDataDirLock(config.dataDir));
@@ -120,7 +130,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       temporalAddress = dev.address;
       temporalUiUrl = dev.uiUrl;
     }
-    const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace).catch((err: unknown) => {
+    const temporalConn = await connectTemporalClient(temporalAddress, config.temporal.namespace, tracing?.clientInterceptors).catch((err: unknown) => {
       throw config.temporal.address ? temporalAddressError(config.temporal.address, err) : err;
     });
     onStop('Temporal client', temporalConn.close);
@@ -152,7 +162,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     // Role `all`: the worker's connection is opened first, so calls can start their workflows
     // eagerly on it and take their first answer in this process (issue 28).
     const workerConnection = role !== 'api' ? await connectWorker(temporalAddress, logger) : undefined;
-    const eagerClient = role === 'all' && workerConnection ? new Client({ connection: workerConnection, namespace: config.temporal.namespace }) : undefined;
+    const eagerClient = role === 'all' && workerConnection ? new Client({ connection: workerConnection, namespace: config.temporal.namespace, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors } } : {}) }) : undefined;
     const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, metrics, ...(eagerClient ? { eagerClient } : {}), ...(budgetClock ? { budgetClock } : {}) };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
@@ -167,8 +177,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
         deps: { pool, logger, keyring: services.keyring, temporal: temporalConn.client, taskQueue, services },
         logger,
         taskQueue,
-        interceptors: workerInterceptors,
-        ...(config.temporal.workflowBundlePath ? { bundle: { codePath: config.temporal.workflowBundlePath } } : {}),
+        ...withTracing(tracing, { interceptors: workerInterceptors, bundlePath: config.temporal.workflowBundlePath, logger }),
       });
       workerDone = worker.run();
       onStop('Temporal worker', worker.shutdown);
@@ -178,6 +187,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       logger,
       ...(role !== 'worker' ? { api: { deps: serviceDeps, services } } : {}),
       role,
+      tracing: tracing !== undefined,
       readiness: () => checkReadiness({ pool, temporal: temporalHealth }),
     });
     const server = http.createServer(app);

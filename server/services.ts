@@ -121,6 +121,7 @@ export function createServices(deps: ServiceDeps) {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       timeoutMs: deps.config.outbound.timeoutMs,
       maxResponseBytes: deps.config.outbound.maxResponseBytes,
+      propagateTrace: deps.config.outbound.propagateTrace,
     },
     saveDownload: async (d) => {
       const row = await downloads.save(d);

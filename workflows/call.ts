@@ -14,6 +14,8 @@ import {
 } from '@temporalio/workflow';
 import { Mutex } from 'async-mutex';
 import { verifyProof, withoutProof, type ProofKind, type Proven } from '../core/decisions/proof.ts';
+import { activeContext, inContext, inSpan } from '../core/telemetry/spans.ts';
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { createCallActivities } from '../activities/calls.ts';
 import type { RecordDecisionInput, SentOnAllow } from '../activities/execution-steps.ts';
 import type { createNoticeActivities } from '../activities/notices.ts';
@@ -225,6 +227,11 @@ interface CallRun {
   joined?: { callId: string; expiresAt: number; record?: ApprovalRecord };
   /** Nonces of the signed messages already taken: each is good once (a history shows them all). */
   usedNonces: Set<string>;
+  /**
+   * The call's trace (the workflow's span; empty with tracing off). A decision arrives in the
+   * approver's request, yet its steps belong to the call's trace: they run in this context.
+   */
+  trace: TraceContext;
 }
 
 function newCallState(spec: CallSpec): CallRun {
@@ -235,6 +242,7 @@ function newCallState(spec: CallSpec): CallRun {
     executionDeadline: 0,
     decisions: new Mutex(),
     usedNonces: new Set(),
+    trace: activeContext(),
   };
 }
 
@@ -393,10 +401,12 @@ function validateResolve(s: CallRun, input: ResolveInput): void {
  * once it holds it: a decision recorded meanwhile (or the approval's expiry) refuses this one.
  */
 const onResolve = (s: CallRun, input: ResolveInput): Promise<ApprovalRecord> =>
-  s.decisions.runExclusive(async () => {
-    validateResolve(s, input);
-    return resolveHeld(s, input);
-  });
+  inContext(s.trace, () =>
+    s.decisions.runExclusive(async () => {
+      validateResolve(s, input);
+      return inSpan('decision', { 'gateway.call_id': s.spec.callId, 'gateway.approval_id': s.approval.id!, 'gateway.decision': input.decision }, () => resolveHeld(s, input));
+    }),
+  );
 
 async function resolveHeld(s: CallRun, input: ResolveInput): Promise<ApprovalRecord> {
   const { spec, approval } = s;
@@ -567,14 +577,10 @@ async function raiseApproval(s: CallRun): Promise<boolean> {
  */
 async function awaitDecision(s: CallRun): Promise<boolean> {
   const { approval } = s;
-  while (isOpen(s) && !approval.supersededBy) {
-    const wakeAt = Math.min(approval.bubbleAt ?? Infinity, approval.reminders[0] ?? Infinity, approval.expiresAt);
-    if (await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - Date.now()))) break;
-    // A timer is due. A decision being recorded (an allow still sending) holds the lock: no expiry,
-    // bubble or reminder under it, and none once it has closed the approval.
-    const expired = await s.decisions.runExclusive(() => (isOpen(s) && !approval.supersededBy ? onTimersDue(s) : Promise.resolve(false)));
-    if (expired) return false;
-  }
+  // From when the approval was raised (its expiry less its lifetime: the raising activity's clock).
+  const raisedAt = approval.expiresAt - s.spec.clocks.approvalTtlMs;
+  const expired = await inSpan('wait', { 'gateway.call_id': s.spec.callId, 'gateway.approval_id': approval.id! }, () => untilDecidedOrExpired(s), raisedAt);
+  if (expired) return false;
   // Superseded (an identical call's approval was decided): closed here unless a decision came first.
   const superseded = await s.decisions.runExclusive(async () => {
     if (!approval.supersededBy || !isOpen(s)) return false;
@@ -589,6 +595,20 @@ async function awaitDecision(s: CallRun): Promise<boolean> {
     return false;
   }
   return true;
+}
+
+/** The wait: until the approval is closed or superseded, running the timers' steps; true when it expired. */
+async function untilDecidedOrExpired(s: CallRun): Promise<boolean> {
+  const { approval } = s;
+  while (isOpen(s) && !approval.supersededBy) {
+    const wakeAt = Math.min(approval.bubbleAt ?? Infinity, approval.reminders[0] ?? Infinity, approval.expiresAt);
+    if (await condition(() => !isOpen(s) || approval.supersededBy !== undefined, Math.max(1, wakeAt - Date.now()))) break;
+    // A timer is due. A decision being recorded (an allow still sending) holds the lock: no expiry,
+    // bubble or reminder under it, and none once it has closed the approval.
+    const expired = await s.decisions.runExclusive(() => (isOpen(s) && !approval.supersededBy ? onTimersDue(s) : Promise.resolve(false)));
+    if (expired) return true;
+  }
+  return false;
 }
 
 /** The timers' steps, under the decisions lock: expiry (true: the approval expired), reminders, auto-bubbling. */

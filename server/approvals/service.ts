@@ -21,6 +21,7 @@ import { editOf, resolveRequest, type ResolveBody } from './resolve-input.ts';
 import type { ApprovalQuery, ApprovalViewReader, ApprovalViewRow } from './store.ts';
 import type { CallWorkflows } from './workflow-port.ts';
 import { updateError, workflowNotRunning } from '../temporal/update-errors.ts';
+import { nameCall } from '../telemetry/log-context.ts';
 
 /** How many decisions of one batch are in flight at once: a batch of 100 queues here, not in Temporal. */
 export const BATCH_CONCURRENCY = 4;
@@ -172,6 +173,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       const found = await readApproval(views, p, approvalId, along);
       if (!found) throw notFound('approval');
       const { row, authority } = found;
+      nameCall(row.call_id); // the decision's log lines name the call it decides
       if (authority.refusal === 'self') throw forbidden(SELF_RESOLVE_MESSAGE);
       if (authority.refusal) throw new AppError('not_in_your_chain', NOT_IN_CHAIN_MESSAGE);
       const input = resolveRequest(body);

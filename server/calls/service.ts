@@ -21,6 +21,7 @@ import { namingCall } from './naming-call.ts';
 import type { ActionCallInput, CallPreparer, ConnectionRef, Prepared, RawHttpInput } from './prepare.ts';
 import type { IdentifiedOutcome } from './start.ts';
 import type { ApprovalRow, CallRow, ExecutionRow } from './store.ts';
+import { nameCall } from '../telemetry/log-context.ts';
 
 export type { ActionCallInput, ConnectionRef, IdentifiedOutcome, RawHttpInput };
 
@@ -100,6 +101,7 @@ export function createCallService(deps: CallServiceParts) {
       const { row: a, authority } = await readVisibleApproval(deps.approvals, p, approvalId);
       if (!authority.replay) throw forbidden('only the identity that made the call can resume it');
       const call_id = a.call_id;
+      nameCall(call_id);
       try {
         const known = approvalAnswer(a, a.execution, a.call?.description ?? a.action_description);
         if (known) return { ...known, call_id };

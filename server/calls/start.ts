@@ -26,6 +26,7 @@ import { callBucket, rateLimited } from './rate-limit.ts';
 import { openOutcome } from './sealed-results.ts';
 import * as store from './store.ts';
 import { findStartedWorkflow } from './uncertain-start.ts';
+import { nameCall } from '../telemetry/log-context.ts';
 
 /** An answer and the call it belongs to (`GET /v1/calls/{call_id}` reads it back). */
 export type IdentifiedOutcome = CallOutcome & { call_id: string };
@@ -85,6 +86,7 @@ export function createCallStarter(deps: CallStarterDeps) {
   async function start(p: Principal, prepared: Prepared, requestId: string | null, opts: { idempotencyKey?: string | undefined; along?: ReadAlong | undefined } = {}): Promise<IdentifiedOutcome> {
     const { idempotencyKey } = opts;
     const callId = idempotencyKey ? keyedCallId(p.identityId, idempotencyKey) : randomUUID();
+    nameCall(callId); // the request's log lines from here on name its call
     return { ...(await startCall(p, prepared, requestId, callId, idempotencyKey !== undefined, opts.along)), call_id: callId };
   }
 

@@ -13,6 +13,9 @@ import type { AddressPolicy } from '../../core/execution/address-policy.ts';
 import { secretAllowedForHost } from '../../core/vault/hosts.ts';
 import { AppError, invalidParams } from '../errors.ts';
 import { sendOutbound } from './http-client.ts';
+import { loggableUrl } from '../http/log-redaction.ts';
+import { context, propagation, type Attributes } from '@opentelemetry/api';
+import { isTraced } from '../../core/telemetry/spans.ts';
 import type { ResolvedInstance } from '../registry/service.ts';
 import type { StoredRequest } from './stored-request.ts';
 
@@ -39,7 +42,8 @@ export interface ExecutorDeps {
   secretForUse?(orgId: string, name: string, userId: string): Promise<{ allowedHosts: string[] | null; ownerId: string | null } | null>;
   connectionToken(orgId: string, connectionId: string, requiredScopes: readonly string[]): Promise<{ accessToken: string }>;
   /** Outbound limits and the address policy for raw HTTP and off-host redirects. */
-  outbound: { policy: AddressPolicy; timeoutMs: number; maxResponseBytes: number };
+  /** `propagateTrace`: the outbound request carries the trace's `traceparent` (off unless set). */
+  outbound: { policy: AddressPolicy; timeoutMs: number; maxResponseBytes: number; propagateTrace?: boolean };
   /** Stores a binary download and returns its handle (`response_type: binary`). */
   saveDownload?: (d: { orgId: string; requesterId: string | undefined; contentType: string; data: Buffer }) => Promise<DownloadHandle>;
 }
@@ -234,6 +238,8 @@ export async function assertInjectable(deps: ExecutorDeps, orgId: string, userId
 export interface PlannedUpstream {
   method: string;
   idempotent: boolean;
+  /** What a trace may say about the request: method, host, URL without any credential. */
+  traced: Attributes;
   /** `onRequestSent`: once the request has left (or could not), before its answer is awaited. */
   send(idempotencyKey: string | null, onRequestSent?: () => void): Promise<ExecuteOutput>;
 }
@@ -250,7 +256,7 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
       onRequestSent?.();
       return handler(deps, input);
     };
-    return { method: service.runtime.toUpperCase(), idempotent: false, send };
+    return { method: service.runtime.toUpperCase(), idempotent: false, traced: { 'gateway.runtime': service.runtime }, send };
   }
   let method: string;
   let url: URL;
@@ -272,6 +278,8 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
   }
   assertHostAllowed(service, url);
+  // Described before any credential is added to the query (and only when a trace records it).
+  const traced = isTraced() ? tracedRequest(method, url) : {};
 
   const injection =
     request.kind === 'http' && request.connection
@@ -309,7 +317,9 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
   const keyHeader = service.idempotencyKeyHeader?.toLowerCase();
 
   const send = async (idempotencyKey: string | null, onRequestSent?: () => void): Promise<ExecuteOutput> => {
-    const sentHeaders = keyHeader && idempotencyKey ? { ...headers, [keyHeader]: idempotencyKey } : headers;
+    const keyed = keyHeader && idempotencyKey ? { ...headers, [keyHeader]: idempotencyKey } : headers;
+    // The trace's `traceparent` only where the operator chose to share it (OTEL_PROPAGATE_UPSTREAM).
+    const sentHeaders = deps.outbound.propagateTrace ? withTraceContext(keyed) : keyed;
     const started = performance.now();
     const res = await sendOutbound(
       { method, url, headers: sentHeaders, ...(payload !== undefined ? { body: payload } : {}) },
@@ -337,5 +347,22 @@ export async function planUpstream(deps: ExecutorDeps, input: ExecuteInput): Pro
     const raw: RawResponse = { status: res.status, headers: res.headers, bodyText: res.body.toString('utf8'), durationMs };
     return { result: input.verbose ? verboseResult(raw) : compactResult(raw), httpStatusCode: res.status };
   };
-  return { method, idempotent: method === 'GET' || method === 'HEAD' || keyHeader !== undefined, send };
+  return { method, idempotent: method === 'GET' || method === 'HEAD' || keyHeader !== undefined, traced, send };
+}
+
+/** A copy of `headers` with the active trace's W3C `traceparent` (and `tracestate`). */
+function withTraceContext(headers: Record<string, string>): Record<string, string> {
+  const out = { ...headers };
+  propagation.inject(context.active(), out);
+  return out;
+}
+
+/** The span attributes of an outbound HTTP request: its URL as a log line would show it. */
+function tracedRequest(method: string, url: URL): Attributes {
+  const shown = loggableUrl(url.pathname + url.search);
+  return {
+    'http.request.method': method,
+    'server.address': url.hostname,
+    'url.full': `${url.origin}${shown.path}${shown.query ? `?${shown.query}` : ''}`,
+  };
 }

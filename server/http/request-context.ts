@@ -1,5 +1,6 @@
 // Request ids and access logs. A caller-supplied X-Request-Id is kept when it looks sane, so one
 // id can follow a request across systems; otherwise we mint one.
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
@@ -26,11 +27,12 @@ export function requestContext(logger: Logger) {
     const level = isHealthPoll(req.path) ? 'debug' : 'info';
     if (!logger.isLevelEnabled(level)) return next();
     const started = process.hrtime.bigint();
-    res.on('finish', () => {
+    // Bound to the request's async context: the line carries its call id and trace (log-context.ts).
+    res.on('finish', AsyncResource.bind(() => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // Paths and query strings can carry credentials (email decision links, OAuth codes, state).
       req.log[level]({ method: req.method, ...loggableUrl(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
-    });
+    }));
     next();
   };
 }

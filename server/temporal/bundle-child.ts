@@ -13,6 +13,8 @@ const send = (msg: unknown) => new Promise<void>((resolve) => process.send!(msg,
 try {
   const bundle = await bundleWorkflowCode({
     workflowsPath: process.argv[2]!,
+    // Any further arguments: workflow interceptor modules (tracing's), registered in every workflow.
+    workflowInterceptorModules: process.argv.slice(3),
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: keep('warn'), error: keep('error') },
   });
   await send({ ok: true, code: bundle.code, messages });

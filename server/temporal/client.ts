@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
 
 /**
  * Longest pause between the client's attempts to reach a Temporal server that went away. gRPC's
@@ -8,11 +8,12 @@ import { Client, Connection } from '@temporalio/client';
  */
 export const MAX_RECONNECT_BACKOFF_MS = 2_000;
 
-export async function connectTemporalClient(address: string, namespace: string): Promise<{ client: Client; close(): Promise<void> }> {
+/** `interceptors`: tracing's (server/telemetry/tracing.ts), when it is on; none otherwise. */
+export async function connectTemporalClient(address: string, namespace: string, interceptors: WorkflowClientInterceptor[] = []): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect({
     address,
     connectTimeout: '10 seconds',
     channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
   });
-  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+  return { client: new Client({ connection, namespace, ...(interceptors.length ? { interceptors: { workflow: interceptors } } : {}) }), close: () => connection.close() };
 }

@@ -7,6 +7,7 @@ import {
   DefaultLogger,
   NativeConnection,
   Worker,
+  type InjectedSinks,
   Runtime,
   makeTelemetryFilterString,
   type WorkerInterceptors,
@@ -17,17 +18,22 @@ import type { Logger } from '../logger.ts';
 
 export const WORKFLOWS_PATH = path.resolve(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
-let cachedBundle: Promise<{ code: string }> | undefined;
+const cachedBundles = new Map<string, Promise<{ code: string }>>();
 
-/** The workflow bundle, built once per process in a short-lived child process (bundle-child.ts). */
-export function workflowBundle(): Promise<{ code: string }> {
-  cachedBundle ??= bundleInChild();
-  return cachedBundle;
+/**
+ * The workflow bundle, built once per process in a short-lived child process (bundle-child.ts);
+ * `interceptorModules`: workflow interceptors to include (tracing's), a bundle of its own.
+ */
+export function workflowBundle(interceptorModules: string[] = []): Promise<{ code: string }> {
+  const key = interceptorModules.join('\n');
+  let bundle = cachedBundles.get(key);
+  if (!bundle) cachedBundles.set(key, (bundle = bundleInChild(interceptorModules)));
+  return bundle;
 }
 
-function bundleInChild(): Promise<{ code: string }> {
+function bundleInChild(interceptorModules: string[]): Promise<{ code: string }> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./bundle-child.ts', import.meta.url)), [WORKFLOWS_PATH], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
+    const child = fork(fileURLToPath(new URL('./bundle-child.ts', import.meta.url)), [WORKFLOWS_PATH, ...interceptorModules], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
     let settled = false;
     child.once('message', (msg: { ok: true; code: string; messages: string[] } | { ok: false; message: string; messages: string[] }) => {
       settled = true;
@@ -86,8 +92,12 @@ export interface WorkerOptions {
   logger: Logger;
   bundle?: { code: string } | { codePath: string };
   taskQueue?: string;
-  /** The SDK's interceptors (a test harness injects faults through them; tracing would too). */
+  /** The SDK's interceptors (a test harness injects faults through them; tracing adds its own). */
   interceptors?: WorkerInterceptors | undefined;
+  /** Sinks the workflow code calls out to (tracing's span exporter). */
+  sinks?: InjectedSinks<Record<string, never>> | undefined;
+  /** Workflow interceptor modules the bundle built at start includes (tracing's). */
+  workflowInterceptorModules?: string[] | undefined;
 }
 
 /**
@@ -114,9 +124,10 @@ export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayW
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowBundle: opts.bundle ?? (await workflowBundle()),
+    workflowBundle: opts.bundle ?? (await workflowBundle(opts.workflowInterceptorModules)),
     activities: createActivities(opts.deps),
     ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
+    ...(opts.sinks ? { sinks: opts.sinks } : {}),
     // Drain: running activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
     // A local activity still retrying (e.g. its database is down) would hold the workflow task,

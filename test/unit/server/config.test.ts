@@ -49,6 +49,8 @@ describe('configuration', () => {
     [{ GATEWAY_ADMIN_PASSWORD: 'short' }, 'GATEWAY_ADMIN_PASSWORD', /at least 12/],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /LOG_LEVEL/],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV', /NODE_ENV/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT', /absolute http/],
+    [{ OTEL_PROPAGATE_UPSTREAM: 'yes' }, 'OTEL_PROPAGATE_UPSTREAM', /OTEL_PROPAGATE_UPSTREAM/],
     [{ ALLOWED_HOSTS: 'https://gw.example.com' }, 'ALLOWED_HOSTS', /ALLOWED_HOSTS is invalid: "https:\/\/gw.example.com" is not a host name/],
     [{ ALLOWED_ORIGINS: 'gw.example.com' }, 'ALLOWED_ORIGINS', /ALLOWED_ORIGINS is invalid: "gw.example.com" is not an origin/],
   ])('rejects %j naming the variable', (env, variable, message) => {
@@ -71,6 +73,16 @@ describe('configuration', () => {
     expect(loadConfig({ TEMPORAL_WORKFLOW_BUNDLE: '' }).temporal.workflowBundlePath).toBeUndefined();
     const file = fileURLToPath(import.meta.url); // any existing file: its content is the worker's concern
     expect(loadConfig({ TEMPORAL_WORKFLOW_BUNDLE: path.relative(process.cwd(), file) }).temporal.workflowBundlePath).toBe(file);
+  });
+
+  it('traces only with OTEL_EXPORTER_OTLP_ENDPOINT (service agent-gateway unless OTEL_SERVICE_NAME); traceparent upstream only when also asked', () => {
+    expect(loadConfig({}).tracing).toBeNull();
+    expect(loadConfig({ OTEL_PROPAGATE_UPSTREAM: 'true' }).outbound.propagateTrace).toBe(false);
+    const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+    expect(on.tracing).toEqual({ endpoint: 'http://collector:4318', serviceName: 'agent-gateway' });
+    expect(on.outbound.propagateTrace).toBe(false);
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'gw-eu' }).tracing?.serviceName).toBe('gw-eu');
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_PROPAGATE_UPSTREAM: '1' }).outbound.propagateTrace).toBe(true);
   });
 
   it('uses named prepared statements unless DATABASE_PREPARED_STATEMENTS turns them off', () => {
