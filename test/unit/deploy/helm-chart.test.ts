@@ -112,6 +112,8 @@ describe.skipIf(!helm)('Helm chart', () => {
       expect(env.METRICS_PORT.value).toBe('9464');
       expect(env.METRICS_HOST.value).toBe('0.0.0.0');
       expect(env.LOG_FORMAT.value).toBe('json');
+      // Traces are off unless an endpoint is set.
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
       expect(of(objs, 'PodDisruptionBudget')).toHaveLength(2);
       const policies = of(objs, 'NetworkPolicy');
       expect(policies.map((p) => p.metadata.name)).toEqual(expect.arrayContaining(['gw-agent-gateway-api', 'gw-agent-gateway-worker']));
@@ -133,6 +135,16 @@ describe.skipIf(!helm)('Helm chart', () => {
         ports: [{ port: 7233 }],
       },
     ]);
+  });
+
+  it('tracing values set the OpenTelemetry variables in every gateway container', () => {
+    const objs = render('--set', 'tracing.otlpEndpoint=http://otel-collector.observability:4318', '--set', 'tracing.propagateUpstream=true');
+    for (const role of ['-api', '-worker']) {
+      const env = envOf(named(objs, 'Deployment', role).spec.template.spec.containers[0]);
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT.value).toBe('http://otel-collector.observability:4318');
+      expect(env.OTEL_SERVICE_NAME.value).toBe('agent-gateway');
+      expect(env.OTEL_PROPAGATE_UPSTREAM.value).toBe('true');
+    }
   });
 
   it('default values: fixed replicas, no Ingress, no HPA', () => {

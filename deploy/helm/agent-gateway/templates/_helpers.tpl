@@ -77,6 +77,14 @@ app.kubernetes.io/component: {{ .role }}
   value: {{ ternary .Values.metrics.port 0 .Values.metrics.enabled | quote }}
 - name: METRICS_HOST
   value: "0.0.0.0"
+{{- if .Values.tracing.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .Values.tracing.otlpEndpoint | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .Values.tracing.serviceName | quote }}
+- name: OTEL_PROPAGATE_UPSTREAM
+  value: {{ .Values.tracing.propagateUpstream | quote }}
+{{- end }}
 {{- range $name, $value := .Values.env }}
 - name: {{ $name }}
   value: {{ $value | quote }}
