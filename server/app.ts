@@ -131,7 +131,7 @@ export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
       eventRoutes({
         events: services.events,
         hub: createUserEventHub({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger }),
-        guard: createStreamGuard({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger, auth: services.auth }),
+        guard: createStreamGuard({ connectionUri: sd.pool.configuration.connectionUri, logger: sd.logger, auth: services.auth, chains: services.chains }),
       }),
     ),
   );

@@ -2,9 +2,13 @@
 // that opened them ends: an identity revoked, a key or session revoked, signing out, an OAuth grant
 // or token revoked; and, for a stream that asks, when the principal no longer stands as it did
 // (a person's role changed). Every such change is announced on one PostgreSQL channel by triggers
-// (migration 0013), on whatever replica or code path it happened; each process LISTENs (one
-// connection, listener.ts) and re-authenticates the credentials of its open streams, ending those
-// that no longer pass. A lost listener ends every stream (its client reconnects and authenticates).
+// (migrations 0013, 0033), on whatever replica or code path it happened, naming whom it concerns
+// (an identity, an org, or everyone); each process LISTENs (one connection, listener.ts) and
+// re-authenticates the credentials of the open streams it can end — a stream of that identity or
+// of anyone below it, a few at a time — ending those that no longer pass. A lost listener ends
+// every stream (its client reconnects and authenticates).
+import { mapBounded } from '../../core/async/map-bounded.ts';
+import type { ChainReader } from '../identities/readers.ts';
 import type { Logger } from '../logger.ts';
 import { createChannelListener } from '../events/listener.ts';
 import { AppError } from '../errors.ts';
@@ -16,9 +20,10 @@ export const CREDENTIALS_CHANNEL = 'gateway_credentials';
 export interface StreamGuard {
   /**
    * Ends the stream (`end`) once `token` no longer authenticates, or once the principal it
-   * authenticates as fails `standing`; resolves to the unwatch.
+   * authenticates as fails `standing`; resolves to the unwatch. `principal`: whom the token
+   * authenticated as when the stream opened (which changes concern it).
    */
-  watch(token: string, accept: AcceptedKinds, end: () => void, standing?: (p: Principal) => boolean): Promise<() => void>;
+  watch(token: string, accept: AcceptedKinds, end: () => void, principal: Principal, standing?: (p: Principal) => boolean): Promise<() => void>;
 }
 
 interface Watched {
@@ -27,17 +32,41 @@ interface Watched {
   end: () => void;
   standing?: ((p: Principal) => boolean) | undefined;
   onLost: () => void;
+  orgId: string;
+  /** The stream's identity and those above it: a change to any of them can end it. */
+  chain: ReadonlySet<string>;
 }
 
-export function createStreamGuard(deps: { connectionUri: string; logger: Logger; auth: Pick<AuthService, 'authenticate'> }): StreamGuard {
-  let pending: NodeJS.Timeout | null = null;
+/** Whom a change concerns, from its notification: `identity:<id>`, `org:<id>`, or everyone. */
+export type CredentialTarget = { identity: string } | { org: string } | 'everyone';
 
-  /** Several changes in one burst (a subtree revoked) are one re-check. */
-  const recheckSoon = (subscribers: ReadonlySet<Watched>) => {
-    if (pending) return;
+export function credentialTarget(payload: string | undefined): CredentialTarget {
+  const [kind, id] = (payload ?? '').split(':', 2);
+  if (kind === 'identity' && id) return { identity: id };
+  if (kind === 'org' && id) return { org: id };
+  return 'everyone';
+}
+
+/** Whether a change to `target` can end a stream of `org` whose identity and those above it are `chain`. */
+export const concernsStream = (target: CredentialTarget, w: { orgId: string; chain: ReadonlySet<string> }): boolean =>
+  target === 'everyone' ? true : 'org' in target ? w.orgId === target.org : w.chain.has(target.identity);
+
+/** How many re-authentications run at once: a change that concerns many streams leaves the pool to the calls. */
+const RECHECK_CONCURRENCY = 4;
+
+export function createStreamGuard(deps: { connectionUri: string; logger: Logger; auth: Pick<AuthService, 'authenticate'>; chains: ChainReader }): StreamGuard {
+  let pending: NodeJS.Timeout | null = null;
+  const due = new Set<Watched>();
+
+  /** Several changes in one burst (a subtree revoked) are one re-check of the streams they concern. */
+  const recheckSoon = (target: CredentialTarget, subscribers: ReadonlySet<Watched>) => {
+    for (const w of subscribers) if (concernsStream(target, w)) due.add(w);
+    if (pending || due.size === 0) return;
     pending = setTimeout(() => {
       pending = null;
-      for (const w of subscribers) void recheck(w);
+      const batch = [...due];
+      due.clear();
+      void mapBounded(batch, RECHECK_CONCURRENCY, recheck);
     }, 50);
   };
 
@@ -52,10 +81,14 @@ export function createStreamGuard(deps: { connectionUri: string; logger: Logger;
     }
   }
 
-  const listener = createChannelListener<Watched>({ connectionUri: deps.connectionUri, logger: deps.logger, channel: CREDENTIALS_CHANNEL, what: 'credential' }, (_payload, subscribers) =>
-    recheckSoon(subscribers),
+  const listener = createChannelListener<Watched>({ connectionUri: deps.connectionUri, logger: deps.logger, channel: CREDENTIALS_CHANNEL, what: 'credential' }, (payload, subscribers) =>
+    recheckSoon(credentialTarget(payload), subscribers),
   );
   return {
-    watch: (token, accept, end, standing) => listener.subscribe({ token, accept, end, standing, onLost: end }),
+    async watch(token, accept, end, principal, standing) {
+      // A person's stream is theirs alone; an agent's ends with any identity above it too.
+      const chain = principal.type === 'user' ? [principal.identityId] : (await deps.chains.getChain(principal.identityId)).map((c) => c.id);
+      return listener.subscribe({ token, accept, end, standing, onLost: end, orgId: principal.orgId, chain: new Set([principal.identityId, ...chain]) });
+    },
   };
 }

@@ -108,7 +108,7 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
     // Signing out, the person's deactivation or a change of their role ends the stream, on every replica.
     if (req.credential) {
       const standing = (q: Principal) => q.type === 'user' && sameStanding(openedAsAdmin, q.role);
-      cleanup.push(await deps.guard.watch(req.credential.token, req.credential.accept, end, standing));
+      cleanup.push(await deps.guard.watch(req.credential.token, req.credential.accept, end, p, standing));
     }
     if (closed) return end();
 

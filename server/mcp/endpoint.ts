@@ -30,7 +30,7 @@ export const MCP_BODY_LIMIT = '1mb';
 export const SSE_KEEPALIVE_MS = 15_000;
 
 export interface McpEndpointDeps {
-  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth'>;
+  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth' | 'chains'>;
   /** The database the agent event hub LISTENs on (one dedicated connection). */
   connectionUri: string;
   config: Pick<Config, 'publicUrl' | 'hostPolicy'>;
@@ -55,7 +55,7 @@ export function protectedResourceMetadataUrl(publicUrl: string): string {
 export function mcpRoutes(deps: McpEndpointDeps): Router {
   const { services, config, logger } = deps;
   const events = deps.events ?? createAgentEventHub({ connectionUri: deps.connectionUri, logger });
-  const guard = createStreamGuard({ connectionUri: deps.connectionUri, logger, auth: services.auth });
+  const guard = createStreamGuard({ connectionUri: deps.connectionUri, logger, auth: services.auth, chains: services.chains });
   const stream = { events, guard, keepAliveMs: SSE_KEEPALIVE_MS };
   // RFC 6750 §3.1: no error code when no token came; `invalid_token` when one was rejected. The
   // scope a client should ask for, as MCP 2025-11-25 recommends (its scope selection strategy).
@@ -164,7 +164,7 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     const { caller, token } = req.mcp!;
-    await openEventStream(res, { ...stream, agentId: caller.principal.identityId, token, logger: req.log, toMessage: eventNotification });
+    await openEventStream(res, { ...stream, agentId: caller.principal.identityId, principal: caller.principal, token, logger: req.log, toMessage: eventNotification });
   });
 
   router.all(MCP_PATH, (req, res) => {

@@ -2,6 +2,7 @@
 // `subscriptions/listen` on 2026-07-28): subscribed before the headers go out, ended when the
 // client goes away, the listener is lost, or the credential is revoked (on any replica).
 import type { Response } from 'express';
+import type { Principal } from '../auth/principal.ts';
 import type { StreamGuard } from '../auth/stream-guard.ts';
 import { AppError } from '../errors.ts';
 import type { AgentEvent, AgentEventHub } from '../events/agent-events.ts';
@@ -12,6 +13,8 @@ export interface EventStreamOptions {
   guard: StreamGuard;
   keepAliveMs: number;
   agentId: string;
+  /** Whom the stream's token authenticated as (the credential guard's audience). */
+  principal: Principal;
   /** The bearer token the stream lives on. */
   token: string;
   /** Written right after the headers (e.g. the subscription's acknowledgement). */
@@ -44,7 +47,7 @@ export async function openEventStream(res: Response, opts: EventStreamOptions): 
     );
     if (closed) return unsubscribe();
     cleanup.push(unsubscribe);
-    cleanup.push(await opts.guard.watch(opts.token, { session: false, agentKey: true, oauth: true }, end));
+    cleanup.push(await opts.guard.watch(opts.token, { session: false, agentKey: true, oauth: true }, end, opts.principal));
   } catch (err) {
     end();
     opts.logger.error({ err }, 'could not open the MCP event stream');

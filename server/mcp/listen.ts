@@ -40,6 +40,7 @@ export async function serveListen(deps: ListenDeps, message: JSONRPCRequest, p: 
   await openEventStream(res, {
     ...deps,
     agentId: p.identityId,
+    principal: p,
     token,
     logger,
     first: send('notifications/subscriptions/acknowledged', { notifications: granted }),

@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import http from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -474,6 +475,51 @@ describe('streams end when their credential does', () => {
     expect(events.status).toBe(200);
     expect((await gw.as(session)('POST', '/v1/auth/logout')).status).toBe(204);
     expect(await endsWithin(events, 10_000)).toBe(true);
+  });
+
+  it("revoking an agent ends its subagent's stream too; one session signing out leaves the person's other session streaming", async () => {
+    const made = await admin('POST', '/v1/identities/agents', { name: 'parent-streamer' });
+    const sub = await gw.as(made.body.key.token)('POST', '/v1/identities/agents', { name: 'child-streamer' });
+    expect(sub.status, sub.text).toBe(201);
+    const subStream = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${sub.body.key.token}` });
+    expect(subStream.status).toBe(200);
+    expect((await admin('POST', `/v1/identities/${made.body.identity.id}/revoke`)).status).toBe(200);
+    expect(await endsWithin(subStream, 10_000)).toBe(true);
+
+    const [leaving, staying] = [await gw.login('admin@example.test', 'correct horse battery staple'), await gw.login('admin@example.test', 'correct horse battery staple')];
+    const left = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${leaving}` });
+    const kept = await openSse(`${gw.url}/v1/events`, { authorization: `Bearer ${staying}` });
+    expect((await gw.as(leaving)('POST', '/v1/auth/logout')).status).toBe(204);
+    expect(await endsWithin(left, 10_000)).toBe(true);
+    // The same person's change re-checks the other session too, which still authenticates.
+    expect(await endsWithin(kept, 1_000)).toBe(false);
+    kept.close();
+  });
+
+  it('each change names whom it concerns on the credentials channel, so a process re-checks only those streams', async () => {
+    const listener = new pg.Client({ connectionString: gw.databaseUrl });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query('LISTEN gateway_credentials');
+    /** The payloads heard while `act` ran (notifications arrive after their commit). */
+    const heardDuring = async (act: () => Promise<unknown>, expected: string) => {
+      heard.length = 0;
+      await act();
+      for (let i = 0; i < 200 && !heard.includes(expected); i += 1) await new Promise((r) => setTimeout(r, 50));
+      return [...heard];
+    };
+    try {
+      const made = await admin('POST', '/v1/identities/agents', { name: 'named-changes' });
+      const agentId = made.body.identity.id as string;
+      const me = (await admin('GET', '/v1/identities/me')).body.identity;
+      const session = await gw.login('admin@example.test', 'correct horse battery staple');
+      expect(await heardDuring(() => gw.as(session)('POST', '/v1/auth/logout'), `identity:${me.id}`)).toEqual([`identity:${me.id}`]);
+      expect(await heardDuring(() => admin('POST', `/v1/identities/${agentId}/keys/${made.body.key.id}/revoke`), `identity:${agentId}`)).toEqual([`identity:${agentId}`]);
+      expect(await heardDuring(() => admin('POST', `/v1/identities/${agentId}/revoke`), `identity:${agentId}`)).toContain(`identity:${agentId}`);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('a revocation on one replica ends the stream held by another (the same LISTEN/NOTIFY path)', async () => {
