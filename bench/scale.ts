@@ -19,7 +19,7 @@ import { volumeCases } from '../test/support/audit-volume.ts';
 import { latency, round, type Latency } from './support/figures.ts';
 import { memoryMb } from './support/proc.ts';
 import { exportFigures, formatTable, readFigures, type ReadFigures } from './support/scale-report.ts';
-import { bigOrg, seedOrg, SMALL_ORG, type SeededOrg } from './support/scale-seed.ts';
+import { bigOrg, seedOrg, SMALL_ORG, type SeededOrg } from '../test/support/scale-seed.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
 const USAGE = `npm run bench:scale -- [--scale F] [--runs N] [--json]

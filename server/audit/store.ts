@@ -66,9 +66,10 @@ const SELECT_READ_ROW = sql.fragment`
          call_id, approval_id, execution_id, http_status_code, details, request_id,
          (SELECT i.name FROM identities i WHERE i.id = a.user_id AND i.org_id = a.org_id) AS user_name,
          (SELECT i.name FROM identities i WHERE i.id = a.actor_id AND i.org_id = a.org_id) AS actor_name,
-         ARRAY(SELECT i.name FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n)
-                 LEFT JOIN identities i ON i.id = c.id AND i.org_id = a.org_id
-               ORDER BY c.n) AS identity_chain_names
+         -- One primary-key lookup per link of the chain: a join here would hash every identity of
+         -- the database for each row read (an export reads them all).
+         ARRAY(SELECT (SELECT i.name FROM identities i WHERE i.id = c.id AND i.org_id = a.org_id)
+               FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n) ORDER BY c.n) AS identity_chain_names
   FROM audit_log a`;
 
 function conditions(f: AuditFilter) {
@@ -121,15 +122,22 @@ export interface RecentCallsQuery {
 }
 
 /**
- * What each call of the org asked for in the last `days` days (its first raise, check or denial:
- * chain and keys), at most `limit` calls.
+ * What the org's newest calls of the last `days` days asked for (a call's first raise, check or
+ * denial: chain and keys), at most `limit` calls. Bounded work: the newest `limit` such rows
+ * (audit_org_id or audit_org_user, newest first), whatever the size of the window.
  */
-export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
+export function recentCallKeysQuery(q: RecentCallsQuery) {
   const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
-  return db.any(sql.type(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) }))`
-    SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM audit_log
-    WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
-      AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
-      AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
-    ORDER BY call_id, at LIMIT ${q.limit}`);
+  return sql.type(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) }))`
+    SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM (
+      SELECT call_id, identity_chain, permission_keys, at FROM audit_log
+      WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
+        AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
+        AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
+      ORDER BY id DESC LIMIT ${q.limit}) AS recent
+    ORDER BY call_id, at`;
+}
+
+export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
+  return db.any(recentCallKeysQuery(q));
 }

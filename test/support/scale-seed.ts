@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type CommonQueryMethods } from 'slonik';
 import { hashPassword } from '../../server/auth/passwords.ts';
-import { seedAuditVolume } from '../../test/support/audit-volume.ts';
+import { seedAuditVolume } from './audit-volume.ts';
 
 export interface OrgShape {
   people: number;
@@ -162,10 +162,13 @@ export async function seedOrg(db: CommonQueryMethods, label: string, shape: OrgS
       FROM jsonb_array_elements(${sql.jsonb(docs as never)}) AS d`);
   });
 
-  // Calls, newest last, one a second up to now; the first of them have approvals: decided ones
-  // (allowed ones with their execution), then the pending ones, the newest.
+  // Calls, newest last, one a second up to now; the oldest of them have approvals, mostly decided
+  // (allowed ones with their execution). The open ones are spread among them, as approvals that
+  // wait days (a long TTL) are: many were decided since the oldest open one.
   const approvals = Math.min(shape.calls, shape.decidedApprovals + shape.pendingApprovals);
-  const firstPending = approvals - shape.pendingApprovals;
+  const pendingEvery = Math.max(1, Math.floor(approvals / shape.pendingApprovals));
+  const pending = sql.fragment`(n % ${pendingEvery} = ${pendingEvery - 1})`;
+  const newestPending = Math.floor(approvals / pendingEvery) * pendingEvery - 1;
   const requester = sql.fragment`${agent(sql.fragment`n % ${chains * CHAIN_LENGTH}`)}`;
   const owner = ownerOfChain(sql.fragment`(n % ${chains * CHAIN_LENGTH}) / ${CHAIN_LENGTH}`);
   const at = sql.fragment`now() - make_interval(secs => ${shape.calls} - n)`;
@@ -177,12 +180,12 @@ export async function seedOrg(db: CommonQueryMethods, label: string, shape: OrgS
       SELECT ${id(sql.fragment`'call:' || n`)}, ${org}, ${requester}, ${owner}, 'scale-svc-' || (n % ${shape.services}),
              'scale-svc-' || (n % ${shape.services}), 'action' || (n % ${shape.actionsPerService}), 'write', ARRAY[${keyOf}],
              'do action ' || n, jsonb_build_object('params', jsonb_build_object('id', n::text)), '{}'::jsonb,
-             CASE WHEN n >= ${firstPending} AND n < ${approvals} THEN 'pending' ELSE 'finished' END, ${at},
-             CASE WHEN n >= ${firstPending} AND n < ${approvals} THEN NULL ELSE ${at} END,
+             CASE WHEN ${pending} AND n < ${approvals} THEN 'pending' ELSE 'finished' END, ${at},
+             CASE WHEN ${pending} AND n < ${approvals} THEN NULL ELSE ${at} END,
              CASE WHEN n < ${approvals} THEN ${id(sql.fragment`'approval:' || n`)} END
       FROM generate_series(0, ${shape.calls - 1}::int) AS n`),
   );
-  const status = sql.fragment`CASE WHEN n >= ${firstPending} THEN 'pending' WHEN n % 7 = 0 THEN 'denied' WHEN n % 11 = 0 THEN 'expired' ELSE 'allowed' END`;
+  const status = sql.fragment`CASE WHEN ${pending} THEN 'pending' WHEN n % 7 = 0 THEN 'denied' WHEN n % 11 = 0 THEN 'expired' ELSE 'allowed' END`;
   await timedStep(seconds, 'approvals', () =>
     db.query(sql.unsafe`
       INSERT INTO approvals (id, call_id, org_id, requester_id, user_id, gap_identity_id, resolver_id, status, risk, permission_keys,
@@ -193,10 +196,10 @@ export async function seedOrg(db: CommonQueryMethods, label: string, shape: OrgS
              jsonb_build_array(jsonb_build_object('keys', jsonb_build_array(${keyOf}), 'description', 'this action'),
                                jsonb_build_object('keys', jsonb_build_array('scale-svc-' || (n % ${shape.services}) || '.*'), 'description', 'the whole service')),
              'do action ' || n, true, 'dedupe:' || n,
-             CASE WHEN n >= ${firstPending} THEN now() + interval '7 days' ELSE ${at} + interval '15 minutes' END,
-             CASE WHEN n >= ${firstPending} THEN NULL WHEN n % 7 = 0 THEN 'deny' WHEN n % 11 = 0 THEN NULL ELSE 'allow' END,
-             CASE WHEN n >= ${firstPending} OR n % 11 = 0 THEN NULL ELSE ${owner} END,
-             CASE WHEN n >= ${firstPending} THEN NULL ELSE ${at} + interval '1 minute' END,
+             CASE WHEN ${pending} THEN now() + interval '7 days' ELSE ${at} + interval '15 minutes' END,
+             CASE WHEN ${pending} THEN NULL WHEN n % 7 = 0 THEN 'deny' WHEN n % 11 = 0 THEN NULL ELSE 'allow' END,
+             CASE WHEN ${pending} OR n % 11 = 0 THEN NULL ELSE ${owner} END,
+             CASE WHEN ${pending} THEN NULL ELSE ${at} + interval '1 minute' END,
              ${at}, ${at}
       FROM generate_series(0, ${approvals - 1}::int) AS n`),
   );
@@ -205,8 +208,8 @@ export async function seedOrg(db: CommonQueryMethods, label: string, shape: OrgS
       INSERT INTO executions (id, approval_id, status, runtime, triggered_by, http_status_code, expires_at, created_at, started_at, finished_at)
       SELECT ${id(sql.fragment`'execution:' || n`)}, ${id(sql.fragment`'approval:' || n`)}, 'executed', 'http', 'auto', 200,
              ${at} + interval '1 day', ${at}, ${at}, ${at}
-      FROM generate_series(0, ${firstPending - 1}::int) AS n
-      WHERE n % 7 <> 0 AND n % 11 <> 0`),
+      FROM generate_series(0, ${approvals - 1}::int) AS n
+      WHERE NOT ${pending} AND n % 7 <> 0 AND n % 11 <> 0`),
   );
   await timedStep(seconds, 'audit', () => seedAuditVolume(db, orgId, shape.auditRows));
 
@@ -215,7 +218,7 @@ export async function seedOrg(db: CommonQueryMethods, label: string, shape: OrgS
     shape,
     admin: { email, password: PASSWORD, id: uuidOf(orgId, 'user:0') },
     agentId: uuidOf(orgId, 'agent:0'),
-    pendingApprovalId: uuidOf(orgId, `approval:${approvals - 1}`),
+    pendingApprovalId: uuidOf(orgId, `approval:${newestPending}`),
     seconds,
   };
 }
