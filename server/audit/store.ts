@@ -119,25 +119,42 @@ export interface RecentCallsQuery {
   /** The call this approval gates is left out. */
   exceptApprovalId: string;
   limit: number;
+  /** Only the calls whose chain holds one of these identities are returned (all are counted). */
+  onChainsOf: readonly string[];
 }
 
+const recentCallRow = z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) });
+
+export const recentCallsRow = z.object({
+  /** Calls among the newest `limit` rows of the window. */
+  scanned: z.coerce.number(),
+  /** Those of them on a chain of `onChainsOf`. */
+  on_chains: z.array(recentCallRow),
+});
+
 /**
- * What the org's newest calls of the last `days` days asked for (a call's first raise, check or
- * denial: chain and keys), at most `limit` calls. Bounded work: the newest `limit` such rows
- * (audit_org_id or audit_org_user, newest first), whatever the size of the window.
+ * The org's newest calls of the last `days` days (a call's first raise, check or denial: chain
+ * and keys), at most `limit` calls: how many there are, and those whose chain holds one of
+ * `onChainsOf`. Bounded work: the newest `limit` such rows (audit_org_id or audit_org_user, newest
+ * first), whatever the size of the window; only the few that matter leave the database.
  */
 export function recentCallKeysQuery(q: RecentCallsQuery) {
   const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
-  return sql.type(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) }))`
-    SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM (
+  return sql.type(recentCallsRow)`
+    WITH recent AS (
       SELECT call_id, identity_chain, permission_keys, at FROM audit_log
       WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
         AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
         AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
-      ORDER BY id DESC LIMIT ${q.limit}) AS recent
-    ORDER BY call_id, at`;
+      ORDER BY id DESC LIMIT ${q.limit}
+    ), calls AS (
+      SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent ORDER BY call_id, at
+    )
+    SELECT (SELECT count(*) FROM calls) AS scanned,
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys)), '[]')
+              FROM calls WHERE identity_chain && ${sql.array([...q.onChainsOf], 'uuid')}) AS on_chains`;
 }
 
 export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
-  return db.any(recentCallKeysQuery(q));
+  return db.one(recentCallKeysQuery(q));
 }

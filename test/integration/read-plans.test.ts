@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { approvalViewsQuery } from '../../server/approvals/store.ts';
 import { EXPORT_BATCH } from '../../server/audit/service.ts';
-import { auditRowsQuery, recentCallKeysQuery } from '../../server/audit/store.ts';
+import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { volumeIds } from '../support/audit-volume.ts';
@@ -130,9 +130,20 @@ describe('reads of an org seeded to scale', () => {
   it('the blast radius reads at most its limit of recent calls from the log, for an admin and for a member', async () => {
     const limit = 1_000;
     for (const userId of [null, volumeIds(org.orgId).user(3)]) {
-      const plan = await explainAnalyze(pool, recentCallKeysQuery({ orgId: org.orgId, userId, days: 30, exceptApprovalId: org.pendingApprovalId, limit }));
+      const plan = await explainAnalyze(pool, recentCallKeysQuery({ orgId: org.orgId, userId, days: 30, exceptApprovalId: org.pendingApprovalId, limit, onChainsOf: [org.agentId] }));
       // Three in four rows of the seeded log are a call's first row: the newest `limit` of them are near.
       expectIndexed(scansOf(plan, 'audit_log'), 2 * limit);
     }
+  });
+
+  it('of those recent calls only the ones on a rule target’s chain leave the database; all are counted', async () => {
+    // The agent of the org's newest call (the seeded chains are [person, agent]).
+    const agent = String(await pool.oneFirst(sql.unsafe`
+      SELECT identity_chain[2] FROM audit_log WHERE org_id = ${org.orgId} AND event = 'call.called' ORDER BY id DESC LIMIT 1`));
+    const recent = await recentCallKeys(pool, { orgId: org.orgId, userId: null, days: 30, exceptApprovalId: org.pendingApprovalId, limit: 1_000, onChainsOf: [agent] });
+    expect(recent.scanned).toBe(1_000);
+    expect(recent.on_chains.length).toBeGreaterThan(0);
+    expect(recent.on_chains.length).toBeLessThan(recent.scanned / 100);
+    for (const call of recent.on_chains) expect(call.identity_chain).toContain(agent);
   });
 });
