@@ -24,7 +24,7 @@ import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
 const USAGE = `npm run bench:scale -- [--scale F] [--runs N] [--json]
   --scale F   multiplies the big org's counts (default 1: 1,000,000 audit rows, 200,000 calls, …)
-  --runs N    timed requests per read and org (default 40), after 3 untimed ones
+  --runs N    timed requests per read and org (default 40, big and small in turns), after 3 untimed ones
   --json      the figures as one JSON object on stdout`;
 
 const { values: opts } = parseArgs({
@@ -88,16 +88,25 @@ async function request(base: string, token: string, path: string): Promise<void>
   if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${Buffer.from(body).toString('utf8').slice(0, 300)}`);
 }
 
-async function timeRead(base: string, o: OrgReader, read: Read): Promise<Latency> {
-  const path = read.path(o);
-  for (let i = 0; i < WARMUP; i++) await request(base, o.token, path);
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await request(base, o.token, path);
-    samples.push(performance.now() - t);
+/**
+ * One read on both orgs: warm-up requests, then big and small in turns, so a burst of load on the
+ * shared machine falls on both sides of the ratio alike.
+ */
+async function timeReadOnBoth(base: string, orgs: { big: OrgReader; small: OrgReader }, read: Read): Promise<{ big: Latency; small: Latency }> {
+  const paths = { big: read.path(orgs.big), small: read.path(orgs.small) };
+  for (let i = 0; i < WARMUP; i++) {
+    await request(base, orgs.big.token, paths.big);
+    await request(base, orgs.small.token, paths.small);
   }
-  return latency(samples);
+  const samples = { big: [] as number[], small: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    for (const side of ['big', 'small'] as const) {
+      const t = performance.now();
+      await request(base, orgs[side].token, paths[side]);
+      samples[side].push(performance.now() - t);
+    }
+  }
+  return { big: latency(samples.big), small: latency(samples.small) };
 }
 
 /** The whole audit export of the org (JSON Lines), counted as it streams. */
@@ -171,10 +180,9 @@ async function main(): Promise<void> {
     const figures: Record<string, ReadFigures> = {};
     const { peak: readsPeak } = await peakRss(gatewayPid, async () => {
       for (const read of reads()) {
-        const b = await timeRead(base, orgs.big, read);
-        const s = await timeRead(base, orgs.small, read);
+        const { big: b, small: s } = await timeReadOnBoth(base, orgs, read);
         figures[read.name] = readFigures(b, s);
-        log(`${read.name}: p95 ${b.p95} ms (small ${s.p95} ms)`);
+        log(`${read.name}: p50 ${b.p50} / p95 ${b.p95} ms (small ${s.p50} / ${s.p95} ms)`);
       }
     });
     const smallExport = await timeExport(base, orgs.small);
