@@ -60,9 +60,10 @@ const query = (q: Record<string, string | undefined>) =>
 function reads(): Read[] {
   const auditCases = volumeCases('00000000-0000-0000-0000-000000000000', new Date()).filter((c) => c.visibleTo === 'org');
   return [
-    { name: 'inbox (approvals to decide, 100)', path: () => '/v1/approvals?scope=actionable&limit=100' },
+    // Pages both orgs fill (the small org has 20 open and 120 approvals in all), so the ratio is growth, not page size.
+    { name: 'inbox (approvals to decide, 20)', path: () => '/v1/approvals?scope=actionable&limit=20' },
     { name: 'approvals history, first page (100)', path: () => '/v1/approvals?limit=100' },
-    { name: 'approvals history, deep keyset page', path: (o) => `/v1/approvals?limit=100&cursor=${o.approvalsCursor}` },
+    { name: 'approvals history, deep keyset page (50)', path: (o) => `/v1/approvals?limit=50&cursor=${o.approvalsCursor}` },
     { name: 'approvals mine (agents page)', path: () => '/v1/approvals?scope=mine&limit=100' },
     { name: 'approval page', path: (o) => `/v1/approvals/${o.seeded.pendingApprovalId}` },
     { name: 'approval blast radius (tier 1)', path: (o) => `/v1/approvals/${o.seeded.pendingApprovalId}/blast-radius?tier=1` },
