@@ -173,9 +173,11 @@ async function main(): Promise<void> {
     const seededAt = new Date();
     const orgs = { big: await readerOf(pool, base, big, seededAt), small: await readerOf(pool, base, small, seededAt) };
 
-    // The covered call with 10,000 rules on its chain and 500 open event streams are measured by
-    // bench/support/scale-rules.ts and bench/support/scale-streams.ts (issue 46, another change):
-    // their figures join `reads` / the JSON here once they land.
+    // HERE the lead wires the two other measures of issue 46 (written on another branch):
+    // measureRulesScale (bench/support/scale-rules.ts: a covered call's p50 with 10,000 rules on
+    // its chain against 10) and measureStreams (bench/support/scale-streams.ts: an approval
+    // arriving in 500 open event streams), against this same `target`; their results go into the
+    // JSON below as `covered_call` and `streams`, and their describe…() lines after the table.
 
     const rssBefore = memoryMb(gatewayPid).rss;
     const figures: Record<string, ReadFigures> = {};
