@@ -36,25 +36,33 @@ export function createBlastRadiusService(deps: {
 
       // Members weigh it against their own approvals and calls; admins against the org's.
       const userId = admin ? null : p.userId;
-      const [orgIdentities, rules, pending, pastCalls] = await Promise.all([
+      const [orgIdentities, rules, pending] = await Promise.all([
         deps.identities.listOrgIdentities(p.orgId),
         deps.identities.liveRulesOfOrg(p.orgId),
         otherOpenApprovals(pool, { orgId: p.orgId, userId, exceptId: approvalId, limit: MAX_PENDING }),
-        deps.audit.recentCallKeys({ orgId: p.orgId, userId, days: AUDIT_WINDOW_DAYS, exceptApprovalId: approvalId, limit: MAX_CALLS }),
       ]);
       const byId = new Map(orgIdentities.map((r) => [r.id, toChainIdentity(r)]));
       const names = new Map(orgIdentities.map((r) => [r.id, r]));
-      const result = blastRadius({
+      const input = {
         identities: byId,
         rules,
         approval: { id: view.id, requesterId: view.requester_id, keys: view.permission_keys },
         resolverId: p.identityId,
         tierKeys: tier.keys,
         pending: pending.map((a) => ({ id: a.id, requesterId: a.requester_id, keys: a.permission_keys })),
-        pastCalls: pastCalls
+        now: new Date(),
+      };
+      // A past call is covered only through a remembered rule on its chain: of the recent calls,
+      // only those on a target's chain leave the database (the others are counted).
+      const { targetIds } = blastRadius({ ...input, pending: [], pastCalls: [] });
+      const recent = await deps.audit.recentCallKeys({
+        orgId: p.orgId, userId, days: AUDIT_WINDOW_DAYS, exceptApprovalId: approvalId, limit: MAX_CALLS, onChainsOf: targetIds,
+      });
+      const result = blastRadius({
+        ...input,
+        pastCalls: recent.on_chains
           .filter((c) => c.identity_chain.length > 0)
           .map((c) => ({ id: c.call_id, requesterId: c.identity_chain[0]!, keys: c.permission_keys })),
-        now: new Date(),
       });
       const who = (id: string) => {
         const r = names.get(id);
@@ -79,9 +87,9 @@ export function createBlastRadiusService(deps: {
           })),
         audit: {
           window_days: AUDIT_WINDOW_DAYS,
-          calls_scanned: pastCalls.length,
+          calls_scanned: recent.scanned,
           calls_covered: result.coveredCallIds.length,
-          truncated: pastCalls.length >= MAX_CALLS,
+          truncated: recent.scanned >= MAX_CALLS,
         },
       };
     },

@@ -68,16 +68,25 @@ export function createAuditService(deps: { pool: DatabasePool }) {
   /**
    * Every entry matching the query, newest first, in keyset batches of EXPORT_BATCH (one short
    * query each, no transaction held open while the client reads). Rows appended meanwhile have
-   * higher ids and are not included: the export is the log as it was when it started.
+   * higher ids and are not included: the export is the log as it was when it started. The next
+   * batch is asked for as soon as a batch arrives, so the database reads it while this one is
+   * written out (at most two batches in memory).
    */
   async function* exportEntries(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>): AsyncGenerator<ReturnType<typeof publicAuditEntry>[]> {
     const filter = filterFor(p, q);
-    let below: number | null = null;
-    for (;;) {
-      const rows: readonly AuditReadRow[] = await readAuditRows(pool, filter, { below, limit: EXPORT_BATCH });
-      if (rows.length > 0) yield rows.map(publicAuditEntry);
-      if (rows.length < EXPORT_BATCH) return;
-      below = rows[rows.length - 1]!.id;
+    const batchBelow = (below: number | null) => readAuditRows(pool, filter, { below, limit: EXPORT_BATCH });
+    let next: Promise<readonly AuditReadRow[]> = batchBelow(null);
+    try {
+      for (;;) {
+        const rows = await next;
+        const more = rows.length === EXPORT_BATCH;
+        if (more) next = batchBelow(rows[rows.length - 1]!.id);
+        if (rows.length > 0) yield rows.map(publicAuditEntry);
+        if (!more) return;
+      }
+    } finally {
+      // A client that went away leaves the read ahead unawaited: its outcome no longer matters.
+      next.catch(() => {});
     }
   }
 

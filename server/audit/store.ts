@@ -66,9 +66,10 @@ const SELECT_READ_ROW = sql.fragment`
          call_id, approval_id, execution_id, http_status_code, details, request_id,
          (SELECT i.name FROM identities i WHERE i.id = a.user_id AND i.org_id = a.org_id) AS user_name,
          (SELECT i.name FROM identities i WHERE i.id = a.actor_id AND i.org_id = a.org_id) AS actor_name,
-         ARRAY(SELECT i.name FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n)
-                 LEFT JOIN identities i ON i.id = c.id AND i.org_id = a.org_id
-               ORDER BY c.n) AS identity_chain_names
+         -- One primary-key lookup per link of the chain: a join here would hash every identity of
+         -- the database for each row read (an export reads them all).
+         ARRAY(SELECT (SELECT i.name FROM identities i WHERE i.id = c.id AND i.org_id = a.org_id)
+               FROM unnest(a.identity_chain) WITH ORDINALITY AS c(id, n) ORDER BY c.n) AS identity_chain_names
   FROM audit_log a`;
 
 function conditions(f: AuditFilter) {
@@ -118,18 +119,42 @@ export interface RecentCallsQuery {
   /** The call this approval gates is left out. */
   exceptApprovalId: string;
   limit: number;
+  /** Only the calls whose chain holds one of these identities are returned (all are counted). */
+  onChainsOf: readonly string[];
 }
 
+const recentCallRow = z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) });
+
+export const recentCallsRow = z.object({
+  /** Calls among the newest `limit` rows of the window. */
+  scanned: z.coerce.number(),
+  /** Those of them on a chain of `onChainsOf`. */
+  on_chains: z.array(recentCallRow),
+});
+
 /**
- * What each call of the org asked for in the last `days` days (its first raise, check or denial:
- * chain and keys), at most `limit` calls.
+ * The org's newest calls of the last `days` days (a call's first raise, check or denial: chain
+ * and keys), at most `limit` calls: how many there are, and those whose chain holds one of
+ * `onChainsOf`. Bounded work: the newest `limit` such rows (audit_org_id or audit_org_user, newest
+ * first), whatever the size of the window; only the few that matter leave the database.
  */
-export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
+export function recentCallKeysQuery(q: RecentCallsQuery) {
   const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
-  return db.any(sql.type(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) }))`
-    SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM audit_log
-    WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
-      AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
-      AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
-    ORDER BY call_id, at LIMIT ${q.limit}`);
+  return sql.type(recentCallsRow)`
+    WITH recent AS (
+      SELECT call_id, identity_chain, permission_keys, at FROM audit_log
+      WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
+        AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
+        AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
+      ORDER BY id DESC LIMIT ${q.limit}
+    ), calls AS (
+      SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent ORDER BY call_id, at
+    )
+    SELECT (SELECT count(*) FROM calls) AS scanned,
+           (SELECT coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys)), '[]')
+              FROM calls WHERE identity_chain && ${sql.array([...q.onChainsOf], 'uuid')}) AS on_chains`;
+}
+
+export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
+  return db.one(recentCallKeysQuery(q));
 }

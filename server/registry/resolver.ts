@@ -31,7 +31,7 @@ export interface ResolvedInstance {
 export type Viewer = Pick<Principal, 'orgId' | 'userId'>;
 
 export interface CompiledTemplate {
-  row: store.TemplateRow;
+  row: store.TemplateHead;
   service: CompiledService;
 }
 
@@ -51,12 +51,12 @@ export function createInstanceResolver(deps: { pool: DatabasePool; catalog: Cata
 
   /** `drafts`: include imports under review (people listing templates); agents' views never do. */
   async function customTemplates(p: Viewer, drafts = false): Promise<{ org: Map<string, CompiledTemplate>; user: Map<string, CompiledTemplate> }> {
-    const rows = await store.listTemplates(pool, p.orgId, p.userId);
+    const rows = await store.listTemplateHeads(pool, p.orgId, p.userId);
     const org = new Map<string, CompiledTemplate>();
     const user = new Map<string, CompiledTemplate>();
     for (const row of rows) {
       if (row.status === 'draft' && !drafts) continue;
-      const service = await compileRow(row);
+      const service = await compiledById(row.id, row.updated_at.getTime());
       if (!service) continue;
       (row.owner_id ? user : org).set(row.key, { row, service });
     }

@@ -173,7 +173,8 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
       // A connected MCP server's template is regenerated from its tools: an import must not replace it.
       const server = previous ? await store.generatingMcpServer(pool, previous.row.id) : null;
       if (server !== null) throw conflict(`template "${report.key}" is generated from MCP server "${server}": import under another key`, { mcp_server: server });
-      if (previous) carryReviewEdits(typeof previous.row.document === 'string' ? parseYaml(previous.row.document) : previous.row.document, document);
+      const previousDocument = previous ? (await store.getTemplate(pool, previous.row.id))?.document : undefined;
+      if (previousDocument !== undefined) carryReviewEdits(typeof previousDocument === 'string' ? parseYaml(previousDocument) : previousDocument, document);
       const verified = await verifyAgainstLoader(document, report);
       if (!verified.ok) {
         throw new AppError('invalid_service_definition', `the converted document has ${verified.problems.length} problem(s)`, { problems: verified.problems });

@@ -35,10 +35,19 @@ export const instanceRow = z.object({
 });
 export type InstanceRow = z.infer<typeof instanceRow>;
 
-/** Templates visible to a user's tree: the org's and the user's own. */
-export const listTemplates = (db: Db, orgId: string, userId: string) =>
-  db.any(sql.type(templateRow)`
-    SELECT * FROM service_templates WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY key, owner_id NULLS FIRST`);
+/** A template row without its document: what resolving and listing need while the compiled copy is cached. */
+export const templateHeadRow = templateRow.omit({ document: true });
+export type TemplateHead = z.infer<typeof templateHeadRow>;
+
+/**
+ * Templates visible to a user's tree (the org's and the user's own), without their documents: a
+ * search or a call resolves every template, and an org's documents can be megabytes; a document
+ * is read only when its version is not compiled yet (resolver.ts).
+ */
+export const listTemplateHeads = (db: Db, orgId: string, userId: string) =>
+  db.any(sql.type(templateHeadRow)`
+    SELECT id, org_id, owner_id, key, title, status, created_by, created_at, updated_at
+    FROM service_templates WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY key, owner_id NULLS FIRST`);
 
 export const getTemplate = (db: Db, id: string) => db.maybeOne(sql.type(templateRow)`SELECT * FROM service_templates WHERE id = ${id}`);
 

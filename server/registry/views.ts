@@ -59,7 +59,7 @@ export function instanceView(r: ResolvedInstance) {
   };
 }
 
-export function templateView(service: CompiledService, tier: TemplateOrigin, row?: store.TemplateRow) {
+export function templateView(service: CompiledService, tier: TemplateOrigin, row?: store.TemplateHead) {
   return {
     key: service.key,
     title: service.title,

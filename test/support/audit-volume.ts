@@ -58,7 +58,7 @@ export async function seedAuditVolume(db: CommonQueryMethods, orgId: string, row
         -- slack (n % 8 = 0) picks from the first four actions only: it never deletes.
         (${sql.array([...ACTIONS], 'text')})[1 + (n / 8) % (CASE WHEN n % 8 = 0 THEN 4 ELSE 5 END)] AS action
       FROM g)
-    INSERT INTO audit_log (org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision, details)
+    INSERT INTO audit_log (org_id, at, event, user_id, actor_id, identity_chain, service, action, permission_keys, decision, call_id, details)
     SELECT ${orgId}, now() - make_interval(secs => ${rows} - n),
            CASE WHEN rare THEN 'sso.configured' ELSE event END,
            CASE WHEN rare THEN ${ids.rarePerson}::uuid ELSE (${sql.array(users, 'uuid')})[1 + agent_no % 40] END,
@@ -66,7 +66,10 @@ export async function seedAuditVolume(db: CommonQueryMethods, orgId: string, row
            CASE WHEN rare THEN ARRAY[${ids.rarePerson}::uuid, ${ids.rareAgent}::uuid]
                 ELSE ARRAY[(${sql.array(users, 'uuid')})[1 + agent_no % 40], (${sql.array(agents, 'uuid')})[1 + agent_no]] END,
            service, CASE WHEN rare THEN 'rotate_keys' ELSE action END,
-           ARRAY[service || '.' || action], CASE WHEN rare THEN 'outcome_unknown' ELSE decision END, '{}'::jsonb
+           ARRAY[service || '.' || action], CASE WHEN rare THEN 'outcome_unknown' ELSE decision END,
+           -- A call's first row (its check, denial or raise) names it, as the gateway writes them.
+           CASE WHEN NOT rare AND event IN ('call.called', 'call.denied', 'approval.raised') THEN md5(${orgId}::text || 'call:' || n)::uuid END,
+           '{}'::jsonb
     FROM shaped`);
 }
 

@@ -1,0 +1,149 @@
+// Reads that hold up as an org grows (issue 46; `npm run bench:scale` times them): one org seeded to
+// scale by test/support/scale-seed.ts (2,000 agents in chains, 52,500 approvals of which 2,500 open
+// and spread among the decided ones, 150,000 audit rows), and the plans of the very statements the
+// readers send: each reads its page through an index, and its work is bounded by the page, not by
+// the org. Not a timing test: EXPLAIN ANALYZE counts the rows each scan took from its table.
+// The audit page's filters, one by one and combined, are asserted the same way in
+// test/integration/audit-indexes.test.ts.
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { approvalViewsQuery } from '../../server/approvals/store.ts';
+import { EXPORT_BATCH } from '../../server/audit/service.ts';
+import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
+import { migrate } from '../../server/db/migrate.ts';
+import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
+import { volumeIds } from '../support/audit-volume.ts';
+import { explainAnalyze, scansOf, type TableScan } from '../support/explain.ts';
+import { createTestDatabase } from '../support/gateway.ts';
+import { seedOrg, SMALL_ORG, type OrgShape, type SeededOrg } from '../support/scale-seed.ts';
+
+const SHAPE: OrgShape = {
+  people: 50,
+  agents: 2_000,
+  rules: 2_000,
+  services: 2,
+  actionsPerService: 5,
+  calls: 60_000,
+  decidedApprovals: 50_000,
+  pendingApprovals: 2_500,
+  auditRows: 150_000,
+};
+/** A page of the approvals list as the dashboard asks it (100) and the one more row that says "there is a next page". */
+const PAGE = 101;
+/** Rows a page's scan may take from its table: the page and some slack, far below the org's. */
+const MAX_ROWS_READ = 500;
+
+const describeScans = (scans: TableScan[]) => JSON.stringify(scans);
+
+/** Every scan of `table` is an index scan, and together they read at most `maxRows` rows. */
+function expectIndexed(scans: TableScan[], maxRows: number): void {
+  expect(scans.length).toBeGreaterThan(0);
+  for (const scan of scans) {
+    expect(scan.nodeType, describeScans(scans)).not.toBe('Seq Scan');
+    expect(scan.indexes.length, describeScans(scans)).toBeGreaterThan(0);
+  }
+  expect(scans.reduce((n, s) => n + s.rowsRead, 0), describeScans(scans)).toBeLessThanOrEqual(maxRows);
+}
+
+describe('reads of an org seeded to scale', () => {
+  let pool: DatabasePool;
+  let org: SeededOrg;
+  let identitiesInDatabase: number;
+  /** Keyset positions halfway down the org's open approvals and its whole history. */
+  let halfwayOpen: { at: Date; id: string };
+  let halfwayAll: { at: Date; id: string };
+
+  const keysetRow = z.object({ created_at: z.date(), id: z.string() });
+
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    await migrate(url);
+    pool = await createDatabasePool(url, { statementTimeoutMs: 300_000 });
+    // Another org in the same tables (seeded first: the big org's rows are the newest, as in the bench).
+    await seedOrg(pool, 'plans-small', SMALL_ORG);
+    org = await seedOrg(pool, 'plans-big', SHAPE);
+    // What autovacuum would do soon after such a load: the planner needs the statistics.
+    await pool.query(sql.unsafe`ANALYZE`);
+    identitiesInDatabase = Number(await pool.oneFirst(sql.unsafe`SELECT count(*) FROM identities`));
+    const at = async (open: boolean, offset: number) => {
+      const r = await pool.one(sql.type(keysetRow)`
+        SELECT created_at, id FROM approvals
+        WHERE org_id = ${org.orgId} ${open ? sql.fragment`AND status IN ('pending', 'bubbled')` : sql.fragment``}
+        ORDER BY created_at DESC, id DESC OFFSET ${offset} LIMIT 1`);
+      return { at: r.created_at, id: r.id };
+    };
+    halfwayOpen = await at(true, SHAPE.pendingApprovals / 2);
+    halfwayAll = await at(false, (SHAPE.decidedApprovals + SHAPE.pendingApprovals) / 2);
+  }, 600_000);
+  afterAll(async () => {
+    await pool?.end();
+  });
+
+  const adminQuery = () => ({ orgId: org.orgId, viewerId: org.admin.id, admin: true, limit: PAGE });
+
+  it('the seed has what the cases rely on: open approvals spread among many more decided ones', async () => {
+    const counts = await pool.one(sql.type(z.object({ open: z.coerce.number(), decided_since: z.coerce.number() }))`
+      SELECT count(*) FILTER (WHERE status = 'pending') AS open,
+             count(*) FILTER (WHERE status <> 'pending' AND created_at > (SELECT min(created_at) FROM approvals WHERE org_id = ${org.orgId} AND status = 'pending')) AS decided_since
+      FROM approvals WHERE org_id = ${org.orgId}`);
+    expect(counts.open).toBe(SHAPE.pendingApprovals);
+    expect(counts.decided_since).toBeGreaterThan(SHAPE.decidedApprovals * 0.9);
+  });
+
+  it('the inbox (open approvals to decide, newest first) reads a page of open ones through approvals_open_time, first page and deep', async () => {
+    for (const before of [undefined, halfwayOpen]) {
+      const plan = await explainAnalyze(pool, approvalViewsQuery({ ...adminQuery(), scope: 'actionable', before }));
+      const scans = scansOf(plan, 'approvals');
+      expectIndexed(scans, MAX_ROWS_READ);
+      expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('approvals_open_time');
+    }
+  });
+
+  it('the approvals history reads a page through approvals_org_time, first page and deep', async () => {
+    for (const before of [undefined, halfwayAll]) {
+      const plan = await explainAnalyze(pool, approvalViewsQuery({ ...adminQuery(), scope: 'visible', before }));
+      const scans = scansOf(plan, 'approvals');
+      expectIndexed(scans, MAX_ROWS_READ);
+      expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('approvals_org_time');
+    }
+  });
+
+  it('an approvals page names the org’s admins once (identities_org_admins), not once per row from all its identities', async () => {
+    const plan = await explainAnalyze(pool, approvalViewsQuery({ ...adminQuery(), scope: 'visible' }));
+    const scans = scansOf(plan, 'identities');
+    expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('identities_org_admins');
+    // Per row: the requester, the user, their approver (primary key); once: the viewer's subtree and the admins.
+    const read = scans.reduce((n, s) => n + s.rowsRead, 0);
+    expect(read, describeScans(scans)).toBeLessThanOrEqual(identitiesInDatabase + 5 * PAGE);
+  });
+
+  it('an audit page and an export batch look each name up by primary key: no scan of every identity per row', async () => {
+    for (const limit of [51, EXPORT_BATCH]) {
+      const plan = await explainAnalyze(pool, auditRowsQuery({ orgId: org.orgId, visibleTo: 'org' }, { below: null, limit }));
+      expectIndexed(scansOf(plan, 'audit_log'), limit);
+      // The user, the actor and each link of a two-link chain: four lookups a row.
+      expectIndexed(scansOf(plan, 'identities'), 4 * limit);
+    }
+  });
+
+  it('the blast radius reads at most its limit of recent calls from the log, for an admin and for a member', async () => {
+    const limit = 1_000;
+    for (const userId of [null, volumeIds(org.orgId).user(3)]) {
+      const plan = await explainAnalyze(pool, recentCallKeysQuery({ orgId: org.orgId, userId, days: 30, exceptApprovalId: org.pendingApprovalId, limit, onChainsOf: [org.agentId] }));
+      // Three in four rows of the seeded log are a call's first row: the newest `limit` of them are near.
+      expectIndexed(scansOf(plan, 'audit_log'), 2 * limit);
+    }
+  });
+
+  it('of those recent calls only the ones on a rule target’s chain leave the database; all are counted', async () => {
+    // The agent of the org's newest call (the seeded chains are [person, agent]).
+    const agent = String(await pool.oneFirst(sql.unsafe`
+      SELECT identity_chain[2] FROM audit_log WHERE org_id = ${org.orgId} AND event = 'call.called' ORDER BY id DESC LIMIT 1`));
+    const recent = await recentCallKeys(pool, { orgId: org.orgId, userId: null, days: 30, exceptApprovalId: org.pendingApprovalId, limit: 1_000, onChainsOf: [agent] });
+    expect(recent.scanned).toBe(1_000);
+    expect(recent.on_chains.length).toBeGreaterThan(0);
+    expect(recent.on_chains.length).toBeLessThan(recent.scanned / 100);
+    for (const call of recent.on_chains) expect(call.identity_chain).toContain(agent);
+  });
+});
