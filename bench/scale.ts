@@ -6,7 +6,9 @@
 // a deep keyset page), "Mine", one approval and its blast radius, audit search (no filter, a deep
 // page, and every filter of the audit page alone and combined, values that match nothing or
 // little: test/support/audit-volume.ts), the agents and rules pages, the registry search behind
-// gateway_search; then the audit export's rows/s with the gateway's RSS during it.
+// gateway_search; then the audit export's rows/s with the gateway's RSS during it; then, in the
+// first-start admin's org, a covered call with 10,000 rules on its chain against 10 (scale-rules.ts)
+// and an approval's arrival on 500 open event streams (scale-streams.ts).
 //   npm run bench:scale                       # the org of issue 46 (1,000,000 audit rows, …)
 //   npm run bench:scale -- --scale 0.05       # a quick run (a minute or two)
 //   npm run bench:scale -- --runs 50 --json   # the figures as one JSON object on stdout
@@ -19,6 +21,9 @@ import { volumeCases } from '../test/support/audit-volume.ts';
 import { latency, round, type Latency } from './support/figures.ts';
 import { memoryMb } from './support/proc.ts';
 import { exportFigures, formatTable, readFigures, type ReadFigures } from './support/scale-report.ts';
+import { benchAgent, rulesScaleOn, streamsScaleOn } from './support/bench-agent.ts';
+import { describeRulesScale } from './support/scale-rules.ts';
+import { describeStreams } from './support/scale-streams.ts';
 import { bigOrg, seedOrg, SMALL_ORG, type SeededOrg } from '../test/support/scale-seed.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
@@ -173,12 +178,6 @@ async function main(): Promise<void> {
     const seededAt = new Date();
     const orgs = { big: await readerOf(pool, base, big, seededAt), small: await readerOf(pool, base, small, seededAt) };
 
-    // HERE the lead wires the two other measures of issue 46 (written on another branch):
-    // measureRulesScale (bench/support/scale-rules.ts: a covered call's p50 with 10,000 rules on
-    // its chain against 10) and measureStreams (bench/support/scale-streams.ts: an approval
-    // arriving in 500 open event streams), against this same `target`; their results go into the
-    // JSON below as `covered_call` and `streams`, and their describe…() lines after the table.
-
     const rssBefore = memoryMb(gatewayPid).rss;
     const figures: Record<string, ReadFigures> = {};
     const { peak: readsPeak } = await peakRss(gatewayPid, async () => {
@@ -193,15 +192,29 @@ async function main(): Promise<void> {
     const { value: bigExport, peak: exportPeak } = await peakRss(gatewayPid, () => timeExport(base, orgs.big));
     const rss = { before: round(rssBefore, 1), peak: round(Math.max(readsPeak, exportPeak), 1), after: round(memoryMb(gatewayPid).rss, 1) };
     const exp = exportFigures(bigExport, smallExport, { before: exportStartRss, peak: exportPeak });
+    // The permission check with 10,000 rules on the caller's chain against 10, and an approval's
+    // arrival on 500 open dashboards: in the first-start admin's org of this same gateway.
+    const agent = await benchAgent(target);
+    const [coveredCall, streams] = await (async () => {
+      try {
+        log('the covered call with 10 and with 10,000 rules on its chain…');
+        const rules = await rulesScaleOn(target, agent);
+        log('an approval arriving on 500 open event streams…');
+        return [rules, await streamsScaleOn(target, agent)] as const;
+      } finally {
+        await agent.close();
+      }
+    })();
 
     if (opts.json) {
-      console.log(JSON.stringify({ scale, runs, load_average: round(os.loadavg()[0]!, 2), reads: figures, export: exp, rss_mb: rss, seed: { seconds: seedSeconds, big: { ...big.shape, seconds: big.seconds }, small: { ...small.shape, seconds: small.seconds } } }, null, 2));
+      console.log(JSON.stringify({ scale, runs, load_average: round(os.loadavg()[0]!, 2), reads: figures, export: exp, covered_call: coveredCall, streams, rss_mb: rss, seed: { seconds: seedSeconds, big: { ...big.shape, seconds: big.seconds }, small: { ...small.shape, seconds: small.seconds } } }, null, 2));
     } else {
       console.log(`\nbench:scale ×${scale}: big org ${shape.auditRows.toLocaleString('en')} audit rows, ${shape.calls.toLocaleString('en')} calls, ` +
         `${shape.pendingApprovals.toLocaleString('en')} pending + ${shape.decidedApprovals.toLocaleString('en')} decided approvals, ${shape.agents} agents, ` +
         `${shape.rules} rules, ${shape.services}×${shape.actionsPerService} actions; small org ${SMALL_ORG.auditRows} audit rows, ${SMALL_ORG.calls} calls. ` +
         `ms over ${runs} requests each; load average ${os.loadavg()[0]!.toFixed(1)}`);
       console.log(formatTable(figures, exp, rss));
+      console.log(`\n${describeRulesScale(coveredCall)}\n\n${describeStreams(streams)}`);
     }
   } finally {
     await pool.end();
