@@ -175,7 +175,7 @@ export function createServices(deps: ServiceDeps) {
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
-  const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool) });
+  const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool), connections, publicUrl: deps.config.publicUrl });
   return { exchange, metrics, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 

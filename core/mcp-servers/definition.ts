@@ -6,7 +6,9 @@ import { pinHash, type Risk, type ToolPin } from './tools.ts';
 export type UpstreamAuth =
   | { type: 'none' }
   | { type: 'bearer'; secret_name: string }
-  | { type: 'header'; header_name: string; secret_name: string };
+  | { type: 'header'; header_name: string; secret_name: string }
+  /** OAuth as the MCP Authorization spec describes: tokens are each person's connection to `provider`. */
+  | { type: 'oauth'; provider: string; authorization_url: string; token_url: string; scopes: string[] };
 
 /** An admin's choices for one tool; each wins over what the server's annotations say. */
 export interface ToolOverride {
@@ -48,6 +50,14 @@ function securitySchemes(auth: UpstreamAuth): Record<string, unknown> | undefine
       return { [SCHEME]: { type: 'http', scheme: 'bearer', 'x-gateway-default_secret_name': auth.secret_name } };
     case 'header':
       return { [SCHEME]: { type: 'apiKey', in: 'header', name: auth.header_name, 'x-gateway-default_secret_name': auth.secret_name } };
+    case 'oauth':
+      return {
+        [SCHEME]: {
+          type: 'oauth2',
+          'x-gateway-provider': auth.provider,
+          flows: { authorizationCode: { authorizationUrl: auth.authorization_url, tokenUrl: auth.token_url, scopes: Object.fromEntries(auth.scopes.map((s) => [s, s])) } },
+        },
+      };
   }
 }
 

@@ -35,6 +35,9 @@ export const McpServer = z
       z.strictObject({ type: z.literal('none') }),
       z.strictObject({ type: z.literal('bearer'), secret_name: z.string() }),
       z.strictObject({ type: z.literal('header'), header_name: z.string(), secret_name: z.string() }),
+      z
+        .strictObject({ type: z.literal('oauth'), provider: z.string(), authorization_url: z.string(), token_url: z.string(), scopes: z.array(z.string()) })
+        .describe('OAuth per the MCP Authorization spec: each person’s tokens are their connection to `provider`.'),
     ]),
     template_id: uuid,
     refreshed_at: timestamp,

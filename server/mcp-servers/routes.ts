@@ -11,6 +11,8 @@ const auth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
   z.strictObject({ type: z.literal('bearer'), secret_name: secretName }),
   z.strictObject({ type: z.literal('header'), header_name: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name'), secret_name: secretName }),
+  // OAuth per the MCP Authorization spec: endpoints are discovered; a client is registered by DCR unless one is given.
+  z.strictObject({ type: z.literal('oauth'), client_id: z.string().min(1).max(512).optional(), client_secret: z.string().min(1).max(4096).optional() }),
 ]);
 const connectBody = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -, starting with a letter'),
@@ -46,7 +48,7 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     summary: 'Connect a Streamable-HTTP MCP server: its tools become the actions of a service of that name',
     body: connectBody,
     responses: { 201: McpServer },
-    errors: ['forbidden', 'conflict', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
+    errors: ['forbidden', 'conflict', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'needs_authentication', 'reauth_required', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
   }, async (req, res, { body }) => {
     res.status(201).json(await servers.connect(principalOf(req), body));
   });
@@ -80,7 +82,7 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     summary: 'Re-list the server’s tools: new ones arrive disabled, removed ones are disabled, changed ones wait for acceptance',
     params: idParams,
     responses: { 200: McpServer },
-    errors: ['forbidden', 'not_found', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
+    errors: ['forbidden', 'not_found', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'needs_authentication', 'reauth_required', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
   }, async (req, res, { params }) => {
     res.json(await servers.refresh(principalOf(req), params.id));
   });

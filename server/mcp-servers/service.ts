@@ -17,15 +17,26 @@ import { credentialFor, templateTrusted, type ExecutorDeps } from '../execution/
 import { assertAddressAllowed } from '../execution/http-client.ts';
 import { loadServiceDocument } from '../registry/loader.ts';
 import * as templates from '../registry/store.ts';
+import { CALLBACK_PATH, type ConnectionService } from '../connections/service.ts';
 import { discoverTools, DEFAULT_DISCOVERY_LIMITS, type DiscoveryLimits } from './discovery.ts';
+import { discoverUpstreamAuthorization, upstreamClient, upstreamProvider } from './upstream-oauth.ts';
 import * as store from './store.ts';
 
 export interface McpServerDeps {
   pool: DatabasePool;
   executor: ExecutorDeps;
   audit: AuditWriter;
+  /** OAuth upstreams: their apps, and each person's connection holding the tokens. */
+  connections: Pick<ConnectionService, 'putUpstreamApp' | 'getOAuthApp' | 'ownConnections' | 'credentialError' | 'getFreshAccessToken'>;
+  /** The gateway's public base URL: an OAuth upstream redirects the person's browser to its connection callback. */
+  publicUrl: string;
   limits?: DiscoveryLimits;
 }
+
+/** What a caller gives as `auth`: OAuth names no endpoints (they are discovered), at most a client. */
+export type UpstreamAuthInput =
+  | Exclude<UpstreamAuth, { type: 'oauth' }>
+  | { type: 'oauth'; client_id?: string | undefined; client_secret?: string | undefined };
 
 type Person = Extract<Principal, { type: 'user' }>;
 
@@ -100,21 +111,74 @@ export function createMcpServerService(deps: McpServerDeps) {
     return { row, who };
   }
 
-  /** Lists the upstream's tools with its credential (a vault secret bound to the host, like every secret). */
-  async function discover(orgId: string, userId: string, server: ServerRecord, origin: TemplateOrigin): Promise<UpstreamTool[]> {
+  /** Lists the upstream's tools with the caller's credential for it (a bound vault secret, or their OAuth connection). */
+  async function discover(who: Person, server: ServerRecord, origin: TemplateOrigin): Promise<UpstreamTool[]> {
     const url = new URL(server.url);
     if (!templateTrusted(origin)) await assertAddressAllowed(url, deps.executor.outbound.policy);
-    const headers = await upstreamHeaders(orgId, userId, server, url, origin);
+    const headers = server.auth.type === 'oauth' ? await oauthHeaders(who, server) : await upstreamHeaders(who, server, url, origin);
     return discoverTools(url, headers, limits);
   }
 
-  async function upstreamHeaders(orgId: string, userId: string, server: ServerRecord, url: URL, origin: TemplateOrigin): Promise<Record<string, string>> {
+  async function upstreamHeaders(who: Person, server: ServerRecord, url: URL, origin: TemplateOrigin): Promise<Record<string, string>> {
     if (server.auth.type === 'none') return {};
     const loaded = await loadServiceDocument(serviceDocument(server, []), 'mcp-server');
     if (!loaded.ok) throw new AppError('internal', 'the generated MCP service document is invalid', { problems: loaded.problems });
+    if (server.auth.type === 'oauth') throw new AppError('internal', 'an OAuth upstream has no vault secret');
     const choice = { type: 'secret' as const, method: 'upstream', secretName: server.auth.secret_name, available: true };
-    const injection = await credentialFor(deps.executor, orgId, loaded.service, [choice], null, userId, { host: url.hostname, origin });
+    const injection = await credentialFor(deps.executor, who.orgId, loaded.service, [choice], null, who.userId, { host: url.hostname, origin });
     return injection.headers;
+  }
+
+  /**
+   * The person's OAuth connection to the upstream, refreshed as every connection is. Without an
+   * active one: `needs_authentication` with the auth_url to open (a pending connection is started).
+   */
+  async function oauthHeaders(who: Person, server: ServerRecord): Promise<Record<string, string>> {
+    if (server.auth.type !== 'oauth') return {};
+    const auth = server.auth;
+    const own = await deps.connections.ownConnections(who, auth.provider);
+    const active = own.find((c) => c.status === 'active');
+    if (!active) {
+      const err = await deps.connections.credentialError(who, { provider: auth.provider, connectionId: own[0]?.id ?? null, requiredScopes: auth.scopes });
+      if (err.code !== 'needs_authentication' && err.code !== 'reauth_required') throw err;
+      throw new AppError(err.code, `the MCP server "${server.name}" asks for OAuth: open auth_url, authorize the gateway there, then connect or refresh it again`, err.details);
+    }
+    const token = await deps.connections.getFreshAccessToken({ orgId: who.orgId, id: active.id });
+    return { authorization: `Bearer ${token.accessToken}` };
+  }
+
+  /**
+   * For `auth: {type: "oauth"}`: follows the server's 401 to its authorization server and makes sure
+   * the org has an OAuth app there (registered now by dynamic client registration, or the client
+   * given). An app already registered for this server is reused; replacing it, or keeping a client
+   * secret, takes an admin.
+   */
+  async function prepareOAuth(who: Person, serverUrl: string, given: Extract<UpstreamAuthInput, { type: 'oauth' }>, origin: TemplateOrigin): Promise<UpstreamAuth> {
+    const url = new URL(serverUrl);
+    if (!templateTrusted(origin)) await assertAddressAllowed(url, deps.executor.outbound.policy);
+    const found = await discoverUpstreamAuthorization(url, limits.timeoutMs);
+    if (!templateTrusted(origin)) {
+      for (const endpoint of [found.authorizationUrl, found.tokenUrl, found.registrationUrl]) {
+        if (endpoint) await assertAddressAllowed(new URL(endpoint), deps.executor.outbound.policy);
+      }
+    }
+    const provider = upstreamProvider(serverUrl);
+    const existing = await deps.connections.getOAuthApp(who.orgId, provider);
+    const configured = given.client_id === undefined ? null : { clientId: given.client_id, clientSecret: given.client_secret ?? null };
+    if (given.client_secret !== undefined && configured === null) throw invalidRequest('auth.client_secret needs auth.client_id', { field: 'auth' });
+    if (!existing || configured) {
+      if (existing && who.role !== 'admin') throw forbidden('only admins may replace the OAuth client of an MCP server');
+      const app = await upstreamClient(found, {
+        configured,
+        redirectUri: deps.publicUrl.replace(/\/+$/, '') + CALLBACK_PATH,
+        clientName: 'Agent Action Gateway',
+        timeoutMs: limits.timeoutMs,
+        host: url.host,
+      });
+      if (app.clientSecret !== null && who.role !== 'admin') throw forbidden('only admins may keep an OAuth client secret for an MCP server');
+      await deps.connections.putUpstreamApp(who, provider, app);
+    }
+    return { type: 'oauth', provider, authorization_url: found.authorizationUrl, token_url: found.tokenUrl, scopes: found.scopes };
   }
 
   /** The template document for these tools, refused (nothing written) when the registry would not load it. */
@@ -151,13 +215,14 @@ export function createMcpServerService(deps: McpServerDeps) {
   }
 
   return {
-    async connect(p: Principal, input: { name: string; url: string; auth?: UpstreamAuth | undefined; scope: 'org' | 'user' }) {
+    async connect(p: Principal, input: { name: string; url: string; auth?: UpstreamAuthInput | undefined; scope: 'org' | 'user' }) {
       const who = person(p);
       if (input.scope === 'org' && who.role !== 'admin') throw forbidden('only admins may connect MCP servers for the org');
       if (input.name === SECRET_SERVICE) throw invalidRequest(`the name "${SECRET_SERVICE}" is reserved`, { field: 'name' });
-      const server: ServerRecord = { name: input.name, url: input.url, auth: input.auth ?? { type: 'none' } };
       const origin: TemplateOrigin = input.scope === 'org' ? 'org' : 'user';
-      const listed = keyed(await discover(p.orgId, p.userId, server, origin));
+      const auth = input.auth?.type === 'oauth' ? await prepareOAuth(who, input.url, input.auth, origin) : (input.auth ?? { type: 'none' as const });
+      const server: ServerRecord = { name: input.name, url: input.url, auth };
+      const listed = keyed(await discover(who, server, origin));
       const records: ToolRecord[] = listed.map(({ tool, key }) => ({
         name: tool.name,
         key,
@@ -208,7 +273,7 @@ export function createMcpServerService(deps: McpServerDeps) {
      */
     async refresh(p: Principal, id: string) {
       const { row, who } = await changeable(p, id);
-      const listed = keyed(await discover(p.orgId, p.userId, serverRecord(row), row.owner_id ? 'user' : 'org'));
+      const listed = keyed(await discover(who, serverRecord(row), row.owner_id ? 'user' : 'org'));
       const events: { event: AuditEvent; tool: string; details: Record<string, unknown> }[] = [];
       await pool.transaction(async (tx) => {
         const existing = new Map((await store.listTools(tx, row.id)).map((t) => [t.name, t]));
