@@ -2106,6 +2106,13 @@ export interface components {
                 secret_name: string;
                 /** @constant */
                 type: "header";
+            } | {
+                authorization_url: string;
+                provider: string;
+                scopes: string[];
+                token_url: string;
+                /** @constant */
+                type: "oauth";
             };
             /** Format: date-time */
             created_at: string;
@@ -9854,6 +9861,11 @@ export interface operations {
                         secret_name: string;
                         /** @constant */
                         type: "header";
+                    } | {
+                        client_id?: string;
+                        client_secret?: string;
+                        /** @constant */
+                        type: "oauth";
                     };
                     name: string;
                     /**
@@ -9890,7 +9902,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: unauthenticated */
+            /** @description Error: unauthenticated, needs_authentication, reauth_required */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9899,7 +9911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "unauthenticated";
+                            code?: "unauthenticated" | "needs_authentication" | "reauth_required";
                         };
                     };
                 };
@@ -10318,7 +10330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: unauthenticated */
+            /** @description Error: unauthenticated, needs_authentication, reauth_required */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -10327,7 +10339,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "unauthenticated";
+                            code?: "unauthenticated" | "needs_authentication" | "reauth_required";
                         };
                     };
                 };
