@@ -21,6 +21,7 @@ import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
 import { createManualDeliveries } from './webhooks/manual.ts';
 import { createWebhookService } from './webhooks/service.ts';
+import { emitWebhookEvent } from './webhooks/emit.ts';
 import { createAuditService } from './audit/service.ts';
 import { createOAuthServer } from './oauth/server.ts';
 import { createOAuthService } from './oauth/service.ts';
@@ -175,7 +176,16 @@ export function createServices(deps: ServiceDeps) {
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
-  const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool), connections, publicUrl: deps.config.publicUrl });
+  const mcpServers = createMcpServerService({
+    pool: deps.pool,
+    executor,
+    audit: createAuditWriter(deps.pool),
+    connections,
+    publicUrl: deps.config.publicUrl,
+    announce: async (orgId, data) => {
+      await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, { orgId, type: 'mcp_server.tools_changed', data });
+    },
+  });
   return { exchange, metrics, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 

@@ -2229,7 +2229,7 @@ export interface components {
             created_at: string;
             created_by: string | null;
             description: string | null;
-            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
             /** Format: uuid */
             id: string;
             /** @description The signing secret: shown once, never again. */
@@ -2619,7 +2619,7 @@ export interface components {
             created_at: string;
             created_by: string | null;
             description: string | null;
-            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
             /** Format: uuid */
             id: string;
             url: string;
@@ -16463,7 +16463,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+                    events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
                     /** Format: uri */
                     url: string;
                 };

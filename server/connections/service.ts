@@ -43,8 +43,8 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     putUpstreamApp: apps.putUpstreamApp,
     getOAuthApp: (orgId: string, provider: string) => store.getOAuthApp(pool, orgId, provider),
     /** The person's connections to a provider (any status but revoked), oldest first. */
-    async ownConnections(p: Principal, provider: string) {
-      return (await store.listConnections(pool, p.orgId, p.userId)).filter((c) => c.provider === provider && c.status !== 'revoked');
+    async ownConnections(orgId: string, userId: string, provider: string) {
+      return (await store.listConnections(pool, orgId, userId)).filter((c) => c.provider === provider && c.status !== 'revoked');
     },
     listOAuthApps: apps.listOAuthApps,
 

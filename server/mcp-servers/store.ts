@@ -36,6 +36,13 @@ export const listServers = (db: Db, orgId: string, userId: string) =>
   db.any(sql.type(serverRow)`
     SELECT * FROM mcp_servers WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY name, owner_id NULLS FIRST`);
 
+/** Every connected server with the user behind its creator's identity (the watcher acts as them). */
+export const listWatchable = (db: Db) =>
+  db.any(sql.type(serverRow.extend({ creator_user_id: z.string().nullable() }))`
+    SELECT s.*, i.user_id AS creator_user_id
+    FROM mcp_servers s LEFT JOIN identities i ON i.id = s.created_by
+    ORDER BY s.created_at, s.id`);
+
 export const getServer = (db: Db, id: string) => db.maybeOne(sql.type(serverRow)`SELECT * FROM mcp_servers WHERE id = ${id}`);
 
 export const insertServer = (db: Db, s: { orgId: string; ownerId: string | null; name: string; url: string; auth: unknown; templateId: string; createdBy: string }) =>
