@@ -35,6 +35,8 @@ export interface ServerRecord {
   name: string;
   url: string;
   auth: UpstreamAuth;
+  /** Null: the gateway's UPSTREAM_TIMEOUT_MS. */
+  timeoutMs: number | null;
 }
 
 export const effectiveRisk = (t: ToolRecord): Risk => t.override.risk ?? t.annotationRisk;
@@ -84,7 +86,7 @@ export function serviceDocument(server: ServerRecord, tools: readonly ToolRecord
     openapi: '3.1.0',
     info: { title: `${server.name} (MCP server)`, 'x-gateway-key': server.name, version: '1', description: `Tools of the MCP server at ${server.url}` },
     'x-gateway-runtime': 'mcp',
-    'x-gateway-mcp': { url: server.url },
+    'x-gateway-mcp': { url: server.url, ...(server.timeoutMs !== null ? { timeout_ms: server.timeoutMs } : {}) },
     servers: [{ url: new URL(server.url).origin }],
     ...(schemes ? { components: { securitySchemes: schemes }, security: [{ [SCHEME]: [] }] } : {}),
     paths,

@@ -39,6 +39,7 @@ export const McpServer = z
         .strictObject({ type: z.literal('oauth'), provider: z.string(), authorization_url: z.string(), token_url: z.string(), scopes: z.array(z.string()) })
         .describe('OAuth per the MCP Authorization spec: each person’s tokens are their connection to `provider`.'),
     ]),
+    timeout_ms: z.int().nullable().describe('This server’s upstream timeout in ms; null: the gateway’s UPSTREAM_TIMEOUT_MS.'),
     template_id: uuid,
     refreshed_at: timestamp,
     created_at: timestamp,

@@ -3,6 +3,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
+import { MCP_TIMEOUT_MS } from '../../core/registry/validate.ts';
 import { McpServer, McpServerList } from './responses.ts';
 import type { McpServerService } from './service.ts';
 
@@ -14,6 +15,8 @@ const auth = z.discriminatedUnion('type', [
   // OAuth per the MCP Authorization spec: endpoints are discovered; a client is registered by DCR unless one is given.
   z.strictObject({ type: z.literal('oauth'), client_id: z.string().min(1).max(512).optional(), client_secret: z.string().min(1).max(4096).optional() }),
 ]);
+// The bounds of UPSTREAM_TIMEOUT_MS.
+const timeoutMs = z.int().min(MCP_TIMEOUT_MS.min).max(MCP_TIMEOUT_MS.max).describe('Upstream timeout of this server’s calls, in ms (default UPSTREAM_TIMEOUT_MS).');
 const connectBody = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -, starting with a letter'),
   url: z
@@ -21,7 +24,9 @@ const connectBody = z.strictObject({
     .max(2000),
   auth: auth.optional(),
   scope: z.enum(['org', 'user']).default('org'),
+  timeout_ms: timeoutMs.optional(),
 });
+const serverBody = z.strictObject({ timeout_ms: timeoutMs.nullable().optional() });
 const toolBody = z.strictObject({
   risk: z.enum(['read', 'write', 'delete']).nullable().optional(),
   scope_param: z.string().min(1).max(128).nullable().optional(),
@@ -62,6 +67,18 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     errors: ['not_found'],
   }, async (req, res, { params }) => {
     res.json(await servers.get(principalOf(req), params.id));
+  });
+  r.route({
+    method: 'patch',
+    path: '/mcp-servers/{id}',
+    operationId: 'updateMcpServer',
+    summary: 'Change a connected MCP server’s settings: `timeout_ms` (null: the gateway’s UPSTREAM_TIMEOUT_MS)',
+    params: idParams,
+    body: serverBody,
+    responses: { 200: McpServer },
+    errors: ['forbidden', 'not_found', 'invalid_service_definition'],
+  }, async (req, res, { params, body }) => {
+    res.json(await servers.update(principalOf(req), params.id, body));
   });
   r.route({
     method: 'delete',

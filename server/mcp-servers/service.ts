@@ -69,7 +69,7 @@ const toolRecord = (row: store.ToolRow): ToolRecord => ({
   override: row.override as ToolOverride,
 });
 
-const serverRecord = (row: store.ServerRow): ServerRecord => ({ name: row.name, url: row.url, auth: row.auth as unknown as UpstreamAuth });
+const serverRecord = (row: store.ServerRow): ServerRecord => ({ name: row.name, url: row.url, auth: row.auth as unknown as UpstreamAuth, timeoutMs: row.timeout_ms });
 
 function toolView(row: store.ToolRow) {
   const t = toolRecord(row);
@@ -99,6 +99,7 @@ function serverView(row: store.ServerRow, tools: readonly store.ToolRow[]) {
     url: row.url,
     scope: row.owner_id ? ('user' as const) : ('org' as const),
     auth,
+    timeout_ms: row.timeout_ms,
     template_id: row.template_id,
     refreshed_at: row.refreshed_at.toISOString(),
     created_at: row.created_at.toISOString(),
@@ -134,7 +135,9 @@ export function createMcpServerService(deps: McpServerDeps) {
   async function discover(who: Acting, server: ServerRecord, origin: TemplateOrigin): Promise<UpstreamTool[]> {
     const url = new URL(server.url);
     if (!templateTrusted(origin)) await assertAddressAllowed(url, deps.executor.outbound.policy);
-    return discoverTools(url, await headersFor(who, server, origin), limits);
+    // The server's own timeout bounds discovery too, still at most 15 s.
+    const timeoutMs = server.timeoutMs === null ? limits.timeoutMs : Math.min(server.timeoutMs, DEFAULT_DISCOVERY_LIMITS.timeoutMs);
+    return discoverTools(url, await headersFor(who, server, origin), { ...limits, timeoutMs });
   }
 
   /** The credential headers for the upstream, fetched anew for every request (a token may have been refreshed). */
@@ -289,13 +292,13 @@ export function createMcpServerService(deps: McpServerDeps) {
   }
 
   return {
-    async connect(p: Principal, input: { name: string; url: string; auth?: UpstreamAuthInput | undefined; scope: 'org' | 'user' }) {
+    async connect(p: Principal, input: { name: string; url: string; auth?: UpstreamAuthInput | undefined; scope: 'org' | 'user'; timeout_ms?: number | undefined }) {
       const who = person(p);
       if (input.scope === 'org' && who.role !== 'admin') throw forbidden('only admins may connect MCP servers for the org');
       if (input.name === SECRET_SERVICE) throw invalidRequest(`the name "${SECRET_SERVICE}" is reserved`, { field: 'name' });
       const origin: TemplateOrigin = input.scope === 'org' ? 'org' : 'user';
       const auth = input.auth?.type === 'oauth' ? await prepareOAuth(who, input.url, input.auth, origin) : (input.auth ?? { type: 'none' as const });
-      const server: ServerRecord = { name: input.name, url: input.url, auth };
+      const server: ServerRecord = { name: input.name, url: input.url, auth, timeoutMs: input.timeout_ms ?? null };
       const listed = keyed(await discover(acting(who), server, origin));
       const records: ToolRecord[] = listed.map(({ tool, key }) => ({
         name: tool.name,
@@ -317,7 +320,7 @@ export function createMcpServerService(deps: McpServerDeps) {
             document,
             createdBy: who.identityId,
           });
-          const inserted = await store.insertServer(tx, { orgId: p.orgId, ownerId: template.owner_id, name: server.name, url: server.url, auth: server.auth, templateId: template.id, createdBy: who.identityId });
+          const inserted = await store.insertServer(tx, { orgId: p.orgId, ownerId: template.owner_id, name: server.name, url: server.url, auth: server.auth, timeoutMs: server.timeoutMs, templateId: template.id, createdBy: who.identityId });
           for (const r of records) {
             await store.upsertTool(tx, { server_id: inserted.id, name: r.name, action_key: r.key, summary: r.summary, pinned: { ...r.pinned }, current: { ...r.pinned }, status: 'active' });
           }
@@ -410,6 +413,19 @@ export function createMcpServerService(deps: McpServerDeps) {
       });
       await audit(acting(who), row, 'mcp_server.tool_updated', { override }, name);
       return view(row);
+    },
+
+    /** The server's own settings: `timeout_ms` (null: the gateway's UPSTREAM_TIMEOUT_MS). */
+    async update(p: Principal, id: string, change: { timeout_ms?: number | null | undefined }) {
+      const { row, who } = await changeable(p, id);
+      if (change.timeout_ms === undefined) return view(row);
+      const updated = await pool.transaction(async (tx) => {
+        const next = await store.setTimeoutMs(tx, row.id, change.timeout_ms ?? null);
+        await publish(tx, next);
+        return next;
+      });
+      await audit(acting(who), row, 'mcp_server.updated', { timeout_ms: updated.timeout_ms });
+      return view(updated);
     },
 
     async remove(p: Principal, id: string) {

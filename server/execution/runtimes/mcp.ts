@@ -18,7 +18,8 @@
 //     images, resources) stays the list of content items. Verbose: the raw CallToolResult.
 // Errors:
 //   - the server cannot be reached (DNS, refused, reset): `upstream_unreachable`.
-//   - no answer within the outbound timeout (30 s by default, for the whole call): `upstream_timeout`.
+//   - no answer within the service's `timeout_ms`, else the outbound timeout (30 s by default), for
+//     the whole call: `upstream_timeout`.
 //   - the server answers the transport with an HTTP error (e.g. 401 for a bad token) or with
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
@@ -58,7 +59,8 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
 
   const started = performance.now();
-  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs: deps.outbound.timeoutMs, pin: action.toolPin });
+  const timeoutMs = service.mcp.timeoutMs ?? deps.outbound.timeoutMs;
+  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs, pin: action.toolPin });
   return jsonOutput(
     {
       status: result.isError ? TOOL_ERROR_STATUS : 200,
