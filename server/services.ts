@@ -22,6 +22,7 @@ import { createConnectionService } from './connections/service.ts';
 import { createManualDeliveries } from './webhooks/manual.ts';
 import { createWebhookService } from './webhooks/service.ts';
 import { emitWebhookEvent } from './webhooks/emit.ts';
+import { notifyCallProgress } from './events/agent-events.ts';
 import { createAuditService } from './audit/service.ts';
 import { createOAuthServer } from './oauth/server.ts';
 import { createOAuthService } from './oauth/service.ts';
@@ -109,6 +110,7 @@ export function createServices(deps: ServiceDeps) {
     secretWithBinding: (orgId, name, userId) => vault.resolveSecret(orgId, name, userId),
     openPrefetchedSecret: (envelope, userId) => vault.openCurrent(envelope, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
+    reportProgress: (to, progress) => void notifyCallProgress(deps.pool, to, progress, deps.logger),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       timeoutMs: deps.config.outbound.timeoutMs,
