@@ -25,11 +25,15 @@ export interface WatcherDeps {
 
 /** How often the leader looks for new, deleted and due servers (and a follower for the lock). */
 const TICK_MS = 10_000;
+/** A server that could not be listened to is tried again after this long (not every tick). */
+const LISTEN_RETRY_MS = 60_000;
 
 interface Session {
   url: string;
-  /** Null when the server announces no tool list changes: nothing to listen to. */
+  /** Null when the server announces no tool list changes (nothing to listen to), or refused us. */
   client: Client | null;
+  /** Set when listening failed: the session is opened again after this time. */
+  retryAt?: number;
 }
 
 export function startMcpServerWatcher(deps: WatcherDeps): { stop(): Promise<void> } {
@@ -90,6 +94,7 @@ export function startMcpServerWatcher(deps: WatcherDeps): { stop(): Promise<void
     } catch (err) {
       logger.warn({ mcp_server_id: target.id, err: (err as Error).message }, 'cannot listen to the MCP server');
       await close(target.id);
+      sessions.set(target.id, { url: target.url, client: null, retryAt: Date.now() + LISTEN_RETRY_MS });
       return;
     }
     if (!client.getServerCapabilities()?.tools?.listChanged) {
@@ -106,7 +111,7 @@ export function startMcpServerWatcher(deps: WatcherDeps): { stop(): Promise<void
     const targets = await deps.servers.watchTargets();
     const live = new Map(targets.map((t) => [t.id, t]));
     for (const [id, session] of sessions) {
-      if (live.get(id)?.url !== session.url) await close(id);
+      if (live.get(id)?.url !== session.url || (session.retryAt !== undefined && session.retryAt <= Date.now())) await close(id);
     }
     for (const target of targets) {
       if (stopped) return;
