@@ -37,7 +37,7 @@ export function typedError(err: unknown): TypedError {
 export async function planSend(executor: ExecutorDeps, spec: CallSpec, stored: StoredCall | TypedError, verbose: boolean): Promise<PlannedUpstream | TypedError> {
   if ('kind' in stored) return stored;
   const { request, instance, action } = stored;
-  return planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, instance, action, request, verbose }).catch(typedError);
+  return planUpstream(executor, { orgId: spec.orgId, requesterId: spec.requesterId, userId: spec.userId, requestId: spec.requestId, instance, action, request, verbose }).catch(typedError);
 }
 
 export interface SendOnceOptions {

@@ -8,6 +8,8 @@
 //   approved      a POST that raises an approval, replayed on allow (auto_call_on_approve)
 //   resumed       a POST that raises an approval, resumed by its agent with approval_id
 //   deduplicated  the same POST twice while pending: the second joins the first's approval
+//   mcp_covered   a covered call of a write tool of a connected MCP server (runtime mcp, issue 43),
+//                 keyed like covered_post; the MCP server counts each tool call it receives
 // and at a random moment SIGKILLs one of: the whole gateway (process and children), the worker
 // role, the API role, the Temporal child, the PostgreSQL child; restarts what it killed (children:
 // the gateway's own supervisor does) and waits. Clients behave as careful ones do: covered calls
@@ -38,6 +40,7 @@ import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
 import { apiClient, childPid, embeddedDatabaseUrl, gatewayEnv, killHard, killWholeGateway, setUpTenant, startServe, stopGently, type Api, type ApiResponse, type Tenant } from '../test/support/gateway-process.ts';
 import type { CliProcess } from '../test/support/processes.ts';
+import { startCountingToolServer } from '../test/support/mcp-upstreams.ts';
 import { startUpstream, type RecordedRequest } from '../test/support/upstream.ts';
 
 const { values: args } = parseArgs({
@@ -71,7 +74,7 @@ const random = () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FINAL = new Set(['executed', 'failed', 'cancelled', 'expired']);
-const PATHS = ['covered_get', 'covered_post', 'covered_nokey', 'approved', 'resumed', 'deduplicated'] as const;
+const PATHS = ['covered_get', 'covered_post', 'covered_nokey', 'approved', 'resumed', 'deduplicated', 'mcp_covered'] as const;
 type PathName = (typeof PATHS)[number];
 
 interface Deployment {
@@ -150,13 +153,20 @@ interface TrialResult {
   recoverMs: number;
 }
 
-/** The tenant of a deployment, plus an agent whose rules cover every action of the service. */
-async function chaosTenant(base: string, env: Record<string, string>, databaseUrl: string, upstreamUrl: string): Promise<Deployment['tenant']> {
+/** The MCP server connected in each deployment (the `mcp_covered` path). */
+const MCP_SERVICE = 'mcpwidgets';
+
+/** The tenant of a deployment, plus an agent whose rules cover every action of both services. */
+async function chaosTenant(base: string, env: Record<string, string>, databaseUrl: string, upstreamUrl: string, mcpUrl: string): Promise<Deployment['tenant']> {
   const api = apiClient(base);
   const tenant = await setUpTenant(base, env, databaseUrl, upstreamUrl);
+  const connected = await api(tenant.adminToken, 'POST', '/v1/mcp-servers', { name: MCP_SERVICE, url: mcpUrl });
+  if (connected.status !== 201) throw new Error(`mcp server: ${connected.status} ${JSON.stringify(connected.body)}`);
   const made = await api(tenant.ownerToken, 'POST', '/v1/identities/agents', { name: 'covered' });
-  const rule = await api(tenant.ownerToken, 'POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern: 'widgets:*:*' });
-  if (rule.status !== 201) throw new Error(`rule: ${rule.status} ${JSON.stringify(rule.body)}`);
+  for (const pattern of ['widgets:*:*', `${MCP_SERVICE}:*:*`]) {
+    const rule = await api(tenant.ownerToken, 'POST', `/v1/identities/${made.body.identity.id}/rules`, { effect: 'allow', pattern });
+    if (rule.status !== 201) throw new Error(`rule: ${rule.status} ${JSON.stringify(rule.body)}`);
+  }
   // Every trial raises approvals; none may be superseded by the per-agent cap meanwhile.
   const cap = await api(tenant.adminToken, 'PATCH', '/v1/org/settings', { max_pending_per_agent: 1000 });
   if (cap.status !== 200) throw new Error(`settings: ${cap.status} ${JSON.stringify(cap.body)}`);
@@ -195,7 +205,10 @@ async function main() {
       res.end(JSON.stringify({ ok: true }));
     }, Math.floor(random() * 400));
   });
-  const hitsFor = (name: string) => up.requests.filter((r) => r.body.includes(`"${name}"`) || r.url === `/items/${name}`).length;
+  // The MCP server of the mcp_covered path: the same random pause, each tool call counted by name.
+  const mcp = await startCountingToolServer(() => Math.floor(random() * 400));
+  // Names are unique per path: a name's hits are its HTTP requests or its MCP tool calls.
+  const hitsFor = (name: string) => up.requests.filter((r) => r.body.includes(`"${name}"`) || r.url === `/items/${name}`).length + mcp.hits(name);
 
   // Embedded: one `serve` owning its PostgreSQL and Temporal children.
   const eDir = await tempDir('gateway-chaos-e-');
@@ -208,7 +221,7 @@ async function main() {
     base: eEnv.PUBLIC_URL!,
     databaseUrl: () => embeddedDatabaseUrl(eDir),
     api: apiClient(eEnv.PUBLIC_URL!),
-    tenant: await chaosTenant(eEnv.PUBLIC_URL!, eEnv, await embeddedDatabaseUrl(eDir), up.url),
+    tenant: await chaosTenant(eEnv.PUBLIC_URL!, eEnv, await embeddedDatabaseUrl(eDir), up.url, mcp.url),
   };
   stops.push(async () => stopGently(eProc));
 
@@ -226,7 +239,7 @@ async function main() {
   let apiProc: CliProcess | undefined = await startServe(sEnv, 'api');
   let workerProc: CliProcess | undefined = await startServe(workerEnv, 'worker', workerUrl);
   stops.push(async () => stopGently(apiProc), async () => stopGently(workerProc));
-  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, databaseUrl: async () => pg.url, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url) };
+  const split: Deployment = { name: 'split', base: sEnv.PUBLIC_URL!, databaseUrl: async () => pg.url, api: apiClient(sEnv.PUBLIC_URL!), tenant: await chaosTenant(sEnv.PUBLIC_URL!, sEnv, pg.url, up.url, mcp.url) };
 
   const ready = async (url: string) => {
     try {
@@ -361,11 +374,13 @@ async function main() {
       );
     };
     const coveredBody = (path: PathName, name: string) =>
-      path === 'covered_get' ? { service: 'widgets', action: 'get_item', params: { id: name } } : { service: 'widgets', action: 'create_item', params: { name } };
+      path === 'covered_get'
+        ? { service: 'widgets', action: 'get_item', params: { id: name } }
+        : { service: path === 'mcp_covered' ? MCP_SERVICE : 'widgets', action: 'create_item', params: { name } };
     /** A covered call until it answers (the same key each time): its final answer, or null. */
     const covered = (path: PathName, name: string, untilMs: number) =>
       persist(() => keyedCall(d.base, tenant.covered, `key-${name}`, coveredBody(path, name)), untilMs, name);
-    const coveredPaths = ['covered_get', 'covered_post'] as const;
+    const coveredPaths = ['covered_get', 'covered_post', 'mcp_covered'] as const;
     const firstCovered = coveredPaths.flatMap((path) => names(path).map((name) => covered(path, name, Date.now() + 5_000).catch(() => null)));
     // Without a key the client cannot retry safely: one attempt, whatever it gets.
     const firstUnkeyed = names('covered_nokey').map((name) => api(tenant.covered, 'POST', '/v1/actions/call', coveredBody('covered_post', name)).catch(() => null));
@@ -438,7 +453,8 @@ async function main() {
     // Every covered call with a final state: do its records agree with each other and the upstream?
     const databaseUrl = await d.databaseUrl();
     const disagreeing = new Set<string>();
-    for (const [path, finals] of [['covered_get', coveredFinals.slice(0, PER_PATH)], ['covered_post', coveredFinals.slice(PER_PATH)], ['covered_nokey', unkeyedFinals]] as const) {
+    const coveredOf = (path: (typeof coveredPaths)[number]) => coveredFinals.slice(coveredPaths.indexOf(path) * PER_PATH, (coveredPaths.indexOf(path) + 1) * PER_PATH);
+    for (const [path, finals] of [['covered_get', coveredOf('covered_get')], ['covered_post', coveredOf('covered_post')], ['mcp_covered', coveredOf('mcp_covered')], ['covered_nokey', unkeyedFinals]] as const) {
       for (const [i, f] of finals.entries()) {
         if (!isCoveredFinal(f)) continue; // lost, or never written (nothing to compare)
         const name = names(path)[i]!;
@@ -465,8 +481,9 @@ async function main() {
     };
     const slice = (from: number, count: number) => approvalFinals.slice(from, from + count);
     const paths: Record<PathName, PathResult> = {
-      covered_get: result('covered_get', coveredFinals.slice(0, PER_PATH), true),
-      covered_post: result('covered_post', coveredFinals.slice(PER_PATH), false),
+      covered_get: result('covered_get', coveredOf('covered_get'), true),
+      covered_post: result('covered_post', coveredOf('covered_post'), false),
+      mcp_covered: result('mcp_covered', coveredOf('mcp_covered'), false),
       covered_nokey: result('covered_nokey', unkeyedFinals, false),
       approved: result('approved', slice(0, PER_PATH), false),
       resumed: result('resumed', slice(PER_PATH, PER_PATH), false),
@@ -495,6 +512,7 @@ async function main() {
   } finally {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => console.error('stop:', (err as Error).message));
     await up.close();
+    await mcp.close();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   }
 

@@ -100,6 +100,8 @@ const envSchema = z.object({
   OUTBOUND_ALLOWLIST: optionalString,
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   UPSTREAM_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+  // Connected MCP servers are re-listed this often (minutes, fractions allowed; 0: only on list_changed and refresh).
+  MCP_SERVER_RELIST_MINUTES: z.coerce.number().min(0).max(7 * 24 * 60).default(15),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(60),
   GATEWAY_EAGER_ANSWER_PATIENCE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   // After an allow, the call must start within this window (spec: 15 minutes).
@@ -171,6 +173,7 @@ export interface Config {
   /** Approval notices: retry policy of one delivery, and the Slack Web API base URL. */
   notices: { retryInitialMs: number; maxAttempts: number; slackApiUrl: string };
   outbound: { allowPrivate: boolean; allowHosts: Set<string>; timeoutMs: number; maxResponseBytes: number; propagateTrace: boolean };
+  mcpServerRelistMinutes: number;
   /** Calls per minute per agent (token bucket); 0 turns the limit off. */
   rateLimitPerMinute: number;
   /** How long an eagerly started call waits for its in-process answer before also asking its workflow. */
@@ -285,6 +288,7 @@ export function loadConfig(processEnv: NodeJS.ProcessEnv = process.env): Config 
       maxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
       propagateTrace: e.OTEL_PROPAGATE_UPSTREAM && e.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined,
     },
+    mcpServerRelistMinutes: e.MCP_SERVER_RELIST_MINUTES,
     rateLimitPerMinute: e.GATEWAY_RATE_LIMIT_PER_MINUTE,
     eagerAnswerPatienceMs: e.GATEWAY_EAGER_ANSWER_PATIENCE_MS,
     logLevel: e.LOG_LEVEL,

@@ -2,6 +2,8 @@
 // migrations, the Temporal worker and/or the HTTP API. `stop()` undoes it all in reverse order so
 // nothing is left running: close HTTP → drain the worker → close clients → stop children.
 import http from 'node:http';
+import { leaderLock } from './db/leader-lock.ts';
+import { startMcpServerWatcher } from './mcp-servers/watcher.ts';
 import path from 'node:path';
 import type { LocalExchange } from './temporal/local-exchange.ts';
 import type { WorkerInterceptors } from '@temporalio/worker';
@@ -69,6 +71,9 @@ export interface StartOptions {
   /** The moment budget windows are taken at (ServiceDeps.budgetClock); tests pin it. */
   budgetClock?: (() => Date) | undefined;
 }
+
+/** The advisory lock key of the MCP server watcher's leader (unique among the gateway's session locks). */
+const MCP_SERVER_WATCHER_LOCK = 7242031n;
 
 export async function startGateway({ config, role, logger, taskQueue = config.temporal.taskQueue ?? TASK_QUEUE, workerInterceptors, budgetClock }: StartOptions): Promise<Gateway> {
   const cleanups: Array<{ name: string; run: () => Promise<void> }> = [];
@@ -181,6 +186,14 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
       });
       workerDone = worker.run();
       onStop('Temporal worker', worker.shutdown);
+    }
+
+    // Connected MCP servers' tool lists kept current (list_changed, schedule): background work of
+    // the worker role, by one process of the deployment (leader lock).
+    if (role !== 'api') {
+      const lock = leaderLock(databaseUrl, MCP_SERVER_WATCHER_LOCK, (err) => logger.warn({ err: (err as Error).message }, 'MCP server watcher lock connection failed'));
+      const watcher = startMcpServerWatcher({ servers: services.mcpServers, lock, logger, relistMinutes: config.mcpServerRelistMinutes, connectTimeoutMs: Math.min(15_000, config.outbound.timeoutMs) });
+      onStop('MCP server watcher', watcher.stop);
     }
 
     const app = createApp({

@@ -24,6 +24,8 @@ import { createVaultService } from './vault/service.ts';
 import { createConnectionService } from './connections/service.ts';
 import { createManualDeliveries } from './webhooks/manual.ts';
 import { createWebhookService } from './webhooks/service.ts';
+import { emitWebhookEvent } from './webhooks/emit.ts';
+import { notifyCallProgress } from './events/agent-events.ts';
 import { createAuditService } from './audit/service.ts';
 import { createOAuthServer } from './oauth/server.ts';
 import { createOAuthService } from './oauth/service.ts';
@@ -117,6 +119,7 @@ export function createServices(deps: ServiceDeps) {
     secretWithBinding: (orgId, name, userId) => vault.resolveSecret(orgId, name, userId),
     openPrefetchedSecret: (envelope, userId) => vault.openCurrent(envelope, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
+    reportProgress: (to, progress) => void notifyCallProgress(deps.pool, to, progress, deps.logger),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       timeoutMs: deps.config.outbound.timeoutMs,
@@ -202,7 +205,16 @@ export function createServices(deps: ServiceDeps) {
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
-  const mcpServers = createMcpServerService({ pool: deps.pool, executor, audit: createAuditWriter(deps.pool) });
+  const mcpServers = createMcpServerService({
+    pool: deps.pool,
+    executor,
+    audit: createAuditWriter(deps.pool),
+    connections,
+    publicUrl: deps.config.publicUrl,
+    announce: async (orgId, data) => {
+      await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, { orgId, type: 'mcp_server.tools_changed', data });
+    },
+  });
   return { exchange, metrics, budgetClock, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 

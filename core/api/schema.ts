@@ -876,7 +876,8 @@ export interface paths {
         delete: operations["deleteMcpServer"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change a connected MCP server’s settings: `timeout_ms` (null: the gateway’s UPSTREAM_TIMEOUT_MS) */
+        patch: operations["updateMcpServer"];
         trace?: never;
     };
     "/v1/mcp-servers/{id}/refresh": {
@@ -2110,6 +2111,13 @@ export interface components {
                 secret_name: string;
                 /** @constant */
                 type: "header";
+            } | {
+                authorization_url: string;
+                provider: string;
+                scopes: string[];
+                token_url: string;
+                /** @constant */
+                type: "oauth";
             };
             /** Format: date-time */
             created_at: string;
@@ -2124,6 +2132,8 @@ export interface components {
             service: string;
             /** Format: uuid */
             template_id: string;
+            /** @description This server’s upstream timeout in ms; null: the gateway’s UPSTREAM_TIMEOUT_MS. */
+            timeout_ms: number | null;
             tools: components["schemas"]["McpServerTool"][];
             url: string;
         };
@@ -2226,7 +2236,7 @@ export interface components {
             created_at: string;
             created_by: string | null;
             description: string | null;
-            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
             /** Format: uuid */
             id: string;
             /** @description The signing secret: shown once, never again. */
@@ -2622,7 +2632,7 @@ export interface components {
             created_at: string;
             created_by: string | null;
             description: string | null;
-            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+            events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
             /** Format: uuid */
             id: string;
             url: string;
@@ -9864,6 +9874,11 @@ export interface operations {
                         secret_name: string;
                         /** @constant */
                         type: "header";
+                    } | {
+                        client_id?: string;
+                        client_secret?: string;
+                        /** @constant */
+                        type: "oauth";
                     };
                     name: string;
                     /**
@@ -9871,6 +9886,8 @@ export interface operations {
                      * @enum {string}
                      */
                     scope?: "org" | "user";
+                    /** @description Upstream timeout of this server’s calls, in ms (default UPSTREAM_TIMEOUT_MS). */
+                    timeout_ms?: number;
                     /** Format: uri */
                     url: string;
                 };
@@ -9900,7 +9917,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: unauthenticated */
+            /** @description Error: unauthenticated, needs_authentication, reauth_required */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -9909,7 +9926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "unauthenticated";
+                            code?: "unauthenticated" | "needs_authentication" | "reauth_required";
                         };
                     };
                 };
@@ -10294,7 +10311,7 @@ export interface operations {
             };
         };
     };
-    refreshMcpServer: {
+    updateMcpServer: {
         parameters: {
             query?: never;
             header?: never;
@@ -10303,7 +10320,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    timeout_ms?: number | null;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -10338,6 +10361,154 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "unauthenticated";
+                        };
+                    };
+                };
+            };
+            /** @description Error: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    };
+                };
+            };
+            /** @description Error: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+            };
+            /** @description Error: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: invalid_service_definition */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_service_definition";
+                        };
+                    };
+                };
+            };
+            /** @description Error: headers_too_large */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "headers_too_large";
+                        };
+                    };
+                };
+            };
+            /** @description Error: internal */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unavailable";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    refreshMcpServer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
+            };
+            /** @description Error: invalid_request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        };
+                    };
+                };
+            };
+            /** @description Error: unauthenticated, needs_authentication, reauth_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthenticated" | "needs_authentication" | "reauth_required";
                         };
                     };
                 };
@@ -16461,7 +16632,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed")[];
+                    events: ("approval.raised" | "approval.resolved" | "approval.executed" | "approval.execution_failed" | "notification.delivered" | "notification.failed" | "mcp_server.tools_changed")[];
                     /** Format: uri */
                     url: string;
                 };

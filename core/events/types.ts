@@ -9,6 +9,8 @@ export const WEBHOOK_EVENT_TYPES = [
   // Where an approval was announced (Slack, email): each delivery's final state (issue 30).
   'notification.delivered',
   'notification.failed',
+  // A re-list of a connected MCP server (refresh, list_changed, schedule) added, removed or changed tools.
+  'mcp_server.tools_changed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

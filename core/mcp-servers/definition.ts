@@ -6,7 +6,9 @@ import { pinHash, type Risk, type ToolPin } from './tools.ts';
 export type UpstreamAuth =
   | { type: 'none' }
   | { type: 'bearer'; secret_name: string }
-  | { type: 'header'; header_name: string; secret_name: string };
+  | { type: 'header'; header_name: string; secret_name: string }
+  /** OAuth as the MCP Authorization spec describes: tokens are each person's connection to `provider`. */
+  | { type: 'oauth'; provider: string; authorization_url: string; token_url: string; scopes: string[] };
 
 /** An admin's choices for one tool; each wins over what the server's annotations say. */
 export interface ToolOverride {
@@ -33,6 +35,8 @@ export interface ServerRecord {
   name: string;
   url: string;
   auth: UpstreamAuth;
+  /** Null: the gateway's UPSTREAM_TIMEOUT_MS. */
+  timeoutMs: number | null;
 }
 
 export const effectiveRisk = (t: ToolRecord): Risk => t.override.risk ?? t.annotationRisk;
@@ -48,6 +52,14 @@ function securitySchemes(auth: UpstreamAuth): Record<string, unknown> | undefine
       return { [SCHEME]: { type: 'http', scheme: 'bearer', 'x-gateway-default_secret_name': auth.secret_name } };
     case 'header':
       return { [SCHEME]: { type: 'apiKey', in: 'header', name: auth.header_name, 'x-gateway-default_secret_name': auth.secret_name } };
+    case 'oauth':
+      return {
+        [SCHEME]: {
+          type: 'oauth2',
+          'x-gateway-provider': auth.provider,
+          flows: { authorizationCode: { authorizationUrl: auth.authorization_url, tokenUrl: auth.token_url, scopes: Object.fromEntries(auth.scopes.map((s) => [s, s])) } },
+        },
+      };
   }
 }
 
@@ -74,7 +86,7 @@ export function serviceDocument(server: ServerRecord, tools: readonly ToolRecord
     openapi: '3.1.0',
     info: { title: `${server.name} (MCP server)`, 'x-gateway-key': server.name, version: '1', description: `Tools of the MCP server at ${server.url}` },
     'x-gateway-runtime': 'mcp',
-    'x-gateway-mcp': { url: server.url },
+    'x-gateway-mcp': { url: server.url, ...(server.timeoutMs !== null ? { timeout_ms: server.timeoutMs } : {}) },
     servers: [{ url: new URL(server.url).origin }],
     ...(schemes ? { components: { securitySchemes: schemes }, security: [{ [SCHEME]: [] }] } : {}),
     paths,

@@ -57,7 +57,7 @@ export function compileService(input: unknown, source: string): CompiledService 
     baseUrls,
     authMethods,
     runtime,
-    ...(runtime === 'mcp' ? { mcp: { url: String(own(mcp, 'url')) } } : {}),
+    ...(runtime === 'mcp' ? { mcp: { url: String(own(mcp, 'url')), ...(typeof own(mcp, 'timeout_ms') === 'number' ? { timeoutMs: own(mcp, 'timeout_ms') as number } : {}) } } : {}),
     ...optionalString('idempotencyKeyHeader', own(doc, ext('idempotency_key_header'))),
     actions,
     source,

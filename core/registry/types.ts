@@ -124,6 +124,8 @@ export interface ToolPinRef {
 
 export interface McpConfig {
   url: string;
+  /** `timeout_ms`: this server's upstream timeout; absent, the gateway's (UPSTREAM_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 export interface CompiledService {

@@ -188,6 +188,9 @@ function checkRoot({ doc, add }: Ctx): void {
   if (runtime === 'mcp') {
     if (!isObject(mcp)) add('invalid_mcp', [ext('mcp')], 'runtime mcp requires an mcp block with a url');
     else if (!isHttpUrl(own(mcp, 'url'))) add('invalid_mcp', [ext('mcp'), 'url'], 'mcp.url must be an absolute http(s) URL');
+    if (isObject(mcp) && own(mcp, 'timeout_ms') !== undefined && !isMcpTimeout(own(mcp, 'timeout_ms'))) {
+      add('invalid_mcp', [ext('mcp'), 'timeout_ms'], `mcp.timeout_ms must be an integer from ${MCP_TIMEOUT_MS.min} to ${MCP_TIMEOUT_MS.max}`);
+    }
   } else if (mcp !== undefined) {
     add('invalid_mcp', [ext('mcp')], 'an mcp block requires runtime mcp');
   }
@@ -602,4 +605,11 @@ function isToolPin(v: unknown): boolean {
     isObject(own(v, 'input_schema')) &&
     (annotations === null || isObject(annotations))
   );
+}
+
+/** The bounds of an MCP service's own upstream timeout (`x-gateway-mcp.timeout_ms`), as UPSTREAM_TIMEOUT_MS's. */
+export const MCP_TIMEOUT_MS = { min: 100, max: 600_000 } as const;
+
+function isMcpTimeout(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= MCP_TIMEOUT_MS.min && v <= MCP_TIMEOUT_MS.max;
 }

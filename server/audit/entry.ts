@@ -71,7 +71,8 @@ export type AuditEvent =
   | 'mcp_server.tool_removed'
   | 'mcp_server.tool_changed'
   | 'mcp_server.tool_accepted'
-  | 'mcp_server.tool_updated';
+  | 'mcp_server.tool_updated'
+  | 'mcp_server.updated';
 
 export interface AuditEntry {
   orgId: string;

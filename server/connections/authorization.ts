@@ -68,7 +68,7 @@ export function createAuthorizationFlow(
 
   function authUrl(app: store.OAuthAppRow, row: Pick<store.ConnectionRow, 'requested_scopes'>, pending: PendingAuthorization): string {
     return oauth.buildAuthorizationUrl(
-      { clientId: app.client_id, authorizationUrl: app.authorization_url },
+      { clientId: app.client_id, authorizationUrl: app.authorization_url, resource: app.resource },
       { redirectUri, scopes: row.requested_scopes, state: pending.state, codeVerifier: pending.verifier },
     );
   }

@@ -1,7 +1,7 @@
 // OAuth apps: the provider apps an org admin registers (client id, endpoints, PKCE, client
 // authentication; the client secret goes to the vault), and the client configuration the
 // authorization flow and the token refresh talk to a provider with.
-import type { Principal } from '../auth/principal.ts';
+import type { Principal, UserPrincipal } from '../auth/principal.ts';
 import { AppError, forbidden, invalidRequest } from '../errors.ts';
 import type * as oauth from './oauth-client.ts';
 import { requirePerson, type ConnectionServiceDeps } from './shared.ts';
@@ -16,6 +16,17 @@ export interface PutOAuthAppInput {
   userinfo_url?: string | null | undefined;
   use_pkce?: boolean | undefined;
   token_endpoint_auth_method?: oauth.ClientAuthMethod | undefined;
+}
+
+export interface UpstreamAppInput {
+  clientId: string;
+  /** Null for a public client (PKCE only). */
+  clientSecret: string | null;
+  authMethod: oauth.ClientAuthMethod;
+  authorizationUrl: string;
+  tokenUrl: string;
+  revocationUrl: string | null;
+  resource: string;
 }
 
 export const clientSecretName = (provider: string) => `oauth_app.${provider}.client_secret`;
@@ -68,12 +79,43 @@ export function createOAuthApps(deps: Pick<ConnectionServiceDeps, 'pool' | 'vaul
       tokenUrl: app.token_url,
       revocationUrl: app.revocation_url,
       userinfoUrl: app.userinfo_url,
+      resource: app.resource,
     };
+  }
+
+  /**
+   * The app of an upstream MCP server's authorization server, as discovered and registered by the
+   * gateway (server/mcp-servers/upstream-oauth.ts). The caller decided who may; a client secret
+   * (configured, or issued by dynamic registration) goes to the vault like an admin's.
+   */
+  async function putUpstreamApp(p: UserPrincipal, provider: string, input: UpstreamAppInput): Promise<store.OAuthAppRow> {
+    let clientSecretId: string | null = null;
+    if (input.clientSecret !== null) {
+      const put = await vault.put(p, { name: clientSecretName(provider), value: input.clientSecret, description: `OAuth client secret of the MCP upstream app ${provider}` });
+      clientSecretId = put.secret.id;
+    }
+    const { app } = await store.upsertOAuthApp(pool, {
+      orgId: p.orgId,
+      provider,
+      clientId: input.clientId,
+      clientSecretId,
+      authMethod: input.clientSecret === null ? 'none' : input.authMethod,
+      authorizationUrl: input.authorizationUrl,
+      tokenUrl: input.tokenUrl,
+      revocationUrl: input.revocationUrl,
+      userinfoUrl: null,
+      usePkce: true,
+      resource: input.resource,
+      by: p.identityId,
+    });
+    logger.info({ provider, org_id: p.orgId }, 'OAuth app of an MCP upstream registered');
+    return app;
   }
 
   return {
     requireApp,
     clientConfig,
+    putUpstreamApp,
 
     async putOAuthApp(p: Principal, provider: string, input: PutOAuthAppInput) {
       const person = requirePerson(p, 'configure OAuth apps');

@@ -18,6 +18,8 @@ export interface OAuthClientConfig {
   tokenUrl: string;
   revocationUrl: string | null;
   userinfoUrl: string | null;
+  /** RFC 8707 resource indicator, sent in the authorization and every token request when set. */
+  resource?: string | null;
 }
 
 export interface TokenSet {
@@ -70,7 +72,7 @@ export const randomToken = (): string => randomBytes(32).toString('base64url');
 export const pkceChallenge = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
 export function buildAuthorizationUrl(
-  cfg: Pick<OAuthClientConfig, 'clientId' | 'authorizationUrl'>,
+  cfg: Pick<OAuthClientConfig, 'clientId' | 'authorizationUrl' | 'resource'>,
   req: { redirectUri: string; scopes: readonly string[]; state: string; codeVerifier: string | null },
 ): string {
   const url = new URL(cfg.authorizationUrl);
@@ -81,6 +83,7 @@ export function buildAuthorizationUrl(
   if (req.scopes.length > 0) url.searchParams.set('scope', req.scopes.join(' '));
   else url.searchParams.delete('scope');
   url.searchParams.set('state', req.state);
+  if (cfg.resource) url.searchParams.set('resource', cfg.resource);
   if (req.codeVerifier !== null) {
     url.searchParams.set('code_challenge', pkceChallenge(req.codeVerifier));
     url.searchParams.set('code_challenge_method', 'S256');
@@ -164,6 +167,7 @@ function clientAuth(cfg: OAuthClientConfig, params: URLSearchParams): { headers:
 }
 
 async function tokenRequest(cfg: OAuthClientConfig, params: URLSearchParams, opts: RequestOptions): Promise<TokenSet> {
+  if (cfg.resource) params.set('resource', cfg.resource);
   const res = await send(cfg.tokenUrl, { method: 'POST', ...clientAuth(cfg, params) }, opts);
   const body = res.json;
   // Some providers answer errors with 200 and an `error` member.

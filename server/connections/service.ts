@@ -19,7 +19,7 @@ import * as store from './store.ts';
 import { createConnectionTokens } from './tokens.ts';
 
 export { AUTHORIZATION_TTL_MS, CALLBACK_PATH, type CallbackInput, type CreateConnectionInput } from './authorization.ts';
-export { clientSecretName, publicOAuthApp, type PutOAuthAppInput } from './oauth-apps.ts';
+export { clientSecretName, publicOAuthApp, type PutOAuthAppInput, type UpstreamAppInput } from './oauth-apps.ts';
 export { publicConnection, type ConnectionServiceDeps, type PublicConnection } from './shared.ts';
 export { DEFAULT_REFRESH_MARGIN_SECONDS, type ConnectionRef, type FreshAccessToken } from './tokens.ts';
 
@@ -40,6 +40,12 @@ export function createConnectionService(deps: ConnectionServiceDeps) {
     loadVisible: (p: Principal, id: string) => loadVisible(pool, p, id),
 
     putOAuthApp: apps.putOAuthApp,
+    putUpstreamApp: apps.putUpstreamApp,
+    getOAuthApp: (orgId: string, provider: string) => store.getOAuthApp(pool, orgId, provider),
+    /** The person's connections to a provider (any status but revoked), oldest first. */
+    async ownConnections(orgId: string, userId: string, provider: string) {
+      return (await store.listConnections(pool, orgId, userId)).filter((c) => c.provider === provider && c.status !== 'revoked');
+    },
     listOAuthApps: apps.listOAuthApps,
 
     create: authorization.create,

@@ -23,6 +23,8 @@ export const oauthAppRow = z.object({
   revocation_url: z.string().nullable(),
   userinfo_url: z.string().nullable(),
   use_pkce: z.boolean(),
+  /** RFC 8707 resource indicator sent with every authorization and token request (MCP upstreams). */
+  resource: z.string().nullable(),
   created_by: z.string().nullable(),
   updated_by: z.string().nullable(),
   created_at: z.date(),
@@ -32,7 +34,7 @@ export type OAuthAppRow = z.infer<typeof oauthAppRow>;
 
 const APP_COLUMNS = sql.fragment`
   id, org_id, provider, client_id, client_secret_id, token_endpoint_auth_method, authorization_url,
-  token_url, revocation_url, userinfo_url, use_pkce, created_by, updated_by, created_at, updated_at`;
+  token_url, revocation_url, userinfo_url, use_pkce, resource, created_by, updated_by, created_at, updated_at`;
 
 export const connectionStatus = z.enum(['pending', 'active', 'reauth_required', 'revoked']);
 export type ConnectionStatus = z.infer<typeof connectionStatus>;
@@ -88,6 +90,8 @@ export interface UpsertOAuthApp {
   revocationUrl: string | null;
   userinfoUrl: string | null;
   usePkce: boolean;
+  /** Undefined keeps the stored one. */
+  resource?: string | null | undefined;
   by: string;
 }
 
@@ -95,9 +99,9 @@ export async function upsertOAuthApp(db: Db, a: UpsertOAuthApp): Promise<{ app: 
   const keepSecret = a.clientSecretId === undefined;
   const row = await db.one(sql.type(oauthAppRow.extend({ created: z.boolean() }))`
     INSERT INTO oauth_apps (org_id, provider, client_id, client_secret_id, token_endpoint_auth_method, authorization_url,
-                            token_url, revocation_url, userinfo_url, use_pkce, created_by, updated_by)
+                            token_url, revocation_url, userinfo_url, use_pkce, resource, created_by, updated_by)
     VALUES (${a.orgId}, ${a.provider}, ${a.clientId}, ${a.clientSecretId ?? null}, ${a.authMethod}, ${a.authorizationUrl},
-            ${a.tokenUrl}, ${a.revocationUrl}, ${a.userinfoUrl}, ${a.usePkce}, ${a.by}, ${a.by})
+            ${a.tokenUrl}, ${a.revocationUrl}, ${a.userinfoUrl}, ${a.usePkce}, ${a.resource ?? null}, ${a.by}, ${a.by})
     ON CONFLICT (org_id, provider) DO UPDATE SET
       client_id = EXCLUDED.client_id,
       client_secret_id = ${keepSecret ? sql.fragment`oauth_apps.client_secret_id` : sql.fragment`EXCLUDED.client_secret_id`},
@@ -107,6 +111,7 @@ export async function upsertOAuthApp(db: Db, a: UpsertOAuthApp): Promise<{ app: 
       revocation_url = EXCLUDED.revocation_url,
       userinfo_url = EXCLUDED.userinfo_url,
       use_pkce = EXCLUDED.use_pkce,
+      resource = ${a.resource === undefined ? sql.fragment`oauth_apps.resource` : sql.fragment`EXCLUDED.resource`},
       updated_by = EXCLUDED.updated_by,
       updated_at = now()
     RETURNING ${APP_COLUMNS}, (xmax = 0) AS created`);

@@ -18,6 +18,11 @@ export interface AgentEvent {
   reason?: string;
   action_description?: string;
   execution?: { id: string; status: string; triggered_by?: string; http_status_code?: number };
+  /** `call.progress`: the API request waiting for the call, and the upstream tool's progress. */
+  request_id?: string;
+  progress?: number;
+  total?: number;
+  message?: string;
 }
 
 const clip = (v: unknown, max: number): string | undefined => (typeof v === 'string' ? v.slice(0, max) : undefined);
@@ -73,6 +78,30 @@ export async function notifyToolsListChanged(db: CommonQueryMethods, agentId: st
     await notifyChannel(db, AGENT_EVENTS_CHANNEL, payload);
   } catch (err) {
     logger?.warn({ err: (err as Error).message }, 'could not notify agent event streams of a tool list change');
+  }
+}
+
+/** A long MCP tool's progress, for the request that made the call (server/mcp/progress.ts relays it). */
+export const CALL_PROGRESS = 'call.progress';
+
+/**
+ * Tells the API process holding the agent's request (any replica) how far the upstream tool got.
+ * Best effort and never awaited by the call: a lost progress notification costs nothing.
+ */
+export async function notifyCallProgress(
+  db: CommonQueryMethods,
+  to: { requesterId: string; requestId: string },
+  p: { progress: number; total?: number | undefined; message?: string | undefined },
+  logger?: Pick<Logger, 'warn'>,
+): Promise<void> {
+  try {
+    const event: AgentEvent = { type: CALL_PROGRESS, approval_id: '', request_id: to.requestId.slice(0, 200), progress: p.progress };
+    if (typeof p.total === 'number') event.total = p.total;
+    const message = clip(p.message, 500);
+    if (message) event.message = message;
+    await notifyChannel(db, AGENT_EVENTS_CHANNEL, JSON.stringify({ agent_id: to.requesterId, event }));
+  } catch (err) {
+    logger?.warn({ err: (err as Error).message }, 'could not relay a call’s progress');
   }
 }
 

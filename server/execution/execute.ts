@@ -24,11 +24,26 @@ import type { StoredRequest } from './stored-request.ts';
  * A non-HTTP runtime (`mcp`: tools on an external MCP server; `platform`: in-process handlers).
  * It gets the same input and must answer with the same result shapes.
  */
+/** Who waits for a call's progress: the requester, in the API request that made the call. */
+export interface ProgressTarget {
+  requesterId: string;
+  requestId: string;
+}
+
+/** An upstream tool's `notifications/progress`, as MCP defines its fields. */
+export interface ToolProgress {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
+}
+
 export type RuntimeHandler = (deps: ExecutorDeps, input: ExecuteInput) => Promise<ExecuteOutput>;
 
 export interface ExecutorDeps {
   /** Handlers for `runtime: mcp` and `runtime: platform` services. */
   runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
+  /** A long MCP tool's progress, for the request that made the call (best effort, never blocks the call). */
+  reportProgress?: (to: ProgressTarget, progress: ToolProgress) => void;
   /** The value of a vault secret usable by `userId`'s chains (the org's or that user's own). */
   secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
   /** The same, with what binds it (allowed_hosts, owner), in one round trip (a template's credential). */
@@ -70,6 +85,8 @@ export interface ExecuteInput {
   requesterId?: string;
   /** The human owning the requester's chain. */
   userId?: string;
+  /** The API request the call was made in (null: none, e.g. an approved call replayed later): a long tool's progress is addressed to it. */
+  requestId?: string | null;
   instance: ResolvedInstance;
   action: CompiledAction | null;
   request: StoredRequest;

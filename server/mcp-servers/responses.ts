@@ -35,7 +35,11 @@ export const McpServer = z
       z.strictObject({ type: z.literal('none') }),
       z.strictObject({ type: z.literal('bearer'), secret_name: z.string() }),
       z.strictObject({ type: z.literal('header'), header_name: z.string(), secret_name: z.string() }),
+      z
+        .strictObject({ type: z.literal('oauth'), provider: z.string(), authorization_url: z.string(), token_url: z.string(), scopes: z.array(z.string()) })
+        .describe('OAuth per the MCP Authorization spec: each person’s tokens are their connection to `provider`.'),
     ]),
+    timeout_ms: z.int().nullable().describe('This server’s upstream timeout in ms; null: the gateway’s UPSTREAM_TIMEOUT_MS.'),
     template_id: uuid,
     refreshed_at: timestamp,
     created_at: timestamp,

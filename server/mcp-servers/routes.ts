@@ -3,6 +3,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { principalOf } from '../auth/middleware.ts';
 import { apiRouter } from '../http/api-router.ts';
+import { MCP_TIMEOUT_MS } from '../../core/registry/validate.ts';
 import { McpServer, McpServerList } from './responses.ts';
 import type { McpServerService } from './service.ts';
 
@@ -11,7 +12,11 @@ const auth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
   z.strictObject({ type: z.literal('bearer'), secret_name: secretName }),
   z.strictObject({ type: z.literal('header'), header_name: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name'), secret_name: secretName }),
+  // OAuth per the MCP Authorization spec: endpoints are discovered; a client is registered by DCR unless one is given.
+  z.strictObject({ type: z.literal('oauth'), client_id: z.string().min(1).max(512).optional(), client_secret: z.string().min(1).max(4096).optional() }),
 ]);
+// The bounds of UPSTREAM_TIMEOUT_MS.
+const timeoutMs = z.int().min(MCP_TIMEOUT_MS.min).max(MCP_TIMEOUT_MS.max).describe('Upstream timeout of this server’s calls, in ms (default UPSTREAM_TIMEOUT_MS).');
 const connectBody = z.strictObject({
   name: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lowercase letters, digits, _ and -, starting with a letter'),
   url: z
@@ -19,7 +24,9 @@ const connectBody = z.strictObject({
     .max(2000),
   auth: auth.optional(),
   scope: z.enum(['org', 'user']).default('org'),
+  timeout_ms: timeoutMs.optional(),
 });
+const serverBody = z.strictObject({ timeout_ms: timeoutMs.nullable().optional() });
 const toolBody = z.strictObject({
   risk: z.enum(['read', 'write', 'delete']).nullable().optional(),
   scope_param: z.string().min(1).max(128).nullable().optional(),
@@ -46,7 +53,7 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     summary: 'Connect a Streamable-HTTP MCP server: its tools become the actions of a service of that name',
     body: connectBody,
     responses: { 201: McpServer },
-    errors: ['forbidden', 'conflict', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
+    errors: ['forbidden', 'conflict', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'needs_authentication', 'reauth_required', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
   }, async (req, res, { body }) => {
     res.status(201).json(await servers.connect(principalOf(req), body));
   });
@@ -60,6 +67,18 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     errors: ['not_found'],
   }, async (req, res, { params }) => {
     res.json(await servers.get(principalOf(req), params.id));
+  });
+  r.route({
+    method: 'patch',
+    path: '/mcp-servers/{id}',
+    operationId: 'updateMcpServer',
+    summary: 'Change a connected MCP server’s settings: `timeout_ms` (null: the gateway’s UPSTREAM_TIMEOUT_MS)',
+    params: idParams,
+    body: serverBody,
+    responses: { 200: McpServer },
+    errors: ['forbidden', 'not_found', 'invalid_service_definition'],
+  }, async (req, res, { params, body }) => {
+    res.json(await servers.update(principalOf(req), params.id, body));
   });
   r.route({
     method: 'delete',
@@ -80,7 +99,7 @@ export function mcpServerRoutes(servers: McpServerService): Router {
     summary: 'Re-list the server’s tools: new ones arrive disabled, removed ones are disabled, changed ones wait for acceptance',
     params: idParams,
     responses: { 200: McpServer },
-    errors: ['forbidden', 'not_found', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
+    errors: ['forbidden', 'not_found', 'invalid_service_definition', 'credential_missing', 'secret_not_allowed_for_host', 'needs_authentication', 'reauth_required', 'upstream_error', 'upstream_unreachable', 'upstream_timeout'],
   }, async (req, res, { params }) => {
     res.json(await servers.refresh(principalOf(req), params.id));
   });

@@ -14,6 +14,7 @@ export const serverRow = z.object({
   url: z.string(),
   auth: json,
   template_id: z.string(),
+  timeout_ms: z.number().nullable(),
   refreshed_at: z.date(),
   created_by: z.string().nullable(),
   created_at: z.date(),
@@ -36,13 +37,26 @@ export const listServers = (db: Db, orgId: string, userId: string) =>
   db.any(sql.type(serverRow)`
     SELECT * FROM mcp_servers WHERE org_id = ${orgId} AND (owner_id IS NULL OR owner_id = ${userId}) ORDER BY name, owner_id NULLS FIRST`);
 
+/** Every connected server with the user behind its creator's identity (the watcher acts as them). */
+export const listWatchable = (db: Db) =>
+  db.any(sql.type(serverRow.extend({ creator_user_id: z.string().nullable() }))`
+    SELECT s.*, i.user_id AS creator_user_id
+    FROM mcp_servers s LEFT JOIN identities i ON i.id = s.created_by
+    ORDER BY s.created_at, s.id`);
+
 export const getServer = (db: Db, id: string) => db.maybeOne(sql.type(serverRow)`SELECT * FROM mcp_servers WHERE id = ${id}`);
 
-export const insertServer = (db: Db, s: { orgId: string; ownerId: string | null; name: string; url: string; auth: unknown; templateId: string; createdBy: string }) =>
+export const insertServer = (
+  db: Db,
+  s: { orgId: string; ownerId: string | null; name: string; url: string; auth: unknown; timeoutMs: number | null; templateId: string; createdBy: string },
+) =>
   db.one(sql.type(serverRow)`
-    INSERT INTO mcp_servers (org_id, owner_id, name, url, auth, template_id, created_by)
-    VALUES (${s.orgId}, ${s.ownerId}, ${s.name}, ${s.url}, ${sql.jsonb(s.auth as never)}, ${s.templateId}, ${s.createdBy})
+    INSERT INTO mcp_servers (org_id, owner_id, name, url, auth, timeout_ms, template_id, created_by)
+    VALUES (${s.orgId}, ${s.ownerId}, ${s.name}, ${s.url}, ${sql.jsonb(s.auth as never)}, ${s.timeoutMs}, ${s.templateId}, ${s.createdBy})
     RETURNING *`);
+
+export const setTimeoutMs = (db: Db, id: string, timeoutMs: number | null) =>
+  db.one(sql.type(serverRow)`UPDATE mcp_servers SET timeout_ms = ${timeoutMs} WHERE id = ${id} RETURNING *`);
 
 export async function markRefreshed(db: Db, id: string): Promise<void> {
   await db.query(sql.unsafe`UPDATE mcp_servers SET refreshed_at = now() WHERE id = ${id}`);

@@ -14,12 +14,13 @@ import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
-import { createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
+import { CALL_PROGRESS, createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { createStreamGuard } from '../auth/stream-guard.ts';
 import { MCP_SCOPE } from '../oauth/bindings.ts';
 import { toolCallLookupAlong } from './tools.ts';
 import { authInfoFor, callerOf, createGatewayServer, type McpCaller } from './gateway-server.ts';
 import { openEventStream } from './event-stream.ts';
+import { progressTokenOf } from './progress.ts';
 import { serveLegacy } from './legacy-leg.ts';
 import { onlyResponses, refuseLegacy, refuseMalformed, refuseModern } from './message-guard.ts';
 import { serveListen } from './listen.ts';
@@ -45,6 +46,8 @@ type McpRequest = Request & { mcp?: { caller: McpCaller; token: string } };
 export function eventNotification(event: AgentEvent) {
   // The tool list changed (self-approval turned on or off): the notification MCP names for it.
   if (event.type === TOOLS_LIST_CHANGED) return { jsonrpc: '2.0' as const, method: 'notifications/tools/list_changed' };
+  // Progress belongs to the request that made the call (progress.ts), not to the agent's stream.
+  if (event.type === CALL_PROGRESS) return null;
   return { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', logger: 'gateway', data: event } };
 }
 
@@ -65,11 +68,10 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   /** The server for one request: its tools vary with the caller's self-approval flag. */
   const serverFor = async (caller: McpCaller, modern: boolean) =>
     createGatewayServer({ caller, modern, events, selfApprove: await services.oauth.selfApproveEnabled(caller.principal) });
-  const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), {
-    legacy: 'reject',
-    responseMode: 'json',
-    onerror: (err) => logger.debug({ err: err.message }, 'MCP request refused'),
-  });
+  const modernOptions = { legacy: 'reject' as const, onerror: (err: Error) => logger.debug({ err: err.message }, 'MCP request refused') };
+  const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'json' });
+  // A request that asks for progress is answered as a stream: progress goes before the result.
+  const modernStreaming = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'sse' });
   const router = Router();
 
   // DNS-rebinding protection (MCP transport spec): the Host must be one this gateway is reached by
@@ -141,6 +143,8 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     // The SDK's own routing decision, made once: which revision the message speaks.
+    // A request that asks for progress (and takes a stream) is answered as SSE, so progress can go before the result.
+    const asksProgress = progressTokenOf((req.body as { params?: { _meta?: unknown } } | undefined)?.params?._meta) !== undefined && (req.get('accept') ?? '').includes('text/event-stream');
     const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader: version, mcpMethodHeader: req.get('mcp-method'), mcpNameHeader: req.get('mcp-name'), body: req.body });
     const refused = route.kind === 'legacy' ? refuseLegacy(req.body, version) : refuseModern(req.body);
     if (refused) {
@@ -148,14 +152,14 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       return;
     }
     if (route.kind === 'legacy') {
-      await sendWebResponse(await serveLegacy(toWebRequest(req, res), req.body, authInfo, () => serverFor(caller, false)), res);
+      await sendWebResponse(await serveLegacy(toWebRequest(req, res), req.body, authInfo, () => serverFor(caller, false), { stream: asksProgress }), res);
       return;
     }
     if (route.kind === 'modern' && route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {
       await serveListen(stream, route.message, caller.principal as AgentPrincipal, token, res, req.log);
       return;
     }
-    await sendWebResponse(await modern.fetch(toWebRequest(req, res), { authInfo, parsedBody: req.body }), res);
+    await sendWebResponse(await (asksProgress ? modernStreaming : modern).fetch(toWebRequest(req, res), { authInfo, parsedBody: req.body }), res);
   });
 
   router.get(MCP_PATH, authenticate, async (req: McpRequest, res) => {

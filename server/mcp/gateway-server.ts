@@ -22,6 +22,7 @@ import { AppError, forbidden, unauthenticated } from '../errors.ts';
 import type { AgentEventHub } from '../events/agent-events.ts';
 import { decodeState, type ElicitationState } from './approval-elicitation.ts';
 import { answerCall, invalidParams, resumeAfterElicitation, type CallerCapabilities } from './call-answer.ts';
+import { progressTokenOf, relayProgress } from './progress.ts';
 import { cancelTask, readTask } from './tasks.ts';
 import { CALL_TOOLS, invokeTool, listedTool, toolError, visibleTools } from './tool-invoke.ts';
 import { SELF_APPROVE_OFF, TOOL_NAMES, type ToolContext } from './tools.ts';
@@ -144,7 +145,17 @@ export function createGatewayServer(opts: GatewayServerOptions): Server {
       if (sctx.mcpReq.droppedInputResponseKeys?.length) throw invalidParams(`inputResponses.${sctx.mcpReq.droppedInputResponseKeys.join(', ')} is not an elicitation result`);
       return (await resumeAfterElicitation(state, inputResponses, p, ctx, caps, { events, signal: sctx.mcpReq.signal })) as CallToolResult;
     }
-    return (await answerCall(tool, await invokeTool(tool, args ?? {}, p, ctx), p, ctx, caps)) as CallToolResult;
+    // A call of a long upstream tool: its progress, to a caller that asked for it (progress.ts).
+    const progressToken = CALL_TOOLS.has(tool.name) && ctx.requestId ? progressTokenOf(sctx.mcpReq._meta) : undefined;
+    const stopRelay =
+      progressToken !== undefined && ctx.requestId
+        ? await relayProgress(events, { agentId: p.identityId, requestId: ctx.requestId, progressToken }, (n) => sctx.mcpReq.notify(n), ctx.logger)
+        : () => undefined;
+    try {
+      return (await answerCall(tool, await invokeTool(tool, args ?? {}, p, ctx), p, ctx, caps)) as CallToolResult;
+    } finally {
+      stopRelay();
+    }
   }));
 
   if (modern) {

@@ -18,7 +18,8 @@
 //     images, resources) stays the list of content items. Verbose: the raw CallToolResult.
 // Errors:
 //   - the server cannot be reached (DNS, refused, reset): `upstream_unreachable`.
-//   - no answer within the outbound timeout (30 s by default, for the whole call): `upstream_timeout`.
+//   - no answer within the service's `timeout_ms`, else the outbound timeout (30 s by default), for
+//     the whole call: `upstream_timeout`.
 //   - the server answers the transport with an HTTP error (e.g. 401 for a bad token) or with
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
@@ -28,7 +29,7 @@
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
 import { buildActionRequest, type BuiltRequest } from '../../../core/execution/request.ts';
 import { AppError, invalidParams, invalidRequest } from '../../errors.ts';
-import { credentialFor, templateTrusted, type RuntimeHandler } from '../execute.ts';
+import { credentialFor, templateTrusted, type RuntimeHandler, type ToolProgress } from '../execute.ts';
 import { assertAddressAllowed } from '../http-client.ts';
 import { jsonOutput } from './result.ts';
 import { pinDiff, pinHash, pinOf, type UpstreamTool } from '../../../core/mcp-servers/tools.ts';
@@ -58,7 +59,11 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   for (const [k, v] of Object.entries(injection.query)) url.searchParams.set(k, v);
 
   const started = performance.now();
-  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs: deps.outbound.timeoutMs, pin: action.toolPin });
+  const timeoutMs = service.mcp.timeoutMs ?? deps.outbound.timeoutMs;
+  // Progress goes to the request that is waiting for this call (none for a call replayed later).
+  const to = input.requesterId && input.requestId ? { requesterId: input.requesterId, requestId: input.requestId } : null;
+  const onProgress = to && deps.reportProgress ? (p: ToolProgress) => deps.reportProgress!(to, p) : undefined;
+  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs, pin: action.toolPin, onProgress });
   return jsonOutput(
     {
       status: result.isError ? TOOL_ERROR_STATUS : 200,
@@ -100,6 +105,8 @@ interface ToolCall {
   args: Record<string, unknown>;
   timeoutMs: number;
   pin?: ToolPinRef | undefined;
+  /** Asks the server for progress (a progressToken) and hands each notification here. */
+  onProgress?: ((p: ToolProgress) => void) | undefined;
 }
 
 async function callTool(call: ToolCall): Promise<CallToolResult> {
@@ -115,7 +122,11 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
     await client.connect(transport, opts);
     const listed = await findTool(client, call.tool, opts);
     if (call.pin) assertUnchanged(call.tool, call.pin, listed);
-    return await client.request({ method: 'tools/call', params: { name: call.tool, arguments: call.args } }, opts);
+    const onprogress = call.onProgress;
+    return await client.request(
+      { method: 'tools/call', params: { name: call.tool, arguments: call.args } },
+      onprogress ? { ...opts, onprogress: (p) => onprogress({ progress: p.progress, total: p.total, message: p.message }) } : opts,
+    );
   } catch (err) {
     throw toAppError(err, call, deadline.signal.aborted);
   } finally {
