@@ -2,7 +2,11 @@
 // with the direct upstream call and Temporal's own floor (a no-op workflow via Update-with-Start on
 // the same server and worker). Also: throughput at concurrency 16, the resume path (approval
 // allowed → upstream request received), CPU ms per call split by process (read from /proc) and the
-// gateway's memory. Goals: issue 14. The target (bench/targets.ts) is the embedded defaults
+// gateway's memory. Beside them, in the same run, the least gateway of the covered call's shape
+// (bench/support/least-call-gateway.ts: plain node:http, three statements, eager start, the answer
+// in-process) on the same Temporal server, PostgreSQL server and upstream: its sequential calls
+// alternated in blocks with the gateway's and the floor's, its load in turns with the gateway's;
+// the covered call is printed as a ratio to it as well as to the floor (issue 46). Goals: issue 14. The target (bench/targets.ts) is the embedded defaults
 // (PostgreSQL + Temporal dev server started by the gateway) or, with --cluster, the production
 // shape of `npm run cluster` (issue 19).
 //   npm run bench:call                      # text
@@ -21,13 +25,32 @@ import pg from 'pg';
 import { callWorkflowId, TASK_QUEUE } from '../workflows/definitions.ts';
 import { benchmarkFloorUpdate } from './workflows/definitions.ts';
 import { setUpCoveredAgent } from './support/covered-agent.ts';
-import { byGroup, cpuPerCall, FLOOR_GOALS, latency, ratiosToFloor, round, type ByGroup, type FloorRatios, type Latency, type Sample } from './support/figures.ts';
+import {
+  byGroup,
+  FLOOR_GOALS,
+  latency,
+  LEAST_GOALS,
+  mergeRuns,
+  ratiosToFloor,
+  ratiosToLeast,
+  round,
+  type ByGroup,
+  type FloorRatios,
+  type LeastRatios,
+  type Latency,
+  type LoadRun,
+  type MeasuredProcess,
+  type Sample,
+} from './support/figures.ts';
+import { createLeastDatabase, startLeastGateway, type LeastGateway } from './support/least-call-process.ts';
 import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenchOptions } from './support/options.ts';
-import { runConcurrent, timed } from './support/load.ts';
+import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
 
 const WARMUP = 100;
+/** Sequential calls of the floor, the gateway and the least gateway are taken in turns, this many at a time. */
+const BLOCK = 25;
 /** A call that takes longer than this fails the run instead of hanging it. */
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -49,15 +72,16 @@ async function within<T>(what: string, promise: Promise<T>): Promise<T> {
 }
 
 /** CPU ms of every measured process (PostgreSQL: its whole tree). */
-function cpuSample(target: BenchTarget): Sample {
-  return Object.fromEntries(target.processes.map((p) => [p.name, p.tree ? treeCpuMs(p.pid) : processCpuMs(p.pid)]));
+function cpuSample(processes: readonly MeasuredProcess[]): Sample {
+  return Object.fromEntries(processes.map((p) => [p.name, p.tree ? treeCpuMs(p.pid) : processCpuMs(p.pid)]));
 }
 
-/** CPU ms per call, by process and group, spent while `fn` runs `calls` calls. */
-async function measureCpu<T extends { latencies: number[] }>(target: BenchTarget, fn: () => Promise<T>): Promise<{ value: T; perCall: ByGroup }> {
-  const before = cpuSample(target);
-  const value = await fn();
-  return { value, perCall: cpuPerCall(target.processes, before, cpuSample(target), value.latencies.length) };
+/** `total` calls of `fn` at `concurrency`, with the CPU ms each of `processes` spent meanwhile. */
+async function loadRun(processes: readonly MeasuredProcess[], total: number, concurrency: number, fn: () => Promise<unknown>): Promise<LoadRun> {
+  const before = cpuSample(processes);
+  const run = await runConcurrent({ total, concurrency }, fn);
+  const after = cpuSample(processes);
+  return { latencies: run.latencies, seconds: run.seconds, cpuMs: Object.fromEntries(processes.map((p) => [p.name, after[p.name]! - before[p.name]!])) };
 }
 
 /** RSS and its peak (MB), summed over the gateway processes, and by process on the cluster. */
@@ -91,6 +115,7 @@ async function main(opts: CallBenchOptions) {
   const loadavgAtStart = os.loadavg().map((x) => round(x));
 
   let target: BenchTarget | undefined;
+  let least: LeastGateway | undefined;
   let stats: pg.Client | undefined;
   let temporal: Client | undefined;
   let shutdown: Shutdown | undefined;
@@ -100,6 +125,7 @@ async function main(opts: CallBenchOptions) {
     (stopping ??= (async () => {
       await stats?.end().catch(() => undefined);
       await temporal?.connection.close().catch(() => undefined);
+      await least?.stop().catch(() => undefined);
       if (target) shutdown = await target.stop();
       upstream.closeAllConnections();
       upstream.close();
@@ -175,8 +201,24 @@ async function main(opts: CallBenchOptions) {
       );
     };
 
+    // The least gateway: its own process and database on the target's PostgreSQL server, the
+    // target's Temporal server (a task queue of its own), the same upstream.
+    log('starting the least gateway…');
+    least = await startLeastGateway({
+      name: 'least',
+      workflow: 'least',
+      taskQueue: 'bench-least',
+      upstreamUrl,
+      databaseUrl: await createLeastDatabase(t.databaseUrl),
+      temporalAddress: t.temporalAddress,
+    });
+    const leastCall = least.call;
+    /** The least gateway's process in the gateway's place, beside the same Temporal and PostgreSQL. */
+    const leastProcesses: MeasuredProcess[] = [{ name: 'least', group: 'gateway', pid: least.pid, tree: false }, ...t.processes.filter((p) => p.group !== 'gateway')];
+
     log('warming up…');
     for (let i = 0; i < WARMUP; i++) await gatewayCall();
+    for (let i = 0; i < WARMUP; i++) await leastCall();
     for (let i = 0; i < 20; i++) await floorCall();
     const memStart = gatewayMemory(t);
 
@@ -184,20 +226,27 @@ async function main(opts: CallBenchOptions) {
     const direct: number[] = [];
     for (let i = 0; i < opts.sequential; i++) direct.push(await timed(directCall));
 
-    log('Temporal floor…');
-    const floor: number[] = [];
-    for (let i = 0; i < opts.sequential; i++) floor.push(await timed(floorCall));
-    const floorLoad = await measureCpu(t, () => runConcurrent({ total: opts.floorConcurrent, concurrency: opts.concurrency }, floorCall));
-
-    log('gateway, sequential…');
-    const viaGateway: number[] = [];
+    log(`Temporal floor, gateway and least gateway, sequential, in turns of ${BLOCK}…`);
     const txBefore = await transactions();
-    for (let i = 0; i < opts.sequential; i++) viaGateway.push(await timed(gatewayCall));
+    // The floor and the least gateway touch no table of the gateway's database.
+    const [floor, viaGateway, viaLeast] = (await alternatedInBlocks(opts.sequential, BLOCK, [floorCall, gatewayCall, leastCall].map((fn) => () => timed(fn)))) as [number[], number[], number[]];
     const txAfter = await transactions();
+    log(`Temporal floor, concurrency ${opts.concurrency}…`);
+    const floorLoad = mergeRuns(t.processes, [await loadRun(t.processes, opts.floorConcurrent, opts.concurrency, floorCall)]);
     // Minus one: the first transactions() query, counted by the second.
     const txPerCall = (db: string, extra = 0) => (db in txAfter ? round((txAfter[db]! - txBefore[db]! - extra) / opts.sequential, 1) : null);
-    log(`gateway, concurrency ${opts.concurrency}…`);
-    const load = await measureCpu(t, () => runConcurrent({ total: opts.concurrent, concurrency: opts.concurrency }, gatewayCall));
+    // The gateway's and the least gateway's load in turns (gateway, least, least, gateway), each
+    // half of its calls at a time, so a change in the machine's load weighs on both alike.
+    log(`gateway and least gateway, concurrency ${opts.concurrency}, in turns…`);
+    const gatewayRuns: LoadRun[] = [];
+    const leastRuns: LoadRun[] = [];
+    const halves = [Math.ceil(opts.concurrent / 2), Math.floor(opts.concurrent / 2)];
+    gatewayRuns.push(await loadRun(t.processes, halves[0]!, opts.concurrency, gatewayCall));
+    leastRuns.push(await loadRun(leastProcesses, halves[0]!, opts.concurrency, leastCall));
+    leastRuns.push(await loadRun(leastProcesses, halves[1]!, opts.concurrency, leastCall));
+    gatewayRuns.push(await loadRun(t.processes, halves[1]!, opts.concurrency, gatewayCall));
+    const load = mergeRuns(t.processes, gatewayRuns);
+    const leastLoad = mergeRuns(leastProcesses, leastRuns);
     const memAfterLoad = gatewayMemory(t);
 
     // The resume path: an uncovered call raises an approval; the user allows it (auto call on
@@ -243,9 +292,11 @@ async function main(opts: CallBenchOptions) {
 
     const d = latency(direct);
     const g = latency(viaGateway);
-    const c = latency(load.value.latencies);
+    const c = latency(load.latencies);
     const f = latency(floor);
-    const fc = latency(floorLoad.value.latencies);
+    const fc = latency(floorLoad.latencies);
+    const l = latency(viaLeast);
+    const lc = latency(leastLoad.latencies);
     const temporalSql = { temporal: txPerCall('temporal'), temporal_visibility: txPerCall('temporal_visibility') };
     const report = {
       target: { kind: t.kind, describe: t.describe, api_replicas: t.apiUrls.length, processes: t.processes.map((p) => `${p.name} (${p.group})`) },
@@ -253,7 +304,7 @@ async function main(opts: CallBenchOptions) {
       direct: d,
       temporal_floor: {
         sequential: f,
-        concurrent: { concurrency: opts.concurrency, calls: floorLoad.value.latencies.length, per_second: floorLoad.value.perSecond, p50: fc.p50, p95: fc.p95 },
+        concurrent: { concurrency: opts.concurrency, calls: floorLoad.latencies.length, per_second: floorLoad.perSecond, p50: fc.p50, p95: fc.p95 },
         cpu_ms_per_workflow: floorLoad.perCall,
         /** One floor call before each allow of the resume path: the floor its ratio is taken to. */
         beside_resumes: latency(floorBesideResumes),
@@ -263,9 +314,9 @@ async function main(opts: CallBenchOptions) {
         overhead_ms: { p50: round(g.p50 - d.p50), p95: round(g.p95 - d.p95) },
         concurrent: {
           concurrency: opts.concurrency,
-          calls: load.value.latencies.length,
-          per_second: load.value.perSecond,
-          vs_floor: round(load.value.perSecond / floorLoad.value.perSecond),
+          calls: load.latencies.length,
+          per_second: load.perSecond,
+          vs_floor: round(load.perSecond / floorLoad.perSecond),
           p50: c.p50,
           p95: c.p95,
           p99: c.p99,
@@ -275,17 +326,33 @@ async function main(opts: CallBenchOptions) {
         // Temporal's own persistence, when it is on PostgreSQL (the cluster): transactions per call.
         ...(temporalSql.temporal !== null ? { temporal_sql_transactions_per_call: temporalSql } : {}),
       },
+      least_gateway: {
+        describe: 'bench/support/least-call-gateway.ts: plain node:http, three statements, eager start, the answer in-process; same Temporal, PostgreSQL and upstream',
+        sequential: l,
+        concurrent: { concurrency: opts.concurrency, calls: leastLoad.latencies.length, per_second: leastLoad.perSecond, p50: lc.p50, p95: lc.p95, p99: lc.p99 },
+        cpu_ms_per_call: leastLoad.perCall,
+        vs_floor: {
+          p50: round(l.p50 / f.p50),
+          throughput: round(leastLoad.perSecond / floorLoad.perSecond),
+          gateway_cpu: round(leastLoad.perCall.gateway / floorLoad.perCall.gateway),
+        },
+      },
       resume: { approval_allowed_to_upstream: latency(resumeToUpstream), resolve_answer: latency(resolveAnswer) },
       vs_floor: ratiosToFloor({
         covered: g,
         floor: f,
-        callsPerSecond: load.value.perSecond,
-        floorPerSecond: floorLoad.value.perSecond,
+        callsPerSecond: load.perSecond,
+        floorPerSecond: floorLoad.perSecond,
         gatewayCpuPerCall: load.perCall.gateway,
         gatewayCpuPerFloorWorkflow: floorLoad.perCall.gateway,
         allowedToUpstreamP50: latency(resumeToUpstream).p50,
         floorBesideAllowsP50: latency(floorBesideResumes).p50,
       }),
+      /** The covered call against the least gateway of this run (gateway / least). */
+      vs_least: ratiosToLeast(
+        { p50: g.p50, callsPerSecond: load.perSecond, cpuPerCall: load.perCall.gateway },
+        { p50: l.p50, callsPerSecond: leastLoad.perSecond, cpuPerCall: leastLoad.perCall.gateway },
+      ),
       /** The allow's ratio to the floor measured at the start (before this run's load), for comparison. */
       allowed_to_upstream_vs_first_floor: round(latency(resumeToUpstream).p50 / f.p50),
       memory: {
@@ -298,6 +365,7 @@ async function main(opts: CallBenchOptions) {
       shutdown: null as null | Shutdown,
       goals: GOALS,
       goals_vs_floor: FLOOR_GOALS,
+      goals_vs_least: LEAST_GOALS,
     };
     await stop();
     report.shutdown = shutdown ?? null;
@@ -314,7 +382,7 @@ function render(r: any): string {
   const n = (v: number, w = 8) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a').padStart(w);
   const ok = (good: boolean) => (good ? 'ok' : 'MISSED');
   const row = (label: string, l: Latency, note: string) => `${label.padEnd(34)}${n(l.p50)} ${n(l.p95)} ${n(l.p99)}   ${note}`;
-  const { gateway: g, temporal_floor: f, resume, memory: m } = r;
+  const { gateway: g, temporal_floor: f, least_gateway: lg, resume, memory: m } = r;
   const cpu = (c: ByGroup) => `gateway ${n(c.gateway, 6)}  temporal ${n(c.temporal, 6)}  postgres ${n(c.postgres, 6)}  total ${n(c.total, 6)}`;
   const split = (c: ByGroup) => (c.by_process ? [`  by process: ${Object.entries(c.by_process).map(([name, v]) => `${name} ${n(v, 0)}`).join('  ')}`] : []);
   const shutdown = r.shutdown as Shutdown | null;
@@ -327,8 +395,10 @@ function render(r: any): string {
     row('temporal floor (no-op UwS)', f.sequential, `(${f.sequential.n} sequential)`),
     row('temporal floor beside the allows', f.beside_resumes, `(${f.beside_resumes.n}, one before each allow)`),
     row('gateway covered call', g.sequential, `(${g.sequential.n} sequential)`),
+    row('least gateway', lg.sequential, `(${lg.sequential.n} sequential)`),
     `${'gateway overhead over direct'.padEnd(34)}${n(g.overhead_ms.p50)} ${n(g.overhead_ms.p95)}            goal ≤ ${GOALS.overheadP50} / ${GOALS.overheadP95} ms: ${ok(g.overhead_ms.p50 <= GOALS.overheadP50 && g.overhead_ms.p95 <= GOALS.overheadP95)}`,
     row(`gateway @${g.concurrent.concurrency}`, { n: g.concurrent.calls, p50: g.concurrent.p50, p95: g.concurrent.p95, p99: g.concurrent.p99 }, `(${g.concurrent.calls} calls)`),
+    row(`least gateway @${lg.concurrent.concurrency}`, { n: lg.concurrent.calls, p50: lg.concurrent.p50, p95: lg.concurrent.p95, p99: lg.concurrent.p99 }, `(${lg.concurrent.calls} calls, in turns with the gateway's)`),
     row('approval allowed → upstream', resume.approval_allowed_to_upstream, `goal p50 ≤ ${GOALS.resumeP50} ms: ${ok(resume.approval_allowed_to_upstream.p50 <= GOALS.resumeP50)}`),
     row('resolve request → its answer', resume.resolve_answer, ''),
     '',
@@ -338,10 +408,15 @@ function render(r: any): string {
     ...split(g.cpu_ms_per_call),
     `CPU ms per no-op workflow:   ${cpu(f.cpu_ms_per_workflow)}`,
     ...split(f.cpu_ms_per_workflow),
+    `CPU ms per least call:       ${cpu(lg.cpu_ms_per_call).replace('gateway', 'least  ')}   (least gateway @${lg.concurrent.concurrency}: ${lg.concurrent.per_second.toFixed(1)} calls/s)`,
     '',
     `as ratios to the floor of this run (issue 28's goals; the allow's to the floor beside the allows, ${r.allowed_to_upstream_vs_first_floor.toFixed(2)}× the first):`,
     ...Object.entries(r.vs_floor as FloorRatios).map(([k, v]) => `  ${k.replaceAll('_', ' ').padEnd(26)}${v.ratio.toFixed(2).padStart(6)}×   goal ${v.goal}: ${ok(v.met)}`),
     `  RSS after the load          ${String(m.rss_mb_after_load).padStart(6)} MB  goal ≤ ${GOALS.rssMb} MB: ${ok(m.rss_mb_after_load <= GOALS.rssMb)}`,
+    `the least gateway to the same floor: p50 ${lg.vs_floor.p50.toFixed(2)}×, throughput ${lg.vs_floor.throughput.toFixed(2)}×, CPU ${lg.vs_floor.gateway_cpu.toFixed(2)}×`,
+    '',
+    `the covered call as ratios to the least gateway of this run (issue 46's goals; gateway / least):`,
+    ...Object.entries(r.vs_least as LeastRatios).map(([k, v]) => `  ${(k === 'p50' ? 'covered p50' : k === 'throughput' ? `throughput @${g.concurrent.concurrency}` : 'gateway cpu per call').padEnd(26)}${v.ratio.toFixed(2).padStart(6)}×   goal ${v.goal}: ${v.met ? 'met' : 'MISSED'}`),
     '',
     `SQL statements per covered call: ${g.sql_statements_per_call} (PostgreSQL transactions; each standalone statement is one)`,
     ...(g.temporal_sql_transactions_per_call

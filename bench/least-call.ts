@@ -15,17 +15,13 @@
 // task that accepts it (the gateway's send-on-allow), timed from the allow to the upstream.
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 BENCH_RESUMES=60 npm run bench:least [-- --json]
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:least   # also writes V8 CPU profiles of that process
-import { spawn } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { GATEWAY_NODE_FLAGS } from '../server/cluster/cluster.ts';
 import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
@@ -34,14 +30,13 @@ import { benchmarkFloorUpdate } from './workflows/definitions.ts';
 import { FLOOR_GOALS, latency, round } from './support/figures.ts';
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
-import { profileFlags } from './targets.ts';
+import { createLeastSchema, startLeastGateway, type LeastGateway } from './support/least-call-process.ts';
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } }, strict: true });
 const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16, RESUMES: 60 });
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
-const KEY = 'gw_least_call_bench_key';
 
 const logger = createLogger('warn');
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-least-'));
@@ -56,72 +51,23 @@ const upstream = http.createServer((req, res) => {
 await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
 const temporal = await startTemporalDevServer({ cliPath: await resolveTemporalCli(), namespace: 'default', logger });
 const postgres = await startEmbeddedPostgres({ dataDir, logger });
-const children: ReturnType<typeof spawn>[] = [];
+const children: LeastGateway[] = [];
 try {
-  const db = new pg.Client({ connectionString: postgres.url });
-  await db.connect();
-  await db.query(`
-    CREATE TABLE least_keys (hash text PRIMARY KEY, revoked boolean NOT NULL DEFAULT false);
-    CREATE TABLE least_calls (id uuid PRIMARY KEY, key_hash text NOT NULL REFERENCES least_keys (hash), path text NOT NULL,
-      marked boolean NOT NULL DEFAULT false, status text NOT NULL DEFAULT 'checking', result jsonb, created_at timestamptz NOT NULL DEFAULT now());
-    CREATE TABLE least_audit (id bigserial PRIMARY KEY, call_id uuid NOT NULL, event text NOT NULL, at timestamptz NOT NULL DEFAULT now());`);
-  await db.query('INSERT INTO least_keys (hash) VALUES ($1)', [createHash('sha256').update(KEY).digest('hex')]);
-  await db.end();
-
+  await createLeastSchema(postgres.url);
+  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
+  const arrival = (p: string) =>
+    new Promise<number>((resolve) =>
+      arrivals.set(p, (at) => {
+        arrivals.delete(p);
+        resolve(at);
+      }),
+    );
   /** One least-call process on its own task queue (`call`: with the gateway's own workflow). */
   const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call') => {
-    const child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, ...profileFlags(), path.join(import.meta.dirname, 'support', 'least-call-gateway.ts')], {
-      env: {
-        ...process.env,
-        MALLOC_ARENA_MAX: '2',
-        LEAST_TASK_QUEUE: `${TASK_QUEUE}-${name}`,
-        LEAST_WORKFLOW: workflow,
-        LEAST_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as { port: number }).port}`,
-        LEAST_DATABASE_URL: postgres.url,
-        LEAST_TEMPORAL_ADDRESS: temporal.address,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const exited = new Promise<number | null>((r) => child.once('exit', r));
-    const port = await Promise.race([
-      new Promise<number>((resolve) => {
-        createInterface({ input: child.stdout! }).on('line', (line) => {
-          const m = /^ready (\d+)$/.exec(line);
-          if (m) resolve(Number(m[1]));
-        });
-      }),
-      exited.then((code) => Promise.reject(new Error(`the least-call gateway (${name}) exited with ${code} before it was ready`))),
-    ]);
-    const call = async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/actions/call`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body });
-      const answer = (await res.json()) as { status?: string };
-      if (res.status !== 200 || answer.status !== 'called') throw new Error(`least call (${name}) answered ${res.status} ${JSON.stringify(answer)}`);
-    };
-    const post = async (p: string, payload?: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(payload ?? {}) });
-      if (res.status !== 200) throw new Error(`least call (${name}) ${p} answered ${res.status} ${await res.text()}`);
-      return (await res.json()) as { status?: string; approval_id?: string };
-    };
-    /** An uncovered call parked as pending, then allowed: ms from sending the allow to the upstream receiving the request. */
-    const allowedToUpstream = async () => {
-      const item = randomUUID();
-      const raised = await post('/pending', { service: 'widgets', action: 'delete_item', params: { id: item } });
-      if (raised.status !== 'pending_approval' || !raised.approval_id) throw new Error(`least call (${name}) did not go pending: ${JSON.stringify(raised)}`);
-      const arrived = new Promise<number>((resolve) => arrivals.set(`/items/${item}`, resolve));
-      const t0 = performance.now();
-      await post(`/decide/${raised.approval_id}`);
-      const at = await arrived;
-      arrivals.delete(`/items/${item}`);
-      return at - t0;
-    };
-    const stop = async () => {
-      child.kill('SIGTERM');
-      await exited;
-    };
-    return { pid: child.pid!, call, allowedToUpstream, stop, taskQueue: `${TASK_QUEUE}-${name}` };
+    const least = await startLeastGateway({ name, workflow, taskQueue: `${TASK_QUEUE}-${name}`, upstreamUrl, databaseUrl: postgres.url, temporalAddress: temporal.address, arrival });
+    children.push(least);
+    return least;
   };
-  const body = JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: 'a1' } });
   const plain = await startLeast('plain', 'least');
   const withOperator = await startLeast('operator-shape', 'operator');
   const withOurs = await startLeast('our-workflow', 'call');
@@ -210,11 +156,8 @@ try {
       ].filter(Boolean).join('\n') + '\n',
     );
   }
-  await plain.stop();
-  await withOperator.stop();
-  await withOurs.stop();
 } finally {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const child of children) await child.stop();
   await temporal.stop();
   await postgres.stop();
   upstream.close();

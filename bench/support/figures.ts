@@ -114,3 +114,59 @@ export function ratiosToFloor(r: {
   }
   return out;
 }
+
+/**
+ * The goals of issue 46 against the least gateway of the covered call's shape
+ * (bench/support/least-call-gateway.ts) measured in the same run: the gateway's own CPU per covered
+ * call, its throughput at concurrency 16 and its sequential p50, each as a ratio gateway / least.
+ */
+export const LEAST_GOALS = {
+  gateway_cpu: { max: 1.3 },
+  throughput: { min: 0.8 },
+  p50: { max: 1.2 },
+} as const;
+
+export type LeastRatios = Record<keyof typeof LEAST_GOALS, { ratio: number; goal: string; met: boolean }>;
+
+export interface ShapeFigures {
+  p50: number;
+  callsPerSecond: number;
+  /** The serving process's own CPU ms per call. */
+  cpuPerCall: number;
+}
+
+/** The gateway's figures as ratios to the least gateway's, each with its goal and whether it is met. */
+export function ratiosToLeast(gateway: ShapeFigures, least: ShapeFigures): LeastRatios {
+  const figures: Record<keyof typeof LEAST_GOALS, number> = {
+    gateway_cpu: gateway.cpuPerCall / least.cpuPerCall,
+    throughput: gateway.callsPerSecond / least.callsPerSecond,
+    p50: gateway.p50 / least.p50,
+  };
+  const out = {} as LeastRatios;
+  for (const [k, goal] of Object.entries(LEAST_GOALS) as Array<[keyof typeof LEAST_GOALS, { max?: number; min?: number }]>) {
+    const ratio = round(figures[k]);
+    const met = Number.isFinite(ratio) && (goal.max !== undefined ? ratio <= goal.max : ratio >= goal.min!);
+    out[k] = { ratio, goal: goal.max !== undefined ? `≤ ${goal.max}×` : `≥ ${goal.min}×`, met };
+  }
+  return out;
+}
+
+/** One stretch of load: its latencies, how long it took, and the CPU ms each process spent. */
+export interface LoadRun {
+  latencies: number[];
+  seconds: number;
+  cpuMs: Sample;
+}
+
+/**
+ * Stretches of the same load taken in turns with another (so drift weighs on both) as one run:
+ * calls per second over their summed time, CPU per call by group over their summed calls.
+ */
+export function mergeRuns(processes: readonly Pick<MeasuredProcess, 'name' | 'group'>[], runs: readonly LoadRun[]): { latencies: number[]; perSecond: number; perCall: ByGroup } {
+  const latencies = runs.flatMap((r) => r.latencies);
+  const seconds = runs.reduce((sum, r) => sum + r.seconds, 0);
+  const spent: Sample = {};
+  for (const p of processes) spent[p.name] = runs.reduce((sum, r) => sum + (r.cpuMs[p.name] ?? Number.NaN), 0);
+  const zero = Object.fromEntries(processes.map((p) => [p.name, 0]));
+  return { latencies, perSecond: round(latencies.length / seconds, 1), perCall: cpuPerCall(processes, zero, spent, latencies.length) };
+}

@@ -42,9 +42,10 @@ const HEX = /^[0-9a-f]+$/;
  * anything malformed: a missing proof, a signature of the wrong length, a key that is not a point.
  */
 // The library builds a table for its base point on first use (window 8: ~40 ms, then each verify
-// ~2 ms). A workflow verifies in a sandbox whose module state is its own, so every call workflow
-// would pay that first use on the task that accepts its decision; a window of 2 builds in about a
-// millisecond and verifies in about 3.
+// ~2 ms). The worker evaluates this module once and shares it between workflows
+// (server/temporal/bundle-options.ts), but a bundle built without that option would evaluate it,
+// table included, for every workflow: a window of 2 builds in about a millisecond and verifies in
+// about 3.
 ed25519.Point.BASE.precompute(2);
 
 export function verifyProof<T extends object>(publicKeys: readonly string[] | undefined, kind: ProofKind, workflowId: string, message: Proven<T>): boolean {

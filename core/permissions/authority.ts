@@ -1,7 +1,8 @@
 // Who may do what with an approval (or anything else a requester raised, such as a download):
 // the one statement of it, used by the API's services, the downloads route and the call
 // workflow's update validators. Pure: the caller supplies the requester's chain.
-import { relationship, type Identity, type Relationship } from './chain.ts';
+import { relationship, type Relationship } from './ancestry.ts';
+import type { Identity } from './chain.ts';
 
 /** Whoever is asking: an identity, and whether it is an admin of the requester's org. */
 export interface Viewer {

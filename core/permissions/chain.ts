@@ -69,8 +69,6 @@ export interface CheckInput {
   exhausted?: ReadonlyMap<string, string>;
 }
 
-export type Relationship = 'self' | 'downstream' | 'not_in_your_chain';
-
 /** A malformed chain or empty key list is a caller bug; failing closed beats guessing. */
 export class PermissionInputError extends Error {
   override name = 'PermissionInputError';
@@ -258,31 +256,4 @@ export function rememberTargets(input: CheckInput, resolverId: string): Identity
       !inheritsFrom(identity, chain[i + 1]) &&
       (uncovered[i]?.length ?? 0) > 0,
   );
-}
-
-/** Strict ancestry (an identity is not its own ancestor); tolerant of cycles in bad data. */
-export function isAncestor(
-  identities: readonly Identity[] | ReadonlyMap<string, Identity>,
-  ancestorId: string,
-  descendantId: string,
-): boolean {
-  const byId: ReadonlyMap<string, Identity> = Array.isArray(identities)
-    ? new Map((identities as readonly Identity[]).map((i) => [i.id, i]))
-    : (identities as ReadonlyMap<string, Identity>);
-  const seen = new Set<string>();
-  let current = byId.get(descendantId)?.parentId ?? null;
-  while (current !== null && !seen.has(current)) {
-    if (current === ancestorId) return true;
-    seen.add(current);
-    current = byId.get(current)?.parentId ?? null;
-  }
-  return false;
-}
-
-/** The viewer's relationship to the requester (`requesterChain[0]`). */
-export function relationship(viewerId: string, requesterChain: readonly Identity[]): Relationship {
-  const requester = requesterChain[0];
-  if (requester === undefined) return 'not_in_your_chain';
-  if (requester.id === viewerId) return 'self';
-  return isAncestor(requesterChain, viewerId, requester.id) ? 'downstream' : 'not_in_your_chain';
 }

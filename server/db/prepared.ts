@@ -10,12 +10,28 @@
 import { createHash } from 'node:crypto';
 import type { Interceptor } from 'slonik';
 
+/** Names by statement text: the texts are the code's own (values travel apart), so they are few. */
+const names = new Map<string, string>();
+/** A bound all the same: past it the map starts over (names are recomputed, never wrong). */
+const MAX_NAMED_TEXTS = 2_000;
+
+/** The statement's name: a digest of its text, computed once per text (a hash per execution cost more than its statement's planning saved). */
+function nameOf(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    if (names.size >= MAX_NAMED_TEXTS) names.clear();
+    name = `gw_${createHash('sha1').update(sql).digest('base64url').slice(0, 20)}`;
+    names.set(sql, name);
+  }
+  return name;
+}
+
 /**
  * The query, named after its text: each variant a statement's optional fragments produce is its
  * own prepared statement (a name may never stand for two texts on one connection).
  */
 export function prepared<Q extends { readonly sql: string; readonly name?: string }>(query: Q): Q {
-  return Object.freeze({ ...query, name: `gw_${createHash('sha1').update(query.sql).digest('base64url').slice(0, 20)}` });
+  return Object.freeze({ ...query, name: nameOf(query.sql) });
 }
 
 /**

@@ -1,7 +1,7 @@
 // Identities, agent keys and permission rules. Each method: authorize → load/validate → write.
 // Visibility: admins see their org; members their own tree; agents their own subtree.
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
-import { isAncestor } from '../../core/permissions/chain.ts';
+import { isAncestor } from '../../core/permissions/ancestry.ts';
 import { validatePattern } from '../../core/permissions/patterns.ts';
 import { parseTtl } from '../../core/permissions/ttl.ts';
 import { compileCondition } from '../../core/permissions/conditions.ts';

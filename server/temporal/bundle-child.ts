@@ -5,6 +5,7 @@
 // Runnable by Node 24 directly (type stripping), like the disclose worker.
 // The bundler module alone: the SDK's index would also load its native bridge.
 import { bundleWorkflowCode } from '@temporalio/worker/lib/workflow/bundler.js';
+import { WORKFLOW_PRELOAD_MODULES } from './bundle-options.ts';
 
 const messages: string[] = [];
 const keep = (level: string) => (msg: string) => messages.push(`[workflow-bundle] ${level}: ${msg}`);
@@ -15,6 +16,7 @@ try {
     workflowsPath: process.argv[2]!,
     // Any further arguments: workflow interceptor modules (tracing's), registered in every workflow.
     workflowInterceptorModules: process.argv.slice(3),
+    preloadModules: WORKFLOW_PRELOAD_MODULES,
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: keep('warn'), error: keep('error') },
   });
   await send({ ok: true, code: bundle.code, messages });

@@ -11,6 +11,7 @@ import { ensureDatabase, startEmbeddedPostgres } from '../../server/embedded/emb
 import { resolveTemporalCli } from '../../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../../server/embedded/temporal-dev-server.ts';
 import { WORKFLOWS_PATH } from '../../server/temporal/worker.ts';
+import { WORKFLOW_PRELOAD_MODULES } from '../../server/temporal/bundle-options.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -34,7 +35,7 @@ export default async function setup(project: TestProject) {
     const [pg, cliPath, bundle] = await Promise.all([
       startEmbeddedPostgres({ dataDir: dir, logger, database: 'postgres' }),
       resolveTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH }),
-      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
+      bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
     ]);
     stops.push(pg.stop);
     const temporal = await startTemporalDevServer({ cliPath, namespace: 'default', logger });

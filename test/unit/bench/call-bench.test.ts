@@ -1,6 +1,6 @@
 // The call benchmark's pure parts: its options and the figures it derives from raw samples.
 import { describe, expect, it, vi } from 'vitest';
-import { byGroup, cpuPerCall, latency, ratiosToFloor, roundRobin, type MeasuredProcess } from '../../../bench/support/figures.ts';
+import { byGroup, cpuPerCall, latency, mergeRuns, ratiosToFloor, ratiosToLeast, roundRobin, type MeasuredProcess } from '../../../bench/support/figures.ts';
 import { benchSizes, BenchUsageError, parseCallBenchOptions } from '../../../bench/support/options.ts';
 
 describe('bench:call options', () => {
@@ -135,6 +135,38 @@ describe('bench:call ratios to the floor', () => {
     // The first floor (20 ms) was measured before the load; beside the allows it was 24 ms.
     expect(ratiosToFloor({ ...base, allowedToUpstreamP50: 30, floorBesideAllowsP50: 24 }).allowed_to_upstream_p50).toEqual({ ratio: 1.25, goal: '≤ 1.3×', met: true });
     expect(ratiosToFloor({ ...base, allowedToUpstreamP50: 30 }).allowed_to_upstream_p50).toEqual({ ratio: 1.5, goal: '≤ 1.3×', met: false });
+  });
+});
+
+describe('bench:call against the least gateway of the same run', () => {
+  const least = { p50: 20, callsPerSecond: 100, cpuPerCall: 8 };
+
+  it('states the covered call as ratios gateway / least, with issue 46\'s goals', () => {
+    expect(ratiosToLeast({ p50: 24, callsPerSecond: 80, cpuPerCall: 10.4 }, least)).toEqual({
+      gateway_cpu: { ratio: 1.3, goal: '≤ 1.3×', met: true },
+      throughput: { ratio: 0.8, goal: '≥ 0.8×', met: true },
+      p50: { ratio: 1.2, goal: '≤ 1.2×', met: true },
+    });
+    const missed = ratiosToLeast({ p50: 30, callsPerSecond: 60, cpuPerCall: 12.8 }, least);
+    expect(missed).toEqual({
+      gateway_cpu: { ratio: 1.6, goal: '≤ 1.3×', met: false },
+      throughput: { ratio: 0.6, goal: '≥ 0.8×', met: false },
+      p50: { ratio: 1.5, goal: '≤ 1.2×', met: false },
+    });
+    expect(ratiosToLeast({ p50: 30, callsPerSecond: 60, cpuPerCall: Number.NaN }, least).gateway_cpu.met).toBe(false);
+  });
+
+  it('merges load taken in turns: calls over the summed time, CPU over the summed calls', () => {
+    const processes = [
+      { name: 'least', group: 'gateway' as const },
+      { name: 'temporal', group: 'temporal' as const },
+      { name: 'postgres', group: 'postgres' as const },
+    ];
+    const merged = mergeRuns(processes, [
+      { latencies: [10, 20, 30], seconds: 1, cpuMs: { least: 30, temporal: 15, postgres: 3 } },
+      { latencies: [40], seconds: 1, cpuMs: { least: 10, temporal: 5, postgres: 1 } },
+    ]);
+    expect(merged).toEqual({ latencies: [10, 20, 30, 40], perSecond: 2, perCall: { gateway: 10, temporal: 5, postgres: 1, total: 16 } });
   });
 });
 

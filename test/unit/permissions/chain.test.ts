@@ -3,10 +3,9 @@ import {
   PermissionInputError,
   checkPermission,
   closestNonInheritingAncestor,
-  isAncestor,
-  relationship,
   rememberTargets,
 } from '../../../core/permissions/chain.ts';
+import { isAncestor, relationship } from '../../../core/permissions/ancestry.ts';
 import type { Decision, Identity, Rule } from '../../../core/permissions/chain.ts';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
