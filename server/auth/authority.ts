@@ -92,6 +92,7 @@ export const AGENT_AUTHORITY: readonly AuthorityRow[] = [
   { route: 'POST /mcp-servers', agent: 'deny' },
   { route: 'GET /mcp-servers/:id', agent: 'deny' },
   { route: 'DELETE /mcp-servers/:id', agent: 'deny' },
+  { route: 'PATCH /mcp-servers/:id', agent: 'deny' },
   { route: 'POST /mcp-servers/:id/refresh', agent: 'deny' },
   { route: 'PATCH /mcp-servers/:id/tools/:tool', agent: 'deny' },
   { route: 'POST /mcp-servers/:id/tools/:tool/accept', agent: 'deny' },

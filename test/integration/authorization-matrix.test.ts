@@ -101,6 +101,7 @@ const MATRIX: Record<string, Row> = {
   'POST /mcp-servers': { path: '/mcp-servers', body: {}, expect: [400, 400, 403, 403, 403, 401] },
   'GET /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
   'DELETE /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, expect: [404, 404, 403, 403, 403, 401] },
+  'PATCH /mcp-servers/:id': { path: `/mcp-servers/${RANDOM}`, body: {}, expect: [404, 404, 403, 403, 403, 401] },
   'POST /mcp-servers/:id/refresh': { path: `/mcp-servers/${RANDOM}/refresh`, expect: [404, 404, 403, 403, 403, 401] },
   'PATCH /mcp-servers/:id/tools/:tool': { path: `/mcp-servers/${RANDOM}/tools/echo`, body: {}, expect: [404, 404, 403, 403, 403, 401] },
   'POST /mcp-servers/:id/tools/:tool/accept': { path: `/mcp-servers/${RANDOM}/tools/echo/accept`, expect: [404, 404, 403, 403, 403, 401] },

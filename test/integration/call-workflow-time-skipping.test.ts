@@ -52,7 +52,12 @@ describe('the call workflow with real clocks, time skipped', () => {
     const raisedAt = steps.find((s) => s.name === 'raiseApproval')!.at;
     return steps.map((s) => [s.name, s.at - raisedAt] as const);
   };
-  const near = (ms: number) => expect.toSatisfy((x: number) => x >= ms && x < ms + SLACK, `within a minute after ${ms} ms`);
+  /**
+   * Within a minute after `ms`. A step's time is when its stub ran; the timers start when the
+   * workflow handled what came before, which can precede that step's activity by its scheduling
+   * latency (on a loaded machine tens of ms): a second of it is allowed before `ms`.
+   */
+  const near = (ms: number) => expect.toSatisfy((x: number) => x >= ms - 1_000 && x < ms + SLACK, `within a minute after ${ms} ms`);
 
   it('an approval nobody decides expires a day after it was raised', async () => {
     const { names, inputs } = await driver.withWorker({}, async (start) => {
