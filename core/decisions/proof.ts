@@ -41,12 +41,12 @@ const HEX = /^[0-9a-f]+$/;
  * Whether `message` carries a valid proof for `workflowId` by one of `publicKeys` (hex). False for
  * anything malformed: a missing proof, a signature of the wrong length, a key that is not a point.
  */
-// The library builds a table for its base point on first use (window 8: ~40 ms, then each verify
-// ~2 ms). The worker evaluates this module once and shares it between workflows
-// (server/temporal/bundle-options.ts), but a bundle built without that option would evaluate it,
-// table included, for every workflow: a window of 2 builds in about a millisecond and verifies in
-// about 3.
-ed25519.Point.BASE.precompute(2);
+// The base point's table, window 8, built on first use: measured beside window 2 in one run,
+// a signature (the API signs every decision, and loads this module too) took 0.39–0.44 ms instead
+// of 0.96–1.36, a verify 1.60–1.63 instead of 1.74–1.96. Built once per process: every bundle of the workflow code preloads this module
+// (server/temporal/bundle-options.ts, checked by test/unit/server/workflow-bundle.test.ts), so the
+// worker evaluates it once and shares it between workflows instead of building it per workflow.
+ed25519.Point.BASE.precompute(8);
 
 export function verifyProof<T extends object>(publicKeys: readonly string[] | undefined, kind: ProofKind, workflowId: string, message: Proven<T>): boolean {
   const proof = message.proof;
