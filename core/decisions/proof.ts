@@ -37,16 +37,18 @@ export function withoutProof<T extends object>(message: Proven<T>): T {
 
 const HEX = /^[0-9a-f]+$/;
 
+// The base point's table, window 8, built on first use: measured beside window 2 in one run, a
+// signature (the API signs every decision, and loads this module too) took 0.39–0.44 ms instead
+// of 0.96–1.36, a verify 1.60–1.63 instead of 1.74–1.96. Built once per process: every bundle of
+// the workflow code preloads this module (server/temporal/bundle-options.ts, checked by
+// test/unit/server/workflow-bundle.test.ts), so the worker evaluates it once and shares it
+// between workflows instead of building it per workflow.
+ed25519.Point.BASE.precompute(8);
+
 /**
  * Whether `message` carries a valid proof for `workflowId` by one of `publicKeys` (hex). False for
  * anything malformed: a missing proof, a signature of the wrong length, a key that is not a point.
  */
-// The base point's table, window 8, built on first use: measured beside window 2 in one run,
-// a signature (the API signs every decision, and loads this module too) took 0.39–0.44 ms instead
-// of 0.96–1.36, a verify 1.60–1.63 instead of 1.74–1.96. Built once per process: every bundle of the workflow code preloads this module
-// (server/temporal/bundle-options.ts, checked by test/unit/server/workflow-bundle.test.ts), so the
-// worker evaluates it once and shares it between workflows instead of building it per workflow.
-ed25519.Point.BASE.precompute(8);
 
 export function verifyProof<T extends object>(publicKeys: readonly string[] | undefined, kind: ProofKind, workflowId: string, message: Proven<T>): boolean {
   const proof = message.proof;
