@@ -49,7 +49,6 @@ ed25519.Point.BASE.precompute(8);
  * Whether `message` carries a valid proof for `workflowId` by one of `publicKeys` (hex). False for
  * anything malformed: a missing proof, a signature of the wrong length, a key that is not a point.
  */
-
 export function verifyProof<T extends object>(publicKeys: readonly string[] | undefined, kind: ProofKind, workflowId: string, message: Proven<T>): boolean {
   const proof = message.proof;
   if (!publicKeys?.length || !proof || typeof proof.nonce !== 'string' || typeof proof.signature !== 'string') return false;
