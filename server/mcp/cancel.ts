@@ -2,8 +2,10 @@
 // the JSON-RPC id of the agent's `tools/call`, and may reach any replica. The replica that gets
 // it announces it (server/events/call-cancels.ts); the process holding that request — it knows
 // the API request id the call was made in — passes it on to the send of that call, which the
-// worker aborts. A call waiting for approval is not in flight: its request was already answered
-// `pending_approval`, and it is cancelled with `tasks/cancel` or on the approval.
+// worker aborts. On the 2026-07-28 revision the client closes the request's stream instead, and
+// the process holding it passes that on directly. A call waiting for approval is not in flight:
+// its request was already answered `pending_approval`; it is cancelled with `tasks/cancel` or on
+// the approval.
 import type { CallCancels } from '../events/call-cancels.ts';
 
 type RpcId = string | number;
@@ -18,8 +20,16 @@ export function cancelledRequestId(body: unknown): RpcId | undefined {
 
 /**
  * While the agent's request `rpcId` waits for the call made in API request `requestId`, a
- * cancellation of it is passed on to that call's send. Resolves to the release.
+ * cancellation of it is passed on to that call's send. `closed`: on the 2026-07-28 revision the
+ * client closing the request's stream is the cancellation (its Streamable HTTP rule); on the 2025
+ * revisions a disconnect is not one, and the call finishes. Resolves to the release.
  */
-export function passCancelThrough(cancels: Pick<CallCancels, 'hold' | 'cancel'>, to: { agentId: string; rpcId: RpcId; requestId: string }): Promise<() => void> {
-  return cancels.hold({ kind: 'request', agentId: to.agentId, rpcId: to.rpcId }, () => void cancels.cancel({ kind: 'send', agentId: to.agentId, requestId: to.requestId }));
+export async function passCancelThrough(cancels: Pick<CallCancels, 'hold' | 'cancel'>, to: { agentId: string; rpcId: RpcId; requestId: string; closed?: AbortSignal | undefined }): Promise<() => void> {
+  const cancelSend = () => void cancels.cancel({ kind: 'send', agentId: to.agentId, requestId: to.requestId });
+  const release = await cancels.hold({ kind: 'request', agentId: to.agentId, rpcId: to.rpcId }, cancelSend);
+  to.closed?.addEventListener('abort', cancelSend, { once: true });
+  return () => {
+    to.closed?.removeEventListener('abort', cancelSend);
+    release();
+  };
 }

@@ -7,6 +7,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { buildRequest } from '../support/mcp-2026-client.ts';
+import { openSse } from '../support/sse.ts';
 import { startCountingRelay, startEverything, type RunningServer } from '../support/mcp-upstreams.ts';
 
 const LONG = 'trigger-long-running-operation';
@@ -72,6 +74,23 @@ describe('cancelling a long upstream tool through /mcp', () => {
     expect(relay.toolCalls.filter((t) => t === LONG).length).toBe(sentBefore + 1);
   });
 
+  it('the 2026-07-28 revision: closing the request\'s stream is the cancellation', async () => {
+    const sentBefore = relay.toolCalls.filter((t) => t === LONG).length;
+    const failedBefore = new Set((await failedCalls()).map((e) => e.call_id));
+    const cancelledBefore = relay.cancelled.length;
+    const { headers, body } = buildRequest(1, 'tools/call', longCall(60, 60), {}, { progressToken: 'p-2026' });
+    const sse = await openSse(`${gw.url}/mcp`, { authorization: `Bearer ${keys.canceller}`, ...headers }, { method: 'POST', body: JSON.stringify(body) });
+    expect(sse.status).toBe(200);
+    await sse.waitFor((e) => e.data?.method === 'notifications/progress');
+    sse.close();
+
+    await expect.poll(() => relay.cancelled.length, WAIT).toBe(cancelledBefore + 1);
+    await expect.poll(async () => (await failedCalls()).length, WAIT).toBe(failedBefore.size + 1);
+    const latest = (await failedCalls()).find((e) => !failedBefore.has(e.call_id));
+    expect(latest!.details.error).toMatchObject({ code: 'outcome_unknown', details: { cancelled_by: 'caller' } });
+    expect(relay.toolCalls.filter((t) => t === LONG).length).toBe(sentBefore + 1);
+  });
+
   it('another agent naming the same request id cancels nothing', async () => {
     const client = await connect(keys.canceller!);
     let cancelledOnce = false;
@@ -90,6 +109,6 @@ describe('cancelling a long upstream tool through /mcp', () => {
     });
     expect(cancelledOnce).toBe(true);
     expect(result.structuredContent).toMatchObject({ status: 'called', result: { status_code: 200 } });
-    expect(relay.cancelled.length).toBe(1);
+    expect(relay.cancelled.length).toBe(2);
   });
 });
