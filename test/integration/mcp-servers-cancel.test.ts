@@ -66,10 +66,10 @@ describe('cancelling a long upstream tool through /mcp', () => {
     // The call's recorded outcome: the tool may have had effects, so it is not known.
     await expect.poll(async () => (await failedCalls()).length, WAIT).toBe(1);
     const [entry] = await failedCalls();
-    expect(entry!.details.error).toMatchObject({ code: 'outcome_unknown', details: { cancelled_by: 'caller' } });
+    expect(entry!.details.error).toMatchObject({ code: 'outcome_unknown', details: { cancelled_by: 'caller', tool_called: true } });
     const read = await admin('GET', `/v1/calls/${entry!.call_id}`);
     expect(read.status, read.text).toBe(200);
-    expect(read.body).toMatchObject({ status: 'failed', error: { code: 'outcome_unknown', details: { cancelled_by: 'caller' } } });
+    expect(read.body).toMatchObject({ status: 'failed', error: { code: 'outcome_unknown', details: { cancelled_by: 'caller', tool_called: true } } });
     // Sent once, never again.
     expect(relay.toolCalls.filter((t) => t === LONG).length).toBe(sentBefore + 1);
   });
@@ -87,7 +87,7 @@ describe('cancelling a long upstream tool through /mcp', () => {
     await expect.poll(() => relay.cancelled.length, WAIT).toBe(cancelledBefore + 1);
     await expect.poll(async () => (await failedCalls()).length, WAIT).toBe(failedBefore.size + 1);
     const latest = (await failedCalls()).find((e) => !failedBefore.has(e.call_id));
-    expect(latest!.details.error).toMatchObject({ code: 'outcome_unknown', details: { cancelled_by: 'caller' } });
+    expect(latest!.details.error).toMatchObject({ code: 'outcome_unknown', details: { cancelled_by: 'caller', tool_called: true } });
     expect(relay.toolCalls.filter((t) => t === LONG).length).toBe(sentBefore + 1);
   });
 

@@ -22,10 +22,11 @@
 //     the whole call: `upstream_timeout`.
 //   - the server answers the transport with an HTTP error (e.g. 401 for a bad token) or with
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
-//   - the agent cancels the request waiting for the call (`notifications/cancelled` on /mcp,
-//     server/events/call-cancels.ts): the SDK client aborts the request and tells the server
-//     (`notifications/cancelled`); the tool may already have had effects, so `outcome_unknown`
-//     with `details.cancelled_by: "caller"`. Only a call with a request waiting can be cancelled.
+//   - the agent cancels the request waiting for the call (server/mcp/cancel.ts,
+//     server/events/call-cancels.ts): the SDK client aborts the request and tells the server; the
+//     tool may already have had effects, so `outcome_unknown` with `details.cancelled_by: "caller"`
+//     and `tool_called` (false in the rare case the cancellation came before the tool was called;
+//     the call is not sent again either way). Only a call with a request waiting can be cancelled.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
 //     (JSON-RPC invalid params): `invalid_request`.
 //   - the action pins the tool (a connected MCP server's, server/mcp-servers) and the server now
@@ -136,6 +137,7 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   const opts = { signal: abort.signal, timeout: call.timeoutMs };
   // Listening starts with the exchange and is in place before the tool is called.
   const listening = call.onCancel?.(() => stop('cancelled', 'the caller cancelled the call'));
+  let toolCalled = false;
   try {
     await client.connect(transport, opts);
     const listed = await findTool(client, call.tool, opts);
@@ -143,12 +145,13 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
     await listening;
     abort.signal.throwIfAborted();
     const onprogress = call.onProgress;
+    toolCalled = true;
     return await client.request(
       { method: 'tools/call', params: { name: call.tool, arguments: call.args } },
       onprogress ? { ...opts, onprogress: (p) => onprogress({ progress: p.progress, total: p.total, message: p.message }) } : opts,
     );
   } catch (err) {
-    if (stopped === 'cancelled') throw cancelledByCaller(call);
+    if (stopped === 'cancelled') throw cancelledByCaller(call, toolCalled);
     throw toAppError(err, call, stopped === 'timeout');
   } finally {
     clearTimeout(timer);
@@ -157,12 +160,15 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   }
 }
 
-/** The request has left: the tool may have done part or all of its work before it stopped. */
-function cancelledByCaller(call: Pick<ToolCall, 'url' | 'tool'>): AppError {
+/** Once the tool was called it may have done part or all of its work before it stopped. */
+function cancelledByCaller(call: Pick<ToolCall, 'url' | 'tool'>, toolCalled: boolean): AppError {
+  if (!toolCalled) {
+    return new AppError('outcome_unknown', `the caller cancelled the call before "${call.tool}" was called on the MCP server ${call.url.host}: the tool did not run`, { cancelled_by: 'caller', tool_called: false });
+  }
   return new AppError(
     'outcome_unknown',
     `the caller cancelled the call while the MCP server ${call.url.host} was running "${call.tool}": the server was told to stop, and the tool may already have had effects`,
-    { cancelled_by: 'caller' },
+    { cancelled_by: 'caller', tool_called: true },
   );
 }
 
