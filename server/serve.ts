@@ -171,6 +171,7 @@ export async function startGateway({ config, role, logger, taskQueue = config.te
     const serviceDeps: ServiceDeps = { config, logger, pool, temporal: temporalConn.client, taskQueue, masterKey, catalog, temporalHealth, metrics, ...(eagerClient ? { eagerClient } : {}), ...(budgetClock ? { budgetClock } : {}) };
     const services = createServices(serviceDeps);
     onStop('disclose pool', stopDisclosePool);
+    onStop('call cancellation listener', async () => services.callCancels.stop());
 
     let worker: GatewayWorker | undefined;
     let workerDone: Promise<void> = new Promise(() => undefined);

@@ -37,6 +37,7 @@ import { getCall } from './calls/store.ts';
 import { coverageCheck } from './identities/chain-check.ts';
 import { createCallDescriptions } from './approvals/descriptions.ts';
 import { createLocalExchange } from './temporal/local-exchange.ts';
+import { createCallCancels } from './events/call-cancels.ts';
 import { createDownloadService } from './downloads/service.ts';
 import { createEventService } from './events/service.ts';
 import { createAuditReader } from './audit/readers.ts';
@@ -112,6 +113,8 @@ export function createServices(deps: ServiceDeps) {
   });
   const audit = createAuditService({ pool: deps.pool });
   const downloads = createDownloadService({ pool: deps.pool, identities: identityReader });
+  // An agent's cancellation of a long MCP tool, from the replica that receives it to the worker sending the call.
+  const callCancels = createCallCancels({ connectionUri: deps.pool.configuration.connectionUri, db: deps.pool, logger: deps.logger });
   // What every upstream call needs; secrets are resolved only inside the executor.
   const executor: ExecutorDeps = {
     secretValue: (orgId, name, userId) => vault.resolveSecretValue(orgId, name, userId),
@@ -120,6 +123,7 @@ export function createServices(deps: ServiceDeps) {
     openPrefetchedSecret: (envelope, userId) => vault.openCurrent(envelope, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
     reportProgress: (to, progress) => void notifyCallProgress(deps.pool, to, progress, deps.logger),
+    onCancel: (to, abort) => callCancels.hold({ kind: 'send', agentId: to.requesterId, requestId: to.requestId }, abort),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },
       timeoutMs: deps.config.outbound.timeoutMs,
@@ -215,7 +219,7 @@ export function createServices(deps: ServiceDeps) {
       await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, { orgId, type: 'mcp_server.tools_changed', data });
     },
   });
-  return { exchange, metrics, budgetClock, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
+  return { exchange, callCancels, metrics, budgetClock, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };
 }
 
 export type Services = ReturnType<typeof createServices>;

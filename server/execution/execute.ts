@@ -44,6 +44,11 @@ export interface ExecutorDeps {
   runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
   /** A long MCP tool's progress, for the request that made the call (best effort, never blocks the call). */
   reportProgress?: (to: ProgressTarget, progress: ToolProgress) => void;
+  /**
+   * Runs `abort` when the agent cancels the request waiting for the call (server/events/call-cancels.ts)
+   * until the returned release is called; resolves once a cancellation can be heard.
+   */
+  onCancel?: (to: ProgressTarget, abort: () => void) => Promise<() => void>;
   /** The value of a vault secret usable by `userId`'s chains (the org's or that user's own). */
   secretValue(orgId: string, name: string, userId?: string): Promise<string | null>;
   /** The same, with what binds it (allowed_hosts, owner), in one round trip (a template's credential). */

@@ -21,6 +21,7 @@ import { toolCallLookupAlong } from './tools.ts';
 import { authInfoFor, callerOf, createGatewayServer, type McpCaller } from './gateway-server.ts';
 import { openEventStream } from './event-stream.ts';
 import { progressTokenOf } from './progress.ts';
+import { cancelledRequestId } from './cancel.ts';
 import { serveLegacy } from './legacy-leg.ts';
 import { onlyResponses, refuseLegacy, refuseMalformed, refuseModern } from './message-guard.ts';
 import { serveListen } from './listen.ts';
@@ -31,7 +32,7 @@ export const MCP_BODY_LIMIT = '1mb';
 export const SSE_KEEPALIVE_MS = 15_000;
 
 export interface McpEndpointDeps {
-  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth' | 'chains'>;
+  services: Pick<Services, 'auth' | 'calls' | 'approvals' | 'registry' | 'identities' | 'connections' | 'oauth' | 'chains' | 'callCancels'>;
   /** The database the agent event hub LISTENs on (one dedicated connection). */
   connectionUri: string;
   config: Pick<Config, 'publicUrl' | 'hostPolicy'>;
@@ -67,7 +68,7 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
 
   /** The server for one request: its tools vary with the caller's self-approval flag. */
   const serverFor = async (caller: McpCaller, modern: boolean) =>
-    createGatewayServer({ caller, modern, events, selfApprove: await services.oauth.selfApproveEnabled(caller.principal) });
+    createGatewayServer({ caller, modern, events, cancels: services.callCancels, selfApprove: await services.oauth.selfApproveEnabled(caller.principal) });
   const modernOptions = { legacy: 'reject' as const, onerror: (err: Error) => logger.debug({ err: err.message }, 'MCP request refused') };
   const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'json' });
   // A request that asks for progress is answered as a stream: progress goes before the result.
@@ -142,6 +143,10 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
       res.status(202).end();
       return;
     }
+    // A cancellation names a request this stateless endpoint may not hold: announced to every
+    // replica (cancel.ts); the SDK then accepts the notification as usual.
+    const cancelled = cancelledRequestId(req.body);
+    if (cancelled !== undefined) await services.callCancels.cancel({ kind: 'request', agentId: caller.principal.identityId, rpcId: cancelled });
     // The SDK's own routing decision, made once: which revision the message speaks.
     // A request that asks for progress (and takes a stream) is answered as SSE, so progress can go before the result.
     const asksProgress = progressTokenOf((req.body as { params?: { _meta?: unknown } } | undefined)?.params?._meta) !== undefined && (req.get('accept') ?? '').includes('text/event-stream');

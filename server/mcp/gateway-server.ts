@@ -23,6 +23,8 @@ import type { AgentEventHub } from '../events/agent-events.ts';
 import { decodeState, type ElicitationState } from './approval-elicitation.ts';
 import { answerCall, invalidParams, resumeAfterElicitation, type CallerCapabilities } from './call-answer.ts';
 import { progressTokenOf, relayProgress } from './progress.ts';
+import { passCancelThrough } from './cancel.ts';
+import type { CallCancels } from '../events/call-cancels.ts';
 import { cancelTask, readTask } from './tasks.ts';
 import { CALL_TOOLS, invokeTool, listedTool, toolError, visibleTools } from './tool-invoke.ts';
 import { SELF_APPROVE_OFF, TOOL_NAMES, type ToolContext } from './tools.ts';
@@ -105,10 +107,12 @@ export interface GatewayServerOptions {
   /** 2026-07-28: the tasks extension and the approval elicitation are served. */
   modern: boolean;
   events: AgentEventHub;
+  /** An agent's `notifications/cancelled` of a call in flight, passed on to its send (cancel.ts). */
+  cancels: Pick<CallCancels, 'hold' | 'cancel'>;
 }
 
 export function createGatewayServer(opts: GatewayServerOptions): Server {
-  const { caller, selfApprove, modern, events } = opts;
+  const { caller, selfApprove, modern, events, cancels } = opts;
   const { principal: p, tools: ctx } = caller;
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: true }, logging: {}, ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
@@ -151,10 +155,14 @@ export function createGatewayServer(opts: GatewayServerOptions): Server {
       progressToken !== undefined && ctx.requestId
         ? await relayProgress(events, { agentId: p.identityId, requestId: ctx.requestId, progressToken }, (n) => sctx.mcpReq.notify(n), ctx.logger)
         : () => undefined;
+    // The agent may cancel it while the upstream tool runs. On the 2025 revisions the answer still
+    // goes out (the POST must end): the SDK client ignores an answer to a request it cancelled.
+    const stopCancel = CALL_TOOLS.has(tool.name) && ctx.requestId ? await passCancelThrough(cancels, { agentId: p.identityId, rpcId: sctx.mcpReq.id, requestId: ctx.requestId, closed: modern ? sctx.mcpReq.signal : undefined }) : () => undefined;
     try {
       return (await answerCall(tool, await invokeTool(tool, args ?? {}, p, ctx), p, ctx, caps)) as CallToolResult;
     } finally {
       stopRelay();
+      stopCancel();
     }
   }));
 

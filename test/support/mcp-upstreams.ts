@@ -61,15 +61,20 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Relays every request to `target`, recording the tool of each `tools/call` it passes on. */
-export async function startCountingRelay(target: string): Promise<RunningServer & { toolCalls: string[] }> {
+/**
+ * Relays every request to `target`, recording the tool of each `tools/call` it passes on, and the
+ * params of each `notifications/cancelled` (which request the client gave up on, and why).
+ */
+export async function startCountingRelay(target: string): Promise<RunningServer & { toolCalls: string[]; cancelled: unknown[] }> {
   const toolCalls: string[] = [];
+  const cancelled: unknown[] = [];
   const upstream = new URL(target);
   const server = http.createServer(async (req, res) => {
     const body = await readBody(req);
     try {
       const msg = JSON.parse(body.toString()) as { method?: string; params?: { name?: string } };
       if (msg.method === 'tools/call') toolCalls.push(String(msg.params?.name));
+      if (msg.method === 'notifications/cancelled') cancelled.push(msg.params);
     } catch {
       // not JSON (a GET or DELETE): relayed as it is
     }
@@ -85,6 +90,7 @@ export async function startCountingRelay(target: string): Promise<RunningServer 
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     toolCalls,
+    cancelled,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -22,6 +22,11 @@
 //     the whole call: `upstream_timeout`.
 //   - the server answers the transport with an HTTP error (e.g. 401 for a bad token) or with
 //     something that is not MCP: `upstream_error`, with `details.http_status` when there is one.
+//   - the agent cancels the request waiting for the call (server/mcp/cancel.ts,
+//     server/events/call-cancels.ts): the SDK client aborts the request and tells the server; the
+//     tool may already have had effects, so `outcome_unknown` with `details.cancelled_by: "caller"`
+//     and `tool_called` (false in the rare case the cancellation came before the tool was called;
+//     the call is not sent again either way). Only a call with a request waiting can be cancelled.
 //   - the tool is not in the server's tool list, or the server rejects the arguments
 //     (JSON-RPC invalid params): `invalid_request`.
 //   - the action pins the tool (a connected MCP server's, server/mcp-servers) and the server now
@@ -63,7 +68,8 @@ export const mcpRuntime: RuntimeHandler = async (deps, input) => {
   // Progress goes to the request that is waiting for this call (none for a call replayed later).
   const to = input.requesterId && input.requestId ? { requesterId: input.requesterId, requestId: input.requestId } : null;
   const onProgress = to && deps.reportProgress ? (p: ToolProgress) => deps.reportProgress!(to, p) : undefined;
-  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs, pin: action.toolPin, onProgress });
+  const onCancel = to && deps.onCancel ? (abort: () => void) => deps.onCancel!(to, abort) : undefined;
+  const result = await callTool({ url, headers: injection.headers, tool, args, timeoutMs, pin: action.toolPin, onProgress, onCancel });
   return jsonOutput(
     {
       status: result.isError ? TOOL_ERROR_STATUS : 200,
@@ -107,32 +113,63 @@ interface ToolCall {
   pin?: ToolPinRef | undefined;
   /** Asks the server for progress (a progressToken) and hands each notification here. */
   onProgress?: ((p: ToolProgress) => void) | undefined;
+  /** Listens for the agent's cancellation (see ExecutorDeps.onCancel). */
+  onCancel?: ((abort: () => void) => Promise<() => void>) | undefined;
 }
+
+/** Why the exchange was stopped before its answer. */
+type Stopped = 'timeout' | 'cancelled' | undefined;
 
 async function callTool(call: ToolCall): Promise<CallToolResult> {
   const transport = new StreamableHTTPClientTransport(call.url, {
     requestInit: { headers: { ...call.headers, 'user-agent': `${CLIENT_INFO.name}/${CLIENT_INFO.version}` } },
   });
   const client = new Client(CLIENT_INFO, { capabilities: {} });
-  // One deadline for the whole exchange (initialize, tools/list, tools/call).
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new Error(`no answer within ${call.timeoutMs} ms`)), call.timeoutMs);
-  const opts = { signal: deadline.signal, timeout: call.timeoutMs };
+  // One deadline for the whole exchange (initialize, tools/list, tools/call); the agent's
+  // cancellation stops it the same way (the SDK tells the server of an aborted request).
+  const abort = new AbortController();
+  let stopped: Stopped;
+  const stop = (why: Exclude<Stopped, undefined>, reason: string) => {
+    stopped ??= why;
+    abort.abort(new Error(reason));
+  };
+  const timer = setTimeout(() => stop('timeout', `no answer within ${call.timeoutMs} ms`), call.timeoutMs);
+  const opts = { signal: abort.signal, timeout: call.timeoutMs };
+  // Listening starts with the exchange and is in place before the tool is called.
+  const listening = call.onCancel?.(() => stop('cancelled', 'the caller cancelled the call'));
+  let toolCalled = false;
   try {
     await client.connect(transport, opts);
     const listed = await findTool(client, call.tool, opts);
     if (call.pin) assertUnchanged(call.tool, call.pin, listed);
+    await listening;
+    abort.signal.throwIfAborted();
     const onprogress = call.onProgress;
+    toolCalled = true;
     return await client.request(
       { method: 'tools/call', params: { name: call.tool, arguments: call.args } },
       onprogress ? { ...opts, onprogress: (p) => onprogress({ progress: p.progress, total: p.total, message: p.message }) } : opts,
     );
   } catch (err) {
-    throw toAppError(err, call, deadline.signal.aborted);
+    if (stopped === 'cancelled') throw cancelledByCaller(call, toolCalled);
+    throw toAppError(err, call, stopped === 'timeout');
   } finally {
     clearTimeout(timer);
+    void listening?.then((release) => release());
     await close(client, transport);
   }
+}
+
+/** Once the tool was called it may have done part or all of its work before it stopped. */
+function cancelledByCaller(call: Pick<ToolCall, 'url' | 'tool'>, toolCalled: boolean): AppError {
+  if (!toolCalled) {
+    return new AppError('outcome_unknown', `the caller cancelled the call before "${call.tool}" was called on the MCP server ${call.url.host}: the tool did not run`, { cancelled_by: 'caller', tool_called: false });
+  }
+  return new AppError(
+    'outcome_unknown',
+    `the caller cancelled the call while the MCP server ${call.url.host} was running "${call.tool}": the server was told to stop, and the tool may already have had effects`,
+    { cancelled_by: 'caller', tool_called: true },
+  );
 }
 
 /** People approved the pinned text: a tool the server now describes differently is not called. */
