@@ -121,7 +121,11 @@ async function timeExport(base: string, o: OrgReader): Promise<{ rows: number; m
   const res = await fetch(`${base}/v1/audit/export?format=jsonl`, { headers: { authorization: `Bearer ${o.token}` } });
   if (!res.ok || !res.body) throw new Error(`export: ${res.status}`);
   let rows = 0;
-  for await (const chunk of res.body) for (const byte of chunk as Uint8Array) if (byte === 10) rows++;
+  // Counted with indexOf (native): a loop over every byte in JS cost the client as much as the export.
+  for await (const chunk of res.body) {
+    const bytes = Buffer.from((chunk as Uint8Array).buffer, (chunk as Uint8Array).byteOffset, (chunk as Uint8Array).byteLength);
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) rows++;
+  }
   return { rows, ms: performance.now() - t };
 }
 

@@ -4,8 +4,16 @@
 import type { DatabasePool } from 'slonik';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { invalidRequest } from '../errors.ts';
-import { csvHeader, csvLine, jsonLine, type ExportFormat } from '../../core/audit/export-format.ts';
-import { readAuditRows, type AuditFilter, type AuditReadRow, type AuditRowQuery, type AuditVisibility } from './store.ts';
+import { csvHeader, csvLine, jsonLine, type ExportEntry, type ExportFormat } from '../../core/audit/export-format.ts';
+import {
+  identityNames,
+  readAuditExportRows,
+  readAuditRows,
+  type AuditFilter,
+  type AuditRow,
+  type AuditRowQuery,
+  type AuditVisibility,
+} from './store.ts';
 
 export interface AuditQuery extends AuditRowQuery {
   limit?: number | undefined;
@@ -28,18 +36,26 @@ export function decodeCursor(cursor: string): number {
   return id;
 }
 
-export function publicAuditEntry(r: AuditReadRow) {
+/** The names beside a row's ids (null: no such identity of the org any more). */
+export interface AuditRowNames {
+  user_name: string | null;
+  actor_name: string | null;
+  identity_chain_names: (string | null)[];
+}
+
+/** A row as GET /v1/audit answers it and the export writes it; the list reads `names` with the row. */
+export function publicAuditEntry(r: AuditRow, names: AuditRowNames): ExportEntry {
   return {
     id: r.id,
     at: r.at.toISOString(),
     event: r.event,
     org_id: r.org_id,
     user_id: r.user_id,
-    user_name: r.user_name,
+    user_name: names.user_name,
     actor_id: r.actor_id,
-    actor_name: r.actor_name,
+    actor_name: names.actor_name,
     identity_chain: r.identity_chain,
-    identity_chain_names: r.identity_chain_names,
+    identity_chain_names: names.identity_chain_names,
     service: r.service,
     action: r.action,
     permission_keys: r.permission_keys,
@@ -70,18 +86,36 @@ export function createAuditService(deps: { pool: DatabasePool }) {
    * query each, no transaction held open while the client reads). Rows appended meanwhile have
    * higher ids and are not included: the export is the log as it was when it started. The next
    * batch is asked for as soon as a batch arrives, so the database reads it while this one is
-   * written out (at most two batches in memory).
+   * written out (at most two batches in memory). Names are looked up once per identity per
+   * export, the first time a batch names it (the org's identities bound the map, not the rows).
    */
-  async function* exportEntries(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>): AsyncGenerator<ReturnType<typeof publicAuditEntry>[]> {
+  async function* exportEntries(p: Principal, q: Omit<AuditQuery, 'limit' | 'cursor'>): AsyncGenerator<ExportEntry[]> {
     const filter = filterFor(p, q);
-    const batchBelow = (below: number | null) => readAuditRows(pool, filter, { below, limit: EXPORT_BATCH });
-    let next: Promise<readonly AuditReadRow[]> = batchBelow(null);
+    const names = new Map<string, string | null>();
+    const nameOf = (id: string | null) => (id === null ? null : (names.get(id) ?? null));
+    const batchBelow = async (below: number | null) => {
+      const rows = await readAuditExportRows(pool, filter, { below, limit: EXPORT_BATCH });
+      const unseen = new Set<string>();
+      for (const r of rows) {
+        if (r.user_id !== null && !names.has(r.user_id)) unseen.add(r.user_id);
+        if (r.actor_id !== null && !names.has(r.actor_id)) unseen.add(r.actor_id);
+        for (const id of r.identity_chain) if (!names.has(id)) unseen.add(id);
+      }
+      const found = await identityNames(pool, filter.orgId, [...unseen]);
+      for (const id of unseen) names.set(id, found.get(id) ?? null);
+      return rows;
+    };
+    let next: Promise<readonly AuditRow[]> = batchBelow(null);
     try {
       for (;;) {
         const rows = await next;
         const more = rows.length === EXPORT_BATCH;
         if (more) next = batchBelow(rows[rows.length - 1]!.id);
-        if (rows.length > 0) yield rows.map(publicAuditEntry);
+        if (rows.length > 0) {
+          yield rows.map((r) =>
+            publicAuditEntry(r, { user_name: nameOf(r.user_id), actor_name: nameOf(r.actor_id), identity_chain_names: r.identity_chain.map(nameOf) }),
+          );
+        }
         if (!more) return;
       }
     } finally {
@@ -101,7 +135,7 @@ export function createAuditService(deps: { pool: DatabasePool }) {
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {
-        entries: page.map(publicAuditEntry),
+        entries: page.map((r) => publicAuditEntry(r, r)),
         next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null,
       };
     },
