@@ -48,6 +48,7 @@ import { createNotices } from './notifications/notices.ts';
 import { routedAnnouncer } from './notifications/start.ts';
 import type { InvitationMailer } from './teams/mailer.ts';
 import { createInvitationMailer } from './notifications/invitation-mail.ts';
+import { createToolChangeNotifier } from './notifications/tool-change-notice.ts';
 import { createApprovalRouting } from './teams/routing.ts';
 import { createTeamService } from './teams/service.ts';
 import { createSsoService } from './sso/service.ts';
@@ -209,6 +210,7 @@ export function createServices(deps: ServiceDeps) {
   lateNotices.announce = routedAnnouncer({ pool: deps.pool, logger: deps.logger, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: notices.retry });
   // `chains`: identity chains for the agent-authority middleware (server/auth/authority.ts); no route gets it.
   // Connected MCP servers publish their tools as generated templates the registry reads.
+  const toolChangeNotice = createToolChangeNotifier({ pool: deps.pool, keyring, logger: deps.logger, slackApiUrl: deps.config.notices.slackApiUrl });
   const mcpServers = createMcpServerService({
     pool: deps.pool,
     executor,
@@ -216,7 +218,10 @@ export function createServices(deps: ServiceDeps) {
     connections,
     publicUrl: deps.config.publicUrl,
     announce: async (orgId, data) => {
-      await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, { orgId, type: 'mcp_server.tools_changed', data });
+      // The admins' notices go on their own: a slow or failing channel never holds up the re-list.
+      const notice = { serverId: data.server_id, service: data.service, changes: data.changes, reviewUrl: `${deps.config.publicUrl}/services/mcp-servers/${data.server_id}` };
+      void toolChangeNotice(orgId, notice).catch((err: unknown) => deps.logger.warn({ org_id: orgId, server_id: data.server_id, error: (err as Error).message }, 'could not send the MCP tool change notice'));
+      await emitWebhookEvent({ pool: deps.pool, temporal: deps.temporal, taskQueue: deps.taskQueue }, { orgId, type: 'mcp_server.tools_changed', data: { ...data } });
     },
   });
   return { exchange, callCancels, metrics, budgetClock, keyring, signer, auth, identities, registry, mcpServers, vault, connections, webhooks, audit, calls, approvals, notices, downloads, events, oauth, oauthServer, oauthTokens, executor, orgs, diagnostics, blastRadius, teams, routing, sso, chains: { getChain: identityReader.getChain } };

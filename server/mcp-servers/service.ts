@@ -7,6 +7,7 @@ import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
 import { serviceDocument, effectiveRisk, toolEnabled, type ServerRecord, type ToolOverride, type ToolRecord, type UpstreamAuth } from '../../core/mcp-servers/definition.ts';
 import { keyTools, pinDiff, pinHash, pinOf, riskFromAnnotations, toolSummary, type ToolPin, type UpstreamTool } from '../../core/mcp-servers/tools.ts';
+import type { ToolChangeEvent } from '../../core/mcp-servers/change-notice.ts';
 import type { TemplateOrigin } from '../../core/registry/catalog.ts';
 import type { AuditEvent } from '../audit/entry.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -30,9 +31,17 @@ export interface McpServerDeps {
   connections: Pick<ConnectionService, 'putUpstreamApp' | 'getOAuthApp' | 'ownConnections' | 'credentialError' | 'getFreshAccessToken'>;
   /** The gateway's public base URL: an OAuth upstream redirects the person's browser to its connection callback. */
   publicUrl: string;
-  /** Tells the org's admins (webhook `mcp_server.tools_changed`) that a re-list changed tools. */
-  announce?: (orgId: string, data: Record<string, unknown>) => Promise<void>;
+  /** Tells the org's admins (webhook `mcp_server.tools_changed`, notices) that a re-list changed tools. */
+  announce?: (orgId: string, data: ToolsChanged) => Promise<void>;
   limits?: DiscoveryLimits;
+}
+
+/** One re-list's changes, announced once (the webhook event's `data`). */
+export interface ToolsChanged {
+  server_id: string;
+  service: string;
+  trigger: RelistTrigger;
+  changes: { event: ToolChangeEvent; tool: string }[];
 }
 
 /** What a caller gives as `auth`: OAuth names no endpoints (they are discovered), at most a client. */
@@ -230,12 +239,12 @@ export function createMcpServerService(deps: McpServerDeps) {
   /**
    * Re-lists the server's tools. New tools arrive disabled (status `new`); a tool gone from the
    * list is disabled (`removed`), never deleted; a changed tool keeps its published pin (calls
-   * are refused with `tool_changed`) until accepted. Each change is audited, and announced to the
-   * org's webhooks when there is one.
+   * are refused with `tool_changed`) until accepted. Each change is audited, and the change set
+   * announced once (webhooks, the admins' notices).
    */
   async function relist(row: store.ServerRow, who: Acting, trigger: RelistTrigger) {
     const listed = keyed(await discover(who, serverRecord(row), row.owner_id ? 'user' : 'org'));
-    const events: { event: AuditEvent; tool: string; details: Record<string, unknown> }[] = [];
+    const events: { event: ToolChangeEvent; tool: string; details: Record<string, unknown> }[] = [];
     await pool.transaction(async (tx) => {
       const existing = new Map((await store.listTools(tx, row.id)).map((t) => [t.name, t]));
       for (const { tool, key } of listed) {
