@@ -5,7 +5,8 @@ import { invalidRequest } from '../errors.ts';
 import type { IdentityPosition } from './store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MICROS = /^-?\d{1,18}$/;
+/** Since 1970, under 10^17 µs (the year 5138): always within PostgreSQL's timestamps, so a forged one is a 400, never a database error. */
+const MICROS = /^\d{1,17}$/;
 
 export const encodeIdentityCursor = (p: { at_micros: string; id: string }): string =>
   Buffer.from(`${p.at_micros}|${p.id}`).toString('base64url');

@@ -130,6 +130,7 @@ describe('the identities listing in pages', () => {
       Buffer.from(`${new Date().toISOString()}|${admin.userId}`).toString('base64url'),
       Buffer.from(`12|not-a-uuid`).toString('base64url'),
       Buffer.from(`12|${admin.userId}|more`).toString('base64url'),
+      Buffer.from(`-${'9'.repeat(17)}|${admin.userId}`).toString('base64url'),
     ];
     for (const cursor of forged) {
       const res = await asAdmin('GET', `/v1/identities?cursor=${cursor}`);
