@@ -8,7 +8,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { approvalViewsQuery } from '../../server/approvals/store.ts';
+import { approvalViews, approvalViewsQuery } from '../../server/approvals/store.ts';
 import { EXPORT_BATCH } from '../../server/audit/service.ts';
 import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
@@ -179,5 +179,24 @@ describe('reads of an org seeded to scale', () => {
     // The head of a chain of five: itself and its four descendants, each found by its parent.
     const subtree = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { rootId: org.agentId }, limit: PAGE }));
     expectIndexed(scansOf(subtree, 'identities'), 2 * 5);
+  });
+  it('approvals created within one millisecond are each on exactly one page (the cursor keeps only milliseconds)', async () => {
+    // The org's three newest approvals, moved 1, 2 and 3 µs into one millisecond after every other.
+    await pool.query(sql.unsafe`
+      UPDATE approvals a SET created_at = timestamptz '2100-01-01T00:00:00.000Z' + n.k * interval '1 microsecond'
+      FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS k FROM
+              (SELECT id, created_at FROM approvals WHERE org_id = ${org.orgId} ORDER BY created_at DESC, id DESC LIMIT 3) newest) n
+      WHERE a.id = n.id`);
+    const seen: string[] = [];
+    let before: { at: Date; id: string } | undefined;
+    for (let page = 0; page < 3; page++) {
+      const [row] = await approvalViews(pool, { ...adminQuery(), scope: 'visible', before, limit: 1 });
+      seen.push(row!.id);
+      // What the service's cursor carries (server/approvals/service.ts): the row's Date and id.
+      before = { at: row!.created_at, id: row!.id };
+    }
+    const newest = await pool.anyFirst(sql.unsafe`
+      SELECT id FROM approvals WHERE org_id = ${org.orgId} AND created_at >= '2100-01-01' ORDER BY created_at DESC, id DESC`);
+    expect(seen).toEqual(newest.map(String));
   });
 });
