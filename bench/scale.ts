@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool, type DatabasePool } from '../server/db/pool.ts';
+import { encodeIdentityCursor } from '../server/identities/cursor.ts';
 import { volumeCases } from '../test/support/audit-volume.ts';
 import { latency, round, type Latency } from './support/figures.ts';
 import { memoryMb } from './support/proc.ts';
@@ -50,6 +51,7 @@ interface OrgReader {
   token: string;
   approvalsCursor: string;
   auditCursor: string;
+  identitiesCursor: string;
   seededAt: Date;
 }
 
@@ -83,6 +85,7 @@ function reads(): Read[] {
       },
     })),
     { name: 'agents page (identities)', path: () => '/v1/identities' },
+    { name: 'agents page, deep keyset page', path: (o) => `/v1/identities?cursor=${o.identitiesCursor}` },
     { name: 'rules page (an agent’s rules)', path: (o) => `/v1/identities/${o.seeded.agentId}/rules` },
     { name: 'gateway_search (registry search)', path: () => `/v1/search?${query({ q: 'create invoice', limit: '20' })}` },
   ];
@@ -147,19 +150,23 @@ async function signIn(base: string, seeded: SeededOrg): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
-/** The org's reader: a session and cursors halfway down its approvals and its audit log. */
+/** The org's reader: a session and cursors halfway down its approvals, its audit log and its identities. */
 async function readerOf(pool: DatabasePool, base: string, seeded: SeededOrg, seededAt: Date): Promise<OrgReader> {
   const mid = await pool.one(sql.type(z.object({ created_at: z.date(), id: z.string() }))`
     SELECT created_at, id FROM approvals WHERE org_id = ${seeded.orgId} ORDER BY created_at DESC, id DESC
     OFFSET ${Math.floor((seeded.shape.decidedApprovals + seeded.shape.pendingApprovals) / 2)} LIMIT 1`);
   const auditMid = await pool.oneFirst(sql.type(z.object({ id: z.coerce.number() }))`
     SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY id) AS id FROM audit_log WHERE org_id = ${seeded.orgId}`);
+  const identityMid = await pool.one(sql.type(z.object({ at_micros: z.string(), id: z.string() }))`
+    SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS at_micros, id FROM identities WHERE org_id = ${seeded.orgId}
+    ORDER BY created_at, id OFFSET ${Math.floor(seeded.shape.agents / 2)} LIMIT 1`);
   return {
     seeded,
     token: await signIn(base, seeded),
     // The cursor forms of the API (server/approvals/service.ts, server/audit/service.ts).
     approvalsCursor: Buffer.from(`${mid.created_at.toISOString()}|${mid.id}`).toString('base64url'),
     auditCursor: Buffer.from(`a1:${auditMid}`).toString('base64url'),
+    identitiesCursor: encodeIdentityCursor(identityMid),
     seededAt,
   };
 }

@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { ok, resolveCaller } from '../lib/caller.ts';
 import { age, table } from '../lib/format.ts';
-import { chainPaths, resolveIdentityRef } from '../lib/identities.ts';
+import { allIdentities, chainPaths, resolveIdentityRef } from '../lib/identities.ts';
 import { print, printJson, say } from '../lib/output.ts';
 import { addRuleCommands } from './rules.ts';
 
@@ -15,7 +15,7 @@ export function agentsCommand(): Command {
     .option('--all', 'archived and revoked ones too')
     .option('--json', 'machine-readable output')
     .action(async (o: { all?: boolean; json?: boolean }, cmd: Command) => {
-      const { identities } = await ok((await caller(cmd)).api.GET('/v1/identities'));
+      const identities = await allIdentities(await caller(cmd));
       const list = identities.filter((i) => i.kind !== 'user' && (o.all || i.status === 'active'));
       if (o.json) return printJson(list);
       if (!list.length) return say('No agents yet: gateway agents create NAME');

@@ -20,10 +20,24 @@ export function chainPaths(identities: Identity[]): Map<string, string> {
   return paths;
 }
 
+/** The listing's largest page: the fewest requests for the whole list. */
+const PAGE = 500;
+
+/** Every identity the caller may see: each page of the listing, following next_cursor. */
+export async function allIdentities(caller: Caller): Promise<Identity[]> {
+  const list: Identity[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await ok(caller.api.GET('/v1/identities', { params: { query: { limit: PAGE, ...(cursor ? { cursor } : {}) } } }));
+    list.push(...page.identities);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return list;
+}
+
 /** Every identity the caller may see, with their paths (an empty map when the list is refused). */
 export async function identityPaths(caller: Caller): Promise<{ list: Identity[]; paths: Map<string, string> }> {
-  const r = await caller.api.GET('/v1/identities').catch(() => null);
-  const list = r?.data?.identities ?? [];
+  const list = await allIdentities(caller).catch(() => []);
   return { list, paths: chainPaths(list) };
 }
 

@@ -602,7 +602,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Identities the caller can see (admins: the whole org; others: their subtree) */
+        /**
+         * Identities the caller can see (admins: the whole org; others: their subtree), oldest first (cursor pagination)
+         * @description A parent is always listed before its children, so each page extends the tree of the pages before it.
+         */
         get: operations["listIdentities"];
         put?: never;
         post?: never;
@@ -7283,7 +7286,10 @@ export interface operations {
     listIdentities: {
         parameters: {
             query?: {
+                /** @description A `next_cursor` of this listing with the same filters. */
+                cursor?: string;
                 kind?: "user" | "agent" | "subagent";
+                limit?: number;
                 status?: "active" | "archived" | "revoked";
             };
             header?: never;
@@ -7300,6 +7306,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         identities: components["schemas"]["Identity"][];
+                        /** @description Opaque; pass it back as `cursor` for the next page. Null on the last page. */
+                        next_cursor: string | null;
                     };
                 };
             };

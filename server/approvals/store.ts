@@ -90,11 +90,23 @@ const viewColumns = (viewer: SqlFragment, org: SqlFragment) => sql.fragment`
     'admin_ids', (SELECT coalesce(jsonb_agg(d.id), '[]'::jsonb) FROM identities d
                    WHERE d.org_id = ${org} AND d.kind = 'user' AND d.role = 'admin' AND d.status = 'active')) AS people`;
 
+/**
+ * The keyset position before which a page starts. The cursor's time is a Date (milliseconds) while
+ * PostgreSQL keeps microseconds, so the cursor row's own created_at is read back (by primary key,
+ * once per statement): approvals of the same millisecond are neither skipped nor repeated. The
+ * cursor's time stands in only when that approval is gone.
+ */
+function beforePosition(q: ApprovalQuery, before: NonNullable<ApprovalQuery['before']>) {
+  return sql.fragment`(
+    COALESCE((SELECT k.created_at FROM approvals k WHERE k.id = ${before.id} AND k.org_id = ${q.orgId}), ${sql.timestamp(before.at)}),
+    ${before.id}::uuid)`;
+}
+
 /** The page's own conditions on approvals row `t`: the status asked for and the keyset position. */
 function pageConditions(q: ApprovalQuery, t: IdentifierSqlToken) {
   return sql.fragment`
     ${q.status && q.scope !== 'actionable' ? sql.fragment`AND ${t}.status = ${q.status}` : sql.fragment``}
-    ${q.before ? sql.fragment`AND (${t}.created_at, ${t}.id) < (${sql.timestamp(q.before.at)}, ${q.before.id})` : sql.fragment``}`;
+    ${q.before ? sql.fragment`AND (${t}.created_at, ${t}.id) < ${beforePosition(q, q.before)}` : sql.fragment``}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Response bodies of the identity routes, as the OpenAPI document describes them.
 import { z } from 'zod';
-import { nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
+import { nextCursor, nullableTimestamp, timestamp, uuid } from '../http/openapi/common.ts';
 
 export const Identity = z
   .strictObject({
@@ -71,7 +71,7 @@ export const Me = z.strictObject({
   authenticated_via: z.enum(['session', 'agent_key', 'oauth']),
 });
 
-export const IdentityList = z.strictObject({ identities: z.array(Identity) });
+export const IdentityList = z.strictObject({ identities: z.array(Identity), next_cursor: nextCursor });
 export const CreatedAgent = z.strictObject({ identity: Identity, key: NewAgentKey });
 export const KeyList = z.strictObject({ keys: z.array(AgentKey) });
 export const RuleList = z.strictObject({ rules: z.array(Rule) });

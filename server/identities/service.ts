@@ -14,6 +14,7 @@ import { AppError, conflict, forbidden, invalidRequest, notFound } from '../erro
 // Revoking identities ends their OAuth bindings in the same transaction, so oauth's store is used here.
 import { revokeBindingsOfAgents } from '../oauth/store.ts';
 import type { OrgReader } from '../orgs/readers.ts';
+import { decodeIdentityCursor, encodeIdentityCursor } from './cursor.ts';
 import * as store from './store.ts';
 
 export interface CreateAgentInput {
@@ -187,15 +188,22 @@ export function createIdentityService(deps: {
       };
     },
 
-    async list(p: Principal, filter: { kind?: string | undefined; status?: string | undefined }) {
-      let rows: readonly store.IdentityRow[];
-      if (isAdmin(p)) rows = await store.listOrgIdentities(pool, p.orgId);
-      else rows = await store.getSubtree(pool, p.type === 'user' ? p.userId : p.identityId);
-      return rows
-        .filter((r) => r.org_id === p.orgId)
-        .filter((r) => !filter.kind || r.kind === filter.kind)
-        .filter((r) => (filter.status ? r.status === filter.status : true))
-        .map(publicIdentity);
+    /** A keyset page, oldest first: the org (admins), the person's tree (members) or the agent's subtree. */
+    async list(p: Principal, q: { kind?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined }) {
+      const rows = await store.identityPage(pool, {
+        orgId: p.orgId,
+        within: isAdmin(p) ? { org: true } : p.type === 'user' ? { userId: p.userId } : { rootId: p.identityId },
+        kind: q.kind,
+        status: q.status,
+        after: q.cursor === undefined ? undefined : decodeIdentityCursor(q.cursor),
+        limit: q.limit + 1,
+      });
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      return {
+        identities: page.map(({ at_micros: _at, ...row }) => publicIdentity(row)),
+        next_cursor: rows.length > q.limit && last ? encodeIdentityCursor(last) : null,
+      };
     },
 
     async get(p: Principal, id: string) {

@@ -8,15 +8,16 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { approvalViewsQuery } from '../../server/approvals/store.ts';
+import { approvalViews, approvalViewsQuery } from '../../server/approvals/store.ts';
 import { EXPORT_BATCH } from '../../server/audit/service.ts';
 import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
+import { identityPageQuery, type IdentityPageQuery } from '../../server/identities/store.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { volumeIds } from '../support/audit-volume.ts';
 import { explainAnalyze, scansOf, type TableScan } from '../support/explain.ts';
 import { createTestDatabase } from '../support/gateway.ts';
-import { seedOrg, SMALL_ORG, type OrgShape, type SeededOrg } from '../support/scale-seed.ts';
+import { seedOrg, SMALL_ORG, uuidOf, type OrgShape, type SeededOrg } from '../support/scale-seed.ts';
 
 const SHAPE: OrgShape = {
   people: 50,
@@ -53,6 +54,8 @@ describe('reads of an org seeded to scale', () => {
   /** Keyset positions halfway down the org's open approvals and its whole history. */
   let halfwayOpen: { at: Date; id: string };
   let halfwayAll: { at: Date; id: string };
+  /** Keyset position halfway down the org's identities (the agents page). */
+  let halfwayIdentities: NonNullable<IdentityPageQuery['after']>;
 
   const keysetRow = z.object({ created_at: z.date(), id: z.string() });
 
@@ -75,6 +78,11 @@ describe('reads of an org seeded to scale', () => {
     };
     halfwayOpen = await at(true, SHAPE.pendingApprovals / 2);
     halfwayAll = await at(false, (SHAPE.decidedApprovals + SHAPE.pendingApprovals) / 2);
+    const position = z.object({ at_micros: z.string(), id: z.string() });
+    const middle = await pool.one(sql.type(position)`
+      SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS at_micros, id FROM identities
+      WHERE org_id = ${org.orgId} ORDER BY created_at, id OFFSET ${SHAPE.agents / 2} LIMIT 1`);
+    halfwayIdentities = { atMicros: BigInt(middle.at_micros), id: middle.id };
   }, 600_000);
   afterAll(async () => {
     await pool?.end();
@@ -145,5 +153,50 @@ describe('reads of an org seeded to scale', () => {
     expect(recent.on_chains.length).toBeGreaterThan(0);
     expect(recent.on_chains.length).toBeLessThan(recent.scanned / 100);
     for (const call of recent.on_chains) expect(call.identity_chain).toContain(agent);
+  });
+  it('the agents page reads a page of the org’s identities through identities_org_page, first page and deep, for an admin', async () => {
+    for (const after of [undefined, halfwayIdentities]) {
+      const plan = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { org: true }, after, limit: PAGE }));
+      const scans = scansOf(plan, 'identities');
+      expectIndexed(scans, PAGE);
+      expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('identities_org_page');
+    }
+  });
+
+  it('one kind of the org (the people among 2,000 agents) is a range of identities_org_kind_page, not a filtered walk of the org', async () => {
+    const plan = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { org: true }, kind: 'user', limit: PAGE }));
+    const scans = scansOf(plan, 'identities');
+    expectIndexed(scans, SHAPE.people);
+    expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('identities_org_kind_page');
+  });
+
+  it('a member’s page is a range of their own tree (identities_user_page); an agent’s walks only its subtree', async () => {
+    const member = uuidOf(org.orgId, 'user:1');
+    const mine = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { userId: member }, limit: PAGE }));
+    const scans = scansOf(mine, 'identities');
+    expectIndexed(scans, PAGE);
+    expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('identities_user_page');
+    // The head of a chain of five: itself and its four descendants, each found by its parent.
+    const subtree = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { rootId: org.agentId }, limit: PAGE }));
+    expectIndexed(scansOf(subtree, 'identities'), 2 * 5);
+  });
+  it('approvals created within one millisecond are each on exactly one page (the cursor keeps only milliseconds)', async () => {
+    // The org's three newest approvals, moved 1, 2 and 3 µs into one millisecond after every other.
+    await pool.query(sql.unsafe`
+      UPDATE approvals a SET created_at = timestamptz '2100-01-01T00:00:00.000Z' + n.k * interval '1 microsecond'
+      FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS k FROM
+              (SELECT id, created_at FROM approvals WHERE org_id = ${org.orgId} ORDER BY created_at DESC, id DESC LIMIT 3) newest) n
+      WHERE a.id = n.id`);
+    const seen: string[] = [];
+    let before: { at: Date; id: string } | undefined;
+    for (let page = 0; page < 3; page++) {
+      const [row] = await approvalViews(pool, { ...adminQuery(), scope: 'visible', before, limit: 1 });
+      seen.push(row!.id);
+      // What the service's cursor carries (server/approvals/service.ts): the row's Date and id.
+      before = { at: row!.created_at, id: row!.id };
+    }
+    const newest = await pool.anyFirst(sql.unsafe`
+      SELECT id FROM approvals WHERE org_id = ${org.orgId} AND created_at >= '2100-01-01' ORDER BY created_at DESC, id DESC`);
+    expect(seen).toEqual(newest.map(String));
   });
 });

@@ -20,6 +20,8 @@ type Answer<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] exten
   : never;
 /** The JSON request body of a route. */
 type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+/** The query parameters of a route. */
+type Query<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } } ? Q : never;
 
 const byId = (id: string) => ({ params: { path: { id } } });
 
@@ -36,8 +38,21 @@ export type Binding = Schemas['OAuthBinding'];
 export const signIn = (email: string, password: string) => unwrap(api.POST('/v1/auth/login', { body: { email, password } }));
 export const signOut = () => unwrap(api.POST('/v1/auth/logout')).then(() => undefined);
 export const me = () => unwrap(api.GET('/v1/identities/me'));
-export const listIdentities = (status?: Identity['status']) =>
-  unwrap(api.GET('/v1/identities', { params: { query: status ? { status } : {} } })).then((r) => r.identities);
+export type IdentityQuery = NonNullable<Query<'/v1/identities', 'get'>>;
+/** One page of the identities the viewer may see, oldest first (a parent before its children). */
+export const listIdentityPage = (query: IdentityQuery = {}) => unwrap(api.GET('/v1/identities', { params: { query } }));
+/** Every identity matching `query`, page after page (the listing's largest pages: the fewest requests). */
+export async function listIdentities(query: Omit<IdentityQuery, 'limit' | 'cursor'> = {}): Promise<Identity[]> {
+  const all: Identity[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listIdentityPage({ ...query, limit: 500, ...(cursor ? { cursor } : {}) });
+    all.push(...page.identities);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return all;
+}
+export const getIdentity = (id: string) => unwrap(api.GET('/v1/identities/{id}', byId(id)));
 export const createAgent = (body: Body<'/v1/identities/agents', 'post'>) => unwrap(api.POST('/v1/identities/agents', { body }));
 export const updateIdentity = (id: string, body: Body<'/v1/identities/{id}', 'patch'>) =>
   unwrap(api.PATCH('/v1/identities/{id}', { ...byId(id), body }));

@@ -11,7 +11,7 @@ export const updateSettings = (body: { approval_ttl_seconds?: number; approval_a
   unwrap(api.PATCH('/v1/org/settings', { body }));
 export const listClients = async () => (await unwrap(api.GET('/v1/oauth/clients'))).clients;
 export const revokeClient = (clientId: string) => unwrap(api.POST('/v1/oauth/clients/{clientId}/revoke', { params: { path: { clientId } } }));
-export const listMembers = async () => (await listIdentities()).filter((i) => i.kind === 'user');
+export const listMembers = () => listIdentities({ kind: 'user' });
 
 /** Seconds shown as whole minutes (the form edits minutes). */
 export const toMinutes = (s: number) => Math.round(s / 60);
