@@ -367,13 +367,14 @@ export async function chainsWithRules(db: Db, orgId: string, ids: readonly strin
   if (ids.length === 0) return { identities: [], rules: [] };
   const row = await db.one(sql.type(z.object({ identities: z.array(chainLink), rules: z.array(ruleOfChains) }))`
     WITH RECURSIVE chain AS (
-      SELECT i.id, i.parent_id, 0 AS depth FROM identities i WHERE i.org_id = ${orgId} AND i.id = ANY(${sql.array([...ids], 'uuid')})
+      SELECT i.id, i.parent_id, i.kind, i.inherit_permissions, i.name, 0 AS depth FROM identities i WHERE i.org_id = ${orgId} AND i.id = ANY(${sql.array([...ids], 'uuid')})
       UNION
-      SELECT p.id, p.parent_id, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64 AND p.org_id = ${orgId}
-    ), links AS (SELECT DISTINCT id FROM chain)
+      SELECT p.id, p.parent_id, p.kind, p.inherit_permissions, p.name, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64 AND p.org_id = ${orgId}
+    ), links AS (SELECT DISTINCT id, parent_id, kind, inherit_permissions, name FROM chain)
     SELECT
-      (SELECT coalesce(json_agg(json_build_object('id', i.id, 'kind', i.kind, 'parent_id', i.parent_id, 'inherit_permissions', i.inherit_permissions, 'name', i.name)), '[]')
-         FROM identities i JOIN links l ON l.id = i.id) AS identities,
+      -- The links carry their columns: joining identities again would read the org's.
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind, 'parent_id', parent_id, 'inherit_permissions', inherit_permissions, 'name', name)), '[]')
+         FROM links) AS identities,
       ${keys.length === 0 ? sql.fragment`'[]'::json` : sql.fragment`(SELECT coalesce(json_agg(json_build_object('id', r.id, 'identity_id', r.identity_id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at, 'condition', r.condition, 'budget', r.budget) ORDER BY r.created_at, r.id), '[]')
          FROM permission_rules r WHERE r.identity_id IN (SELECT id FROM links) AND r.revoked_at IS NULL AND ${inScope(keys)})`} AS rules`);
   return {
