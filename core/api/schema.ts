@@ -1794,6 +1794,8 @@ export interface components {
                 truncated: boolean;
                 window_days: number;
             };
+            /** @description True when the tier has a condition: pending approvals are judged on their request, but past calls (`audit`) by the tier's keys only, since the audit log keeps no request. */
+            condition_not_weighed_for_past_calls: boolean;
             pending_covered: {
                 action_description: string;
                 /** Format: date-time */
@@ -1811,6 +1813,7 @@ export interface components {
             }[];
             rule_targets: components["schemas"]["BlastRadiusIdentity"][];
             tier: {
+                condition?: string;
                 description: string;
                 index: number;
                 keys: string[];

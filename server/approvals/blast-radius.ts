@@ -1,25 +1,39 @@
 // GET /v1/approvals/{id}/blast-radius: loads what the pure computation in
-// core/permissions/blast-radius.ts needs (the org's identities and live rules, the other pending
-// approvals and the last 30 days of calls the viewer may see) and names what it finds.
+// core/permissions/blast-radius.ts needs and names what it finds. Bounded by what the tier can
+// touch, not by the org: the requester's chain with the rules its keys can need; of the other
+// pending approvals (at most 500) and the last 30 days of calls the viewer may see (the newest
+// 20,000, only those on a rule target's chain leave the database), only those with a key the
+// tier's patterns match, with their chains and the rules their keys can need (rule-scope.ts).
 import type { DatabasePool } from 'slonik';
-import { blastRadius } from '../../core/permissions/blast-radius.ts';
+import { blastRadius, ruleTargetIds, touchesTier, type Gated } from '../../core/permissions/blast-radius.ts';
+import type { Identity, Rule } from '../../core/permissions/chain.ts';
+import { storedConditionRequest } from '../../core/permissions/conditions.ts';
 import { NOT_IN_CHAIN_MESSAGE } from '../../core/permissions/authority.ts';
 import type { AuditReader } from '../audit/readers.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { AppError, invalidRequest } from '../errors.ts';
-import { toChainIdentity, type IdentityReader } from '../identities/readers.ts';
+import type { ChainLink, IdentityReader } from '../identities/readers.ts';
 import { readVisibleApproval } from './read.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
-import { approvalViewReader, otherOpenApprovals } from './store.ts';
+import { approvalViewReader, otherOpenApprovals, requestsToSend } from './store.ts';
 
 export const AUDIT_WINDOW_DAYS = 30;
 /** Bounds on what one request scans; the answer says when it stopped early. */
 const MAX_PENDING = 500;
 const MAX_CALLS = 20_000;
 
+const toIdentity = (l: ChainLink): Identity => ({ id: l.id, kind: l.kind, parentId: l.parent_id, inheritPermissions: l.inherit_permissions });
+
+/** Two reads' identities and rules as one (a rule or identity read by both counts once). */
+function merged(reads: ReadonlyArray<{ identities: ChainLink[]; rules: Rule[] }>) {
+  const links = new Map(reads.flatMap((r) => r.identities.map((l) => [l.id, l] as const)));
+  const rules = new Map(reads.flatMap((r) => r.rules.map((rule) => [rule.id, rule] as const)));
+  return { links, identities: new Map([...links.values()].map((l) => [l.id, toIdentity(l)])), rules: [...rules.values()] };
+}
+
 export function createBlastRadiusService(deps: {
   pool: DatabasePool;
-  identities: Pick<IdentityReader, 'listOrgIdentities' | 'liveRulesOfOrg'>;
+  identities: Pick<IdentityReader, 'chainsWithRules'>;
   audit: Pick<AuditReader, 'recentCallKeys'>;
 }) {
   const { pool } = deps;
@@ -36,42 +50,51 @@ export function createBlastRadiusService(deps: {
 
       // Members weigh it against their own approvals and calls; admins against the org's.
       const userId = admin ? null : p.userId;
-      const [orgIdentities, rules, pending] = await Promise.all([
-        deps.identities.listOrgIdentities(p.orgId),
-        deps.identities.liveRulesOfOrg(p.orgId),
+      const approval = { id: view.id, requesterId: view.requester_id, keys: view.permission_keys };
+      const [own, pending] = await Promise.all([
+        deps.identities.chainsWithRules(p.orgId, [view.requester_id], view.permission_keys),
         otherOpenApprovals(pool, { orgId: p.orgId, userId, exceptId: approvalId, limit: MAX_PENDING }),
       ]);
-      const byId = new Map(orgIdentities.map((r) => [r.id, toChainIdentity(r)]));
-      const names = new Map(orgIdentities.map((r) => [r.id, r]));
-      const input = {
-        identities: byId,
-        rules,
-        approval: { id: view.id, requesterId: view.requester_id, keys: view.permission_keys },
-        resolverId: p.identityId,
-        tierKeys: tier.keys,
-        pending: pending.map((a) => ({ id: a.id, requesterId: a.requester_id, keys: a.permission_keys })),
-        now: new Date(),
-      };
+      const now = new Date();
+      const targetIds = ruleTargetIds({ identities: merged([own]).identities, rules: own.rules, approval, resolverId: p.identityId, now });
       // A past call is covered only through a remembered rule on its chain: of the recent calls,
       // only those on a target's chain leave the database (the others are counted).
-      const { targetIds } = blastRadius({ ...input, pending: [], pastCalls: [] });
       const recent = await deps.audit.recentCallKeys({
         orgId: p.orgId, userId, days: AUDIT_WINDOW_DAYS, exceptApprovalId: approvalId, limit: MAX_CALLS, onChainsOf: targetIds,
       });
+      // Only what has a key the tier's patterns match can be covered through the new rules.
+      const touched = (g: Gated) => touchesTier(tier.keys, g.keys);
+      const pendingTouched = pending.map((a) => ({ id: a.id, requesterId: a.requester_id, keys: a.permission_keys })).filter(touched);
+      const pastTouched = recent.on_chains
+        .filter((c) => c.identity_chain.length > 0)
+        .map((c) => ({ id: c.call_id, requesterId: c.identity_chain[0]!, keys: c.permission_keys }))
+        .filter(touched);
+      const weighed = [...pendingTouched, ...pastTouched];
+      const [theirs, requests] = await Promise.all([
+        deps.identities.chainsWithRules(p.orgId, [...new Set(weighed.map((g) => g.requesterId))], [...new Set(weighed.flatMap((g) => g.keys))]),
+        pendingTouched.length === 0 ? [] : requestsToSend(pool, p.orgId, pendingTouched.map((g) => g.id)),
+      ]);
+      const requestOf = new Map(requests.map((r) => [r.id, storedConditionRequest(r.request)]));
+      const read = merged([own, theirs]);
       const result = blastRadius({
-        ...input,
-        pastCalls: recent.on_chains
-          .filter((c) => c.identity_chain.length > 0)
-          .map((c) => ({ id: c.call_id, requesterId: c.identity_chain[0]!, keys: c.permission_keys })),
+        identities: read.identities,
+        rules: read.rules,
+        approval,
+        resolverId: p.identityId,
+        tierKeys: tier.keys,
+        tierCondition: tier.condition ?? null,
+        pending: pendingTouched.map((g) => ({ ...g, request: requestOf.get(g.id) ?? null })),
+        pastCalls: pastTouched,
+        now,
       });
       const who = (id: string) => {
-        const r = names.get(id);
+        const r = read.links.get(id);
         return r ? { id, kind: r.kind, name: r.name } : { id, kind: null, name: null };
       };
       const covered = new Set(result.coveredPendingIds);
       return {
         approval_id: view.id,
-        tier: { index: tierIndex, keys: tier.keys, description: tier.description },
+        tier: { index: tierIndex, keys: tier.keys, description: tier.description, ...(tier.condition ? { condition: tier.condition } : {}) },
         rule_targets: result.targetIds.map(who),
         pending_covered: pending
           .filter((a) => covered.has(a.id))
@@ -91,6 +114,8 @@ export function createBlastRadiusService(deps: {
           calls_covered: result.coveredCallIds.length,
           truncated: recent.scanned >= MAX_CALLS,
         },
+        // Past calls are weighed by the tier's keys: the audit log keeps no request to judge a condition on.
+        condition_not_weighed_for_past_calls: Boolean(tier.condition),
       };
     },
   };

@@ -61,7 +61,7 @@ const Who = z
 export const BlastRadius = z
   .strictObject({
     approval_id: uuid,
-    tier: z.strictObject({ index: z.number().int(), keys: z.array(z.string()), description: z.string() }),
+    tier: z.strictObject({ index: z.number().int(), keys: z.array(z.string()), description: z.string(), condition: z.string().optional() }),
     rule_targets: z.array(Who),
     pending_covered: z.array(
       z.strictObject({
@@ -76,5 +76,8 @@ export const BlastRadius = z
       }),
     ),
     audit: z.strictObject({ window_days: z.number().int(), calls_scanned: z.number().int(), calls_covered: z.number().int(), truncated: z.boolean() }),
+    condition_not_weighed_for_past_calls: z
+      .boolean()
+      .meta({ description: "True when the tier has a condition: pending approvals are judged on their request, but past calls (`audit`) by the tier's keys only, since the audit log keeps no request." }),
   })
   .meta({ id: 'BlastRadius' });

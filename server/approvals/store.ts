@@ -207,6 +207,16 @@ export const otherOpenApprovals = (db: Db, q: { orgId: string; userId: string | 
     WHERE org_id = ${q.orgId} AND status IN ('pending', 'bubbled') AND id <> ${q.exceptId} ${q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`}
     ORDER BY created_at DESC LIMIT ${q.limit}`);
 
+/**
+ * What each approval's call would send, as conditions see it (the approver's edit, else the
+ * redacted request: calls/store.ts requestToSend, for many approvals at once).
+ */
+export const requestsToSend = (db: Db, orgId: string, approvalIds: readonly string[]) =>
+  db.any(sql.type(z.object({ id: z.string(), request: z.unknown() }))`
+    SELECT a.id, COALESCE(a.edited_request_redacted, c.request_redacted) AS request
+    FROM approvals a JOIN calls c ON c.id = a.call_id
+    WHERE a.org_id = ${orgId} AND a.id = ANY(${sql.array([...approvalIds], 'uuid')})`);
+
 /** Approvals pending or bubbled now, counted up to `cap` (the metrics gauge: a scrape stays cheap). */
 export async function countPendingApprovals(db: CommonQueryMethods, cap: number): Promise<number> {
   return db.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`

@@ -5,7 +5,7 @@
 import type { DatabasePool } from 'slonik';
 import * as store from './store.ts';
 
-export type { AgentKeyWithChain, IdentityRow, RideAlongRead } from './store.ts';
+export type { AgentKeyWithChain, ChainLink, IdentityRow, RideAlongRead } from './store.ts';
 export { toChainIdentity } from './store.ts';
 
 export function createIdentityReader(pool: DatabasePool) {
@@ -14,7 +14,8 @@ export function createIdentityReader(pool: DatabasePool) {
     /** The identity and its ancestors, requester first, the user last. */
     getChain: (id: string) => store.getChain(pool, id),
     listOrgIdentities: (orgId: string) => store.listOrgIdentities(pool, orgId),
-    liveRulesOfOrg: (orgId: string) => store.liveRulesOfOrg(pool, orgId),
+    /** The chains of `ids` in the org and their live rules that a check of `keys` can need. */
+    chainsWithRules: (orgId: string, ids: readonly string[], keys: readonly string[]) => store.chainsWithRules(pool, orgId, ids, keys),
     /** Sign-in: the user with its password hash. */
     getUserByEmail: (email: string) => store.getUserByEmail(pool, email),
     /** Authentication: a live agent key with its chain and the org's approval settings (and what rides along). */

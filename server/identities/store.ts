@@ -412,10 +412,34 @@ export async function rulesForChain(db: Db, identityIds: readonly string[], keys
   return rows.map(toRule);
 }
 
-/** Every live rule of the org (the blast radius weighs a tier against all of them). */
-export async function liveRulesOfOrg(db: Db, orgId: string): Promise<Rule[]> {
-  const rows = await db.any(sql.type(ruleRow)`SELECT * FROM permission_rules WHERE org_id = ${orgId} AND revoked_at IS NULL`);
-  return rows.map(toRule);
+const chainLink = z.object({ id: z.string(), kind: z.enum(['user', 'agent', 'subagent']), parent_id: z.string().nullable(), inherit_permissions: z.boolean(), name: z.string() });
+export type ChainLink = z.infer<typeof chainLink>;
+const ruleOfChains = ruleJson.extend({ identity_id: z.string() });
+
+/**
+ * The chains of `ids` in `orgId` (each identity once, at most 65 links up from each id, as a
+ * chain is walked) and the live rules on them that a check of `keys` can need (rule-scope.ts,
+ * the index of migrations/0030): what judging those identities' keys reads, bounded by the
+ * chains rather than the org. One round trip.
+ */
+export async function chainsWithRules(db: Db, orgId: string, ids: readonly string[], keys: readonly string[]): Promise<{ identities: ChainLink[]; rules: Rule[] }> {
+  if (ids.length === 0) return { identities: [], rules: [] };
+  const row = await db.one(sql.type(z.object({ identities: z.array(chainLink), rules: z.array(ruleOfChains) }))`
+    WITH RECURSIVE chain AS (
+      SELECT i.id, i.parent_id, i.kind, i.inherit_permissions, i.name, 0 AS depth FROM identities i WHERE i.org_id = ${orgId} AND i.id = ANY(${sql.array([...ids], 'uuid')})
+      UNION
+      SELECT p.id, p.parent_id, p.kind, p.inherit_permissions, p.name, c.depth + 1 FROM identities p JOIN chain c ON p.id = c.parent_id WHERE c.depth < 64 AND p.org_id = ${orgId}
+    ), links AS (SELECT DISTINCT id, parent_id, kind, inherit_permissions, name FROM chain)
+    SELECT
+      -- The links carry their columns: joining identities again would read the org's.
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind, 'parent_id', parent_id, 'inherit_permissions', inherit_permissions, 'name', name)), '[]')
+         FROM links) AS identities,
+      ${keys.length === 0 ? sql.fragment`'[]'::json` : sql.fragment`(SELECT coalesce(json_agg(json_build_object('id', r.id, 'identity_id', r.identity_id, 'effect', r.effect, 'pattern', r.pattern, 'expires_at', r.expires_at, 'condition', r.condition, 'budget', r.budget) ORDER BY r.created_at, r.id), '[]')
+         FROM permission_rules r WHERE r.identity_id IN (SELECT id FROM links) AND r.revoked_at IS NULL AND ${inScope(keys)})`} AS rules`);
+  return {
+    identities: row.identities,
+    rules: row.rules.map((r) => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at === null ? null : new Date(r.expires_at), condition: r.condition, budget: r.budget })),
+  };
 }
 
 export async function revokeRule(db: Db, identityId: string, ruleId: string): Promise<boolean> {

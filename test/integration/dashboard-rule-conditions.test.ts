@@ -4,7 +4,8 @@
 // approval whose page says which condition failed, and allowing it remembers a rule with a
 // condition. A sum budget is made in the editor (refused at its field when wrong) and listed with
 // what it used; an approval offers a tier derived from the call ("up to this amount") whose
-// condition the remembered rule carries. Screenshots of the pages.
+// condition the remembered rule carries, and whose blast radius says past calls were counted by
+// keys alone. Screenshots of the pages.
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -154,6 +155,14 @@ describe('dashboard: rules with conditions and budgets', () => {
     await expect.poll(() => when.inputValue()).toBe('');
     await derived.check();
     await expect.poll(() => when.inputValue()).toBe('body.amount <= 60');
+    // The blast radius says its past calls were counted by keys: their condition was not weighed.
+    const radius = page.getByRole('region', { name: 'Blast radius of this choice' });
+    await radius.getByText(/Past calls are counted by the tier's keys alone/).waitFor(WAIT);
+    expect(await radius.getByText('body.amount <= 60', { exact: true }).count()).toBe(1);
+    await page.getByRole('radio', { name: /^Any create_refund on pay\s*narrowest/ }).check();
+    await radius.getByText(/Past calls are counted by the tier's keys alone/).waitFor({ state: 'detached', ...WAIT });
+    await derived.check();
+    await radius.getByText(/Past calls are counted by the tier's keys alone/).waitFor(WAIT);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: path.join(SHOTS, 'approval-derived-tier.png'), fullPage: true });
 

@@ -55,3 +55,27 @@ describe('blast radius', () => {
     expect(blastRadius({ ...base, approval: gated('a', 'nobody', 'k:k:k'), tierKeys: ['k:k:*'], pending: [] })).toEqual({ targetIds: [], coveredPendingIds: [], coveredCallIds: [] });
   });
 });
+
+describe('blast radius of a tier with a condition', () => {
+  const request = (amount: number) => ({ method: 'POST', url: 'https://pay.example.test/v1', host: 'pay.example.test', path: '/v1', query: {}, params: {}, body: { amount } });
+  const input = {
+    ...base,
+    approval: gated('a', 'bot', 'pay:create:x'),
+    tierKeys: ['pay:create:*'],
+    tierCondition: 'body.amount <= 60',
+    pending: [
+      { ...gated('low', 'bot', 'pay:create:y'), request: request(30) },
+      { ...gated('high', 'bot', 'pay:create:y'), request: request(80) },
+      gated('unknown', 'bot', 'pay:create:y'),
+    ],
+    pastCalls: [gated('c1', 'bot', 'pay:create:z')],
+  };
+
+  it('counts a pending approval only when the condition holds for its request', () => {
+    expect(blastRadius(input).coveredPendingIds).toEqual(['low']);
+  });
+
+  it('weighs past calls, which carry no request, by the keys', () => {
+    expect(blastRadius(input).coveredCallIds).toEqual(['c1']);
+  });
+});
