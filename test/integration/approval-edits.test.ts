@@ -125,9 +125,13 @@ describe('edit before approve', () => {
     expect(audit.find((r) => r.event === 'approval.resolved')?.details).toMatchObject({ outcome: 'allowed with changes', modified_by_approver: true, diff });
     expect(audit.find((r) => r.event === 'execution.executed')?.details).toMatchObject({ modified_by_approver: true, diff, request: { body: { amount: 50 } } });
 
-    // The people's event stream (GET /v1/events replays these rows) and the webhooks carry the same data.
-    const events = await gw.pool.any(sql.type(z.object({ type: z.string(), data: z.any() }))`
-      SELECT type, data FROM user_events WHERE approval_id = ${approvalId} ORDER BY id`);
+    // The people's event stream (GET /v1/events replays these rows) and the webhooks carry the same
+    // data. The execution's event is written after its audit row: waited for as the audit row is.
+    const events = await until(
+      () => gw.pool.any(sql.type(z.object({ type: z.string(), data: z.any() }))`
+        SELECT type, data FROM user_events WHERE approval_id = ${approvalId} ORDER BY id`),
+      (rows) => rows.some((e) => e.type === 'approval.executed'),
+    );
     expect(events.find((e) => e.type === 'approval.resolved')?.data).toMatchObject({ modified_by_approver: true, diff });
     expect(events.find((e) => e.type === 'approval.executed')?.data).toMatchObject({ modified_by_approver: true, diff, execution: { status: 'executed' } });
     // The webhook: the approval.resolved delivery carries the diff and the edited keys.
