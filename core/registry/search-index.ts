@@ -53,9 +53,11 @@ export function buildRunIndex(rows: readonly (readonly string[])[]): RunIndex {
   return { runs, rowsOfRun, runsOfPiece };
 }
 
-/** Adds to `into` the position of every row with a run containing `word` (letters and digits only). */
-export function addRowsContaining(index: RunIndex, word: string, into: Set<number>): void {
-  for (const id of runsContaining(index, word)) for (const row of index.rowsOfRun[id]!) into.add(row);
+/** The positions, ascending, of every row with a run containing one of `words` (letters and digits only). */
+export function rowsContaining(index: RunIndex, words: readonly string[]): Uint32Array {
+  const seen = new Set<number>();
+  for (const word of words) for (const id of runsContaining(index, word)) for (const row of index.rowsOfRun[id]!) seen.add(row);
+  return Uint32Array.from(seen).sort(); // ascending: equal-ranked rows then reach the page in order, and are refused at once
 }
 
 function runsContaining(index: RunIndex, word: string): readonly number[] {

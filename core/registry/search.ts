@@ -5,7 +5,7 @@
 // words (search-index.ts). A query then scores only the rows its words occur in and keeps the best
 // page as it goes: O(matching rows × log page), not O(every action of the org).
 
-import { addRowsContaining, buildRunIndex, type RunIndex } from './search-index.ts';
+import { buildRunIndex, rowsContaining, type RunIndex } from './search-index.ts';
 import { TopK } from './top-k.ts';
 import type { Risk } from './types.ts';
 
@@ -109,9 +109,7 @@ export function searchActions(segments: readonly SearchSegment[], query: string,
   } else {
     const phrase = query.trim().toLowerCase();
     segments.forEach((segment, s) => {
-      const candidates = new Set<number>();
-      for (const token of tokens) addRowsContaining(segment.index, token, candidates);
-      for (const position of candidates) {
+      for (const position of rowsContaining(segment.index, tokens)) {
         const entry = segment.rows[position]!;
         const { score, matched } = scoreRow(entry, tokens, phrase);
         if (matched > 0) best.offer({ entry, score, matched, segment: s, position });
