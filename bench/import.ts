@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { pino } from 'pino';
-import { indexRow, searchActions, searchIndexOf, type SearchRow } from '../core/registry/search.ts';
+import { buildSearchSegment, searchActions, type SearchRow } from '../core/registry/search.ts';
 import { plainSummary } from '../core/registry/summary.ts';
 import type { CompiledService } from '../core/registry/types.ts';
 import { convertDocument, type ImportReport } from '../server/registry/import/convert.ts';
@@ -78,7 +78,7 @@ function bigDocuments(): Array<[string, string]> {
 async function searchLatency(imported: CompiledService[]): Promise<void> {
   const servicesDir = fileURLToPath(new URL('../services/', import.meta.url));
   const { services: builtIn } = await loadServiceDirectories([servicesDir], pino({ level: 'silent' }));
-  const rows: SearchRow[] = [...builtIn, ...imported].flatMap((s) =>
+  const services: SearchRow[][] = [...builtIn, ...imported].map((s) =>
     [...s.actions.values()].filter((a) => !a.disabled).map((a) => ({
       service: s.key,
       template: s.key,
@@ -89,21 +89,22 @@ async function searchLatency(imported: CompiledService[]): Promise<void> {
       authStatus: 'ready',
     })),
   );
-  // As the registry does (server/registry/service.ts): each action's row indexed once per compiled
-  // service, then per request only ordered and scored. The one-off indexing is printed beside.
+  // As the registry does (server/registry/service.ts): each service's rows and their word index built
+  // once per compiled service, then per request only the matches scored. The one-off indexing is printed beside.
   const indexStart = performance.now();
-  const indexed = rows.map(indexRow);
+  const segments = services.map(buildSearchSegment);
   const indexMs = performance.now() - indexStart;
+  const actions = services.reduce((n, rows) => n + rows.length, 0);
   const queries = ['create issue', 'list pull requests', 'post message', 'refund payment', 'customer', 'delete repository webhook', 'upload file', 'search', 'invoice', 'channel history'];
   const times: number[] = [];
   for (let i = 0; i < 300; i++) {
     const start = performance.now();
-    searchActions(searchIndexOf(indexed), queries[i % queries.length]!, 20);
+    searchActions(segments, queries[i % queries.length]!, 20);
     if (i >= 50) times.push(performance.now() - start); // the first 50 warm up
   }
   times.sort((a, b) => a - b);
   const p = (q: number): number => times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!;
-  console.log(`\ngateway_search over ${rows.length} actions (built-in catalog + Slack, Stripe, GitHub imported), rows indexed once (${indexMs.toFixed(0)} ms) as the registry keeps them, ordered and scored per request: p50 ${p(0.5).toFixed(2)} ms, p95 ${p(0.95).toFixed(2)} ms (goal p95 ≤ 20 ms: ${p(0.95) <= 20 ? 'met' : 'MISSED'})`);
+  console.log(`\ngateway_search over ${actions} actions (built-in catalog + Slack, Stripe, GitHub imported), rows and word index built once (${indexMs.toFixed(0)} ms) as the registry keeps them, the matches scored per request: p50 ${p(0.5).toFixed(2)} ms, p95 ${p(0.95).toFixed(2)} ms (goal p95 ≤ 20 ms: ${p(0.95) <= 20 ? 'met' : 'MISSED'})`);
 }
 
 if (process.argv[2] === '--one') {

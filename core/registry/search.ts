@@ -1,8 +1,12 @@
 // Ranking for gateway_search. Names (instance, template, action) beat prose (summary,
-// description); within each, exact word > prefix > substring. Lower-casing and word splitting
-// happen once per row (indexRow), which a caller keeps between queries: the registry keeps them per
-// compiled service, so a search over a catalog of thousands of actions only scores.
+// description); within each, exact word > prefix > substring. The costly part is done once per
+// segment (buildSearchSegment: the rows of one service instance, which the registry keeps per
+// compiled service): lower-casing and word splitting per row, and an inverted index of the rows'
+// words (search-index.ts). A query then scores only the rows its words occur in and keeps the best
+// page as it goes: O(matching rows × log page), not O(every action of the org).
 
+import { buildRunIndex, rowsContaining, type RunIndex } from './search-index.ts';
+import { TopK } from './top-k.ts';
 import type { Risk } from './types.ts';
 
 export interface SearchRow {
@@ -31,8 +35,10 @@ export interface IndexedRow {
   textWords: string[];
 }
 
-export interface SearchIndex {
+/** The rows of one service instance, ordered by (service, action), and the index of their words. */
+export interface SearchSegment {
   readonly rows: readonly IndexedRow[];
+  readonly index: RunIndex;
 }
 
 const SCORE = {
@@ -55,8 +61,8 @@ export function words(text: string): string[] {
     .filter((w) => w !== '');
 }
 
-/** One row's names and prose, lower-cased and split: the costly part, which a caller may keep per row. */
-export function indexRow(row: SearchRow): IndexedRow {
+/** One row's names and prose, lower-cased and split, as tokenScore reads them. */
+function indexRow(row: SearchRow): IndexedRow {
   const rawNames = [row.service, row.template, row.action].map((n) => n.toLowerCase());
   const names = [...new Set([...rawNames, ...rawNames.map((n) => n.replace(/[^\p{L}\p{N}]+/gu, ''))])];
   const prose = `${row.summary} ${row.description ?? ''}`;
@@ -69,38 +75,73 @@ export function indexRow(row: SearchRow): IndexedRow {
   };
 }
 
-/** Rows indexed already (indexRow), ordered by (service, action), so ties and the empty query are stable. */
-export function searchIndexOf(rows: readonly IndexedRow[]): SearchIndex {
-  return { rows: [...rows].sort((a, b) => compare(a.row.service, b.row.service) || compare(a.row.action, b.row.action)) };
+/** Indexes rows for searching; the order (service, action) is stable, so ties and the empty query are too. */
+export function buildSearchSegment(rows: readonly SearchRow[]): SearchSegment {
+  const ordered = rows.map(indexRow).sort((a, b) => compare(a.row.service, b.row.service) || compare(a.row.action, b.row.action));
+  return { rows: ordered, index: buildRunIndex(ordered.map((e) => [...e.names, ...e.nameWords, e.text, ...e.textWords])) };
 }
 
-export function buildSearchIndex(rows: readonly SearchRow[]): SearchIndex {
-  return searchIndexOf(rows.map(indexRow));
+/** A row as ranked: where it sits (segment, then position) breaks ties after (service, action). */
+interface Ranked {
+  entry: IndexedRow;
+  score: number;
+  matched: number;
+  segment: number;
+  position: number;
 }
 
-export function searchActions(index: SearchIndex, query: string, limit: number): SearchHit[] {
+/**
+ * The best `limit` rows of the segments for `query`, in the order one stable sort of all their rows
+ * by (service, action) would rank them: rows matching more of the query words first, then by
+ * score, then by that order.
+ */
+export function searchActions(segments: readonly SearchSegment[], query: string, limit: number): SearchHit[] {
   const max = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0;
   const tokens = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t !== ''))];
-  if (tokens.length === 0) return index.rows.slice(0, max).map(({ row }) => ({ row, score: 0 }));
-  const phrase = query.trim().toLowerCase();
+  const best = new TopK<Ranked>(max, rank);
+  if (tokens.length === 0) {
+    // Every row matches: each segment is in order already, so it is read only while it improves the page.
+    segments.forEach((segment, s) => {
+      for (let position = 0; position < segment.rows.length; position++) {
+        if (!best.offer({ entry: segment.rows[position]!, score: 0, matched: 0, segment: s, position })) break;
+      }
+    });
+  } else {
+    const phrase = query.trim().toLowerCase();
+    segments.forEach((segment, s) => {
+      for (const position of rowsContaining(segment.index, tokens)) {
+        const entry = segment.rows[position]!;
+        const { score, matched } = scoreRow(entry, tokens, phrase);
+        if (matched > 0) best.offer({ entry, score, matched, segment: s, position });
+      }
+    });
+  }
+  return best.items().map(({ entry, score }) => ({ row: entry.row, score }));
+}
 
-  const scored: Array<{ hit: SearchHit; matched: number; order: number }> = [];
-  index.rows.forEach((entry, order) => {
-    let score = 0;
-    let matched = 0;
-    for (const token of tokens) {
-      const s = tokenScore(entry, token);
-      if (s > 0) matched++;
-      score += s;
-    }
-    if (matched === 0) return;
-    const action = entry.row.action.toLowerCase();
-    if (phrase === action || phrase === `${entry.row.service.toLowerCase()}.${action}`) score += SCORE.phrase;
-    scored.push({ hit: { row: entry.row, score }, matched, order });
-  });
-  // Rows matching more of the query words first, then by score, then stable index order.
-  scored.sort((a, b) => b.matched - a.matched || b.hit.score - a.hit.score || a.order - b.order);
-  return scored.slice(0, max).map((s) => s.hit);
+function rank(a: Ranked, b: Ranked): number {
+  return (
+    b.matched - a.matched ||
+    b.score - a.score ||
+    compare(a.entry.row.service, b.entry.row.service) ||
+    compare(a.entry.row.action, b.entry.row.action) ||
+    a.segment - b.segment ||
+    a.position - b.position
+  );
+}
+
+function scoreRow(entry: IndexedRow, tokens: readonly string[], phrase: string): { score: number; matched: number } {
+  let score = 0;
+  let matched = 0;
+  for (const token of tokens) {
+    const s = tokenScore(entry, token);
+    if (s > 0) matched++;
+    score += s;
+  }
+  if (matched === 0) return { score, matched };
+  const action = entry.row.action.toLowerCase();
+  if (phrase === action || phrase === `${entry.row.service.toLowerCase()}.${action}`) score += SCORE.phrase;
+  return { score, matched };
 }
 
 function tokenScore(entry: IndexedRow, token: string): number {

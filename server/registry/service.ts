@@ -6,7 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { Catalog } from '../../core/registry/catalog.ts';
 import { resolveTemplate as resolveByScope } from '../../core/registry/catalog.ts';
-import { indexRow, searchActions, searchIndexOf, type IndexedRow } from '../../core/registry/search.ts';
+import { buildSearchSegment, searchActions, type SearchSegment } from '../../core/registry/search.ts';
 import { plainSummary } from '../../core/registry/summary.ts';
 import type { CompiledService } from '../../core/registry/types.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -27,17 +27,17 @@ export { describeAction };
 export function createRegistryService(deps: { pool: DatabasePool; catalog: Catalog }) {
   const { pool, catalog } = deps;
   const { compileRow, customTemplates, scopesFor, resolveAll, providerHosts, resolveOne, forget } = createInstanceResolver(deps);
-  // Search rows indexed once per compiled service (a new version compiles to a new object) and
-  // per instance name and auth status: a query then only scores.
-  const searchRows = new WeakMap<CompiledService, Map<string, IndexedRow[]>>();
-  const indexedActions = (r: ResolvedInstance): IndexedRow[] => {
-    let byInstance = searchRows.get(r.service);
-    if (!byInstance) searchRows.set(r.service, (byInstance = new Map()));
+  // Search rows and their word index built once per compiled service (a new version compiles to a
+  // new object) and per instance name and auth status: a query then only looks up and scores matches.
+  const searchSegments = new WeakMap<CompiledService, Map<string, SearchSegment>>();
+  const searchSegment = (r: ResolvedInstance): SearchSegment => {
+    let byInstance = searchSegments.get(r.service);
+    if (!byInstance) searchSegments.set(r.service, (byInstance = new Map()));
     const key = `${r.binding.name}\u0000${r.authStatus}`;
-    let rows = byInstance.get(key);
-    if (!rows) {
-      rows = enabledActions(r.service).map((a) =>
-        indexRow({
+    let segment = byInstance.get(key);
+    if (!segment) {
+      segment = buildSearchSegment(
+        enabledActions(r.service).map((a) => ({
           service: r.binding.name,
           template: r.service.key,
           action: a.key,
@@ -45,11 +45,11 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
           ...(a.description ? { description: a.description } : {}),
           risk: a.risk,
           authStatus: r.authStatus,
-        }),
+        })),
       );
-      byInstance.set(key, rows);
+      byInstance.set(key, segment);
     }
-    return rows;
+    return segment;
   };
   function assertHuman(p: Principal): asserts p is Extract<Principal, { type: 'user' }> {
     if (p.type !== 'user') throw forbidden('only people may change the registry');
@@ -278,8 +278,8 @@ export function createRegistryService(deps: { pool: DatabasePool; catalog: Catal
     },
 
     async search(p: Principal, query: string, limit: number) {
-      const rows = (await resolveAll(p)).flatMap(indexedActions);
-      return searchActions(searchIndexOf(rows), query, limit).map(({ row, score }) => ({
+      const segments = (await resolveAll(p)).map(searchSegment);
+      return searchActions(segments, query, limit).map(({ row, score }) => ({
         service: row.service,
         template: row.template,
         action: row.action,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSearchIndex, searchActions, words, type SearchRow } from '../../../core/registry/search.ts';
+import { buildSearchSegment, searchActions, words, type SearchRow } from '../../../core/registry/search.ts';
 
 const row = (service: string, action: string, summary: string, description?: string): SearchRow => ({
   service,
@@ -20,7 +20,7 @@ const rows: SearchRow[] = [
   row('gmail', 'messages.send', 'Send an email', 'Delivers a message to recipients'),
   row('postmark', 'email.send', 'Send a transactional email'),
 ];
-const index = buildSearchIndex(rows);
+const index = [buildSearchSegment(rows)];
 const keys = (q: string, limit = 10) => searchActions(index, q, limit).map((h) => `${h.row.service}:${h.row.action}`);
 
 describe('searchActions', () => {
@@ -32,7 +32,7 @@ describe('searchActions', () => {
   it('returns the first rows in a stable (service, action) order for an empty query', () => {
     expect(keys('', 3)).toEqual(['github:issues.create', 'github:issues.list', 'gmail:messages.send']);
     expect(keys('   ', 3)).toEqual(keys('', 3));
-    expect(searchActions(buildSearchIndex([...rows].reverse()), '', 3).map((h) => h.row.action)).toEqual(['issues.create', 'issues.list', 'messages.send']);
+    expect(searchActions([buildSearchSegment([...rows].reverse())], '', 3).map((h) => h.row.action)).toEqual(['issues.create', 'issues.list', 'messages.send']);
   });
 
   it('ranks an exact name above a prefix above a substring', () => {
