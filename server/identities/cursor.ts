@@ -2,7 +2,7 @@
 // id, opaque to clients. Microseconds, not a Date: PostgreSQL keeps them, and a cursor rounded to
 // the millisecond would skip or repeat identities created within the same millisecond.
 import { invalidRequest } from '../errors.ts';
-import type { IdentityPosition } from './store.ts';
+import type { IdentityPosition } from './page-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Since 1970, under 10^17 µs (the year 5138): always within PostgreSQL's timestamps, so a forged one is a 400, never a database error. */

@@ -16,6 +16,7 @@ import { revokeBindingsOfAgents } from '../oauth/store.ts';
 import type { OrgReader } from '../orgs/readers.ts';
 import { decodeIdentityCursor, encodeIdentityCursor } from './cursor.ts';
 import * as store from './store.ts';
+import { identityPage } from './page-store.ts';
 
 export interface CreateAgentInput {
   name: string;
@@ -190,7 +191,7 @@ export function createIdentityService(deps: {
 
     /** A keyset page, oldest first: the org (admins), the person's tree (members) or the agent's subtree. */
     async list(p: Principal, q: { kind?: string | undefined; status?: string | undefined; limit: number; cursor?: string | undefined }) {
-      const rows = await store.identityPage(pool, {
+      const rows = await identityPage(pool, {
         orgId: p.orgId,
         within: isAdmin(p) ? { org: true } : p.type === 'user' ? { userId: p.userId } : { rootId: p.identityId },
         kind: q.kind,

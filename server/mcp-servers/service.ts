@@ -5,7 +5,7 @@
 // registry, search and the call path read; these tables are what it is generated from.
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { SECRET_SERVICE } from '../../core/permissions/keys.ts';
-import { serviceDocument, effectiveRisk, toolEnabled, type ServerRecord, type ToolOverride, type ToolRecord, type UpstreamAuth } from '../../core/mcp-servers/definition.ts';
+import { serviceDocument, effectiveRisk, type ServerRecord, type ToolRecord, type UpstreamAuth } from '../../core/mcp-servers/definition.ts';
 import { keyTools, pinDiff, pinHash, pinOf, riskFromAnnotations, toolSummary, type ToolPin, type UpstreamTool } from '../../core/mcp-servers/tools.ts';
 import type { ToolChangeEvent } from '../../core/mcp-servers/change-notice.ts';
 import type { TemplateOrigin } from '../../core/registry/catalog.ts';
@@ -22,6 +22,7 @@ import { CALLBACK_PATH, type ConnectionService } from '../connections/service.ts
 import { discoverTools, DEFAULT_DISCOVERY_LIMITS, type DiscoveryLimits } from './discovery.ts';
 import { discoverUpstreamAuthorization, upstreamClient, upstreamProvider } from './upstream-oauth.ts';
 import * as store from './store.ts';
+import { serverRecord, serverView, toolRecord } from './views.ts';
 
 export interface McpServerDeps {
   pool: DatabasePool;
@@ -37,12 +38,7 @@ export interface McpServerDeps {
 }
 
 /** One re-list's changes, announced once (the webhook event's `data`). */
-export interface ToolsChanged {
-  server_id: string;
-  service: string;
-  trigger: RelistTrigger;
-  changes: { event: ToolChangeEvent; tool: string }[];
-}
+export interface ToolsChanged { server_id: string; service: string; trigger: RelistTrigger; changes: { event: ToolChangeEvent; tool: string }[] }
 
 /** What a caller gives as `auth`: OAuth names no endpoints (they are discovered), at most a client. */
 export type UpstreamAuthInput =
@@ -67,54 +63,6 @@ export interface Acting {
 export type RelistTrigger = 'refresh' | 'list_changed' | 'schedule';
 
 const acting = (who: Person): Acting => ({ orgId: who.orgId, userId: who.userId, identityId: who.identityId, person: who });
-
-const toolRecord = (row: store.ToolRow): ToolRecord => ({
-  name: row.name,
-  key: row.action_key,
-  summary: row.summary,
-  pinned: row.pinned as unknown as ToolPin,
-  annotationRisk: riskFromAnnotations((row.pinned as unknown as ToolPin).annotations ?? undefined),
-  status: row.status,
-  override: row.override as ToolOverride,
-});
-
-const serverRecord = (row: store.ServerRow): ServerRecord => ({ name: row.name, url: row.url, auth: row.auth as unknown as UpstreamAuth, timeoutMs: row.timeout_ms });
-
-function toolView(row: store.ToolRow) {
-  const t = toolRecord(row);
-  const current = row.current as unknown as ToolPin;
-  const changed = pinHash(current) !== pinHash(t.pinned);
-  return {
-    name: t.name,
-    action: t.key,
-    summary: t.summary,
-    status: t.status,
-    enabled: toolEnabled(t),
-    risk: effectiveRisk(t),
-    annotation_risk: t.annotationRisk,
-    ...(t.override.scope_param ? { scope_param: t.override.scope_param } : {}),
-    override: t.override,
-    changed,
-    ...(changed ? { changes: pinDiff(t.pinned, current) } : {}),
-  };
-}
-
-function serverView(row: store.ServerRow, tools: readonly store.ToolRow[]) {
-  const auth = row.auth as unknown as UpstreamAuth;
-  return {
-    id: row.id,
-    name: row.name,
-    service: row.name,
-    url: row.url,
-    scope: row.owner_id ? ('user' as const) : ('org' as const),
-    auth,
-    timeout_ms: row.timeout_ms,
-    template_id: row.template_id,
-    refreshed_at: row.refreshed_at.toISOString(),
-    created_at: row.created_at.toISOString(),
-    tools: tools.map(toolView),
-  };
-}
 
 export function createMcpServerService(deps: McpServerDeps) {
   const { pool } = deps;

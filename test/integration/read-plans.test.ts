@@ -12,7 +12,7 @@ import { approvalViews, approvalViewsQuery } from '../../server/approvals/store.
 import { EXPORT_BATCH } from '../../server/audit/service.ts';
 import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
-import { identityPageQuery, type IdentityPageQuery } from '../../server/identities/store.ts';
+import { identityPageQuery, type IdentityPageQuery } from '../../server/identities/page-store.ts';
 import { createDatabasePool, type DatabasePool } from '../../server/db/pool.ts';
 import { volumeIds } from '../support/audit-volume.ts';
 import { explainAnalyze, scansOf, type TableScan } from '../support/explain.ts';
