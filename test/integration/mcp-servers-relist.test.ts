@@ -67,7 +67,7 @@ describe('re-listing connected MCP servers', () => {
       expect(call.status, call.text).toBe(409);
       expect(call.body.error.code).toBe('tool_changed');
 
-      const audit = await admin('GET', '/v1/audit?event=mcp_server.tool_changed');
+      const audit = await until(() => admin('GET', '/v1/audit?event=mcp_server.tool_changed'), (r) => r.body.entries.some((e: any) => e.service === 'deployer'), 30_000);
       expect(audit.body.entries.find((e: any) => e.service === 'deployer')).toMatchObject({ action: 'deploy', details: { trigger: 'list_changed' } });
       const hook: any = await until(async () => receiver.received.map((r) => JSON.parse(r.body) as any).find((b) => b.type === 'mcp_server.tools_changed'), Boolean, 30_000);
       expect(hook.data).toMatchObject({ server_id: id, service: 'deployer', trigger: 'list_changed' });
@@ -101,8 +101,10 @@ describe('re-listing connected MCP servers', () => {
       upstream.tools = [deployTool('Deploy the app to production'), rollbackTool];
       const after = await until(() => admin('GET', `/v1/mcp-servers/${connected.body.id}`), showsChange, 60_000);
       expectChanged(after.body);
-      const audit = await admin('GET', '/v1/audit?event=mcp_server.refreshed');
-      expect(audit.body.entries.some((e: any) => e.service === 'quiet' && e.details.trigger === 'schedule' && e.actor_id === null)).toBe(true);
+      // The re-list's audit rows are written after the tools it changed: waited for likewise.
+      const scheduled = (entries: any[]) => entries.some((e: any) => e.service === 'quiet' && e.details.trigger === 'schedule' && e.actor_id === null);
+      const audit = await until(() => admin('GET', '/v1/audit?event=mcp_server.refreshed'), (r) => scheduled(r.body.entries), 30_000);
+      expect(scheduled(audit.body.entries)).toBe(true);
     });
   });
 });
