@@ -2,28 +2,16 @@
 // (GET /v1/events) of one org, and an approval raised: how long until it arrives in each
 // (bench/support/scale-streams.ts). One embedded gateway; loopback only.
 import { parseArgs } from 'node:util';
-import { benchAgent, streamsScaleOn } from './support/bench-agent.ts';
+import { streamsScaleOn, withBenchAgent } from './support/bench-agent.ts';
 import { describeStreams } from './support/scale-streams.ts';
-import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
 const { values: args } = parseArgs({
   options: { json: { type: 'boolean', default: false }, streams: { type: 'string', default: '500' }, rounds: { type: 'string', default: '3' } },
 });
 
 async function main() {
-  let target: BenchTarget | null = null;
-  try {
-    target = await startEmbeddedTarget();
-    const agent = await benchAgent(target, '{"ok":true}');
-    try {
-      const result = await streamsScaleOn(target, agent, { streams: Number(args.streams), rounds: Number(args.rounds) });
-      console.log(args.json ? JSON.stringify({ streams: result }, null, 2) : describeStreams(result));
-    } finally {
-      await agent.close();
-    }
-  } finally {
-    await target?.stop().catch(() => undefined);
-  }
+  const result = await withBenchAgent((target, agent) => streamsScaleOn(target, agent, { streams: Number(args.streams), rounds: Number(args.rounds) }), '{"ok":true}');
+  console.log(args.json ? JSON.stringify({ streams: result }, null, 2) : describeStreams(result));
 }
 
 main().catch((err: unknown) => {

@@ -2,7 +2,7 @@
 // client of the target's API, and the covered agent of bench/support/covered-agent.ts. Shared by
 // bench:rules, bench:streams and bench:scale, which runs both after its reads.
 import http from 'node:http';
-import type { BenchTarget } from '../targets.ts';
+import { startEmbeddedTarget, type BenchTarget } from '../targets.ts';
 import { setUpCoveredAgent, type JsonRequest } from './covered-agent.ts';
 import { measureRulesScale, type RulesScaleOptions, type RulesScaleResult } from './scale-rules.ts';
 import { measureStreams, type StreamsScaleOptions, type StreamsScaleResult } from './scale-streams.ts';
@@ -48,6 +48,21 @@ export async function benchAgent(target: BenchTarget, body = '{"ok":true,"item":
       await new Promise<void>((r) => upstream.close(() => r()));
     },
   };
+}
+
+/** An embedded target and its bench agent for `work`, both stopped after it (bench:rules, bench:streams). */
+export async function withBenchAgent<T>(work: (target: BenchTarget, agent: BenchAgent) => Promise<T>, body?: string): Promise<T> {
+  const target = await startEmbeddedTarget();
+  try {
+    const agent = await benchAgent(target, body);
+    try {
+      return await work(target, agent);
+    } finally {
+      await agent.close();
+    }
+  } finally {
+    await target.stop().catch(() => undefined);
+  }
 }
 
 /** A covered call with many rules on its chain against few (scale-rules.ts). */

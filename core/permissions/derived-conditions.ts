@@ -4,7 +4,7 @@
 // Pure. Read from the redacted projection the rule's condition will be evaluated on, so a redacted
 // value never becomes a condition, and every condition offered is checked to hold for this call.
 import { REDACTED } from '../execution/redact.ts';
-import { compileCondition, conditionRequest, evaluateCondition } from './conditions.ts';
+import { conditionRequest } from './conditions.ts';
 
 /** What of an action's schema the derivation reads (a CompiledAction has it). */
 export interface ConditionSource {
@@ -111,7 +111,11 @@ function conditionFor(field: Field, value: unknown): DerivedCondition | null {
 
 /**
  * The conditions a person may remember this call with, beyond its keys: one per field whose schema
- * makes it obvious, in schema order, each checked to compile and to hold for this very call.
+ * makes it obvious, in schema order. They compile and hold for this very call by construction
+ * (celPath, celString, celNumber write what CEL reads back; test/unit/permissions/
+ * derived-conditions.test.ts checks it on hostile strings and extreme numbers), so nothing is
+ * compiled here: this runs as every call is prepared, and the compiled-condition cache is kept
+ * for the rules' own conditions, not filled with one-off values.
  */
 export function deriveConditions(action: ConditionSource, projection: CallProjection): DerivedCondition[] {
   const request = conditionRequest(projection);
@@ -124,8 +128,7 @@ export function deriveConditions(action: ConditionSource, projection: CallProjec
   for (const field of fields) {
     if (derived.length >= MAX_DERIVED_CONDITIONS) break;
     const offered = conditionFor(field, valueAt(request, field.path));
-    if (!offered || derived.some((d) => d.condition === offered.condition)) continue;
-    if (compileCondition(offered.condition).ok && evaluateCondition(offered.condition, request).holds) derived.push(offered);
+    if (offered && !derived.some((d) => d.condition === offered.condition)) derived.push(offered);
   }
   return derived;
 }

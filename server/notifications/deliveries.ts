@@ -14,8 +14,9 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { publishNoticeEvent } from '../events/approval-events.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
-import { channelSecretAad, readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
+import { readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
 import { isPermanentSlackError, slackApi, type SlackApi } from './slack-api.ts';
+import { openChannelSecrets } from './channel-secrets.ts';
 import * as store from './store.ts';
 
 export interface DeliveryDeps {
@@ -72,7 +73,7 @@ export function createDeliveries(deps: DeliveryDeps) {
     return f;
   }
 
-  const secretsOf = <T>(c: store.ChannelWithSecret) => JSON.parse(keyring.decrypt(c.secret_envelope, channelSecretAad(c.id)).toString('utf8')) as T;
+  const secretsOf = <T>(c: store.ChannelWithSecret) => openChannelSecrets<T>(keyring, c);
 
   /**
    * Posts the notice, or on a retry first looks for the post an earlier attempt made (Slack took

@@ -5,9 +5,9 @@ import { absoluteTime } from '../../core/text/when.ts';
 import type { DatabasePool } from 'slonik';
 import type { InvitationEmail, InvitationMailer } from '../teams/mailer.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
-import { channelSecretAad, readEmailConfig, type EmailSecrets } from './channel-config.ts';
+import { readEmailConfig, type EmailSecrets } from './channel-config.ts';
+import { firstChannelWithSecret, openChannelSecrets } from './channel-secrets.ts';
 import { smtpTransport } from './smtp.ts';
-import * as store from './store.ts';
 
 /** The invitation's text: who invites, to what role, until when; the link is the only secret. */
 export function invitationMessage(m: InvitationEmail): { subject: string; text: string } {
@@ -24,10 +24,7 @@ export function invitationMessage(m: InvitationEmail): { subject: string; text: 
 }
 
 export function createInvitationMailer(deps: { pool: DatabasePool; keyring: VaultKeyring }): InvitationMailer {
-  async function emailChannel(orgId: string) {
-    const first = (await store.listChannels(deps.pool, orgId)).find((c) => c.kind === 'email');
-    return first ? store.getChannelWithSecret(deps.pool, first.id) : null;
-  }
+  const emailChannel = (orgId: string) => firstChannelWithSecret(deps.pool, orgId, 'email');
   return {
     async configured(orgId) {
       return (await emailChannel(orgId)) !== null;
@@ -36,7 +33,7 @@ export function createInvitationMailer(deps: { pool: DatabasePool; keyring: Vaul
       const channel = await emailChannel(orgId);
       if (!channel) throw new Error('the organisation has no email channel');
       const cfg = readEmailConfig(channel.config);
-      const { password } = JSON.parse(deps.keyring.decrypt(channel.secret_envelope, channelSecretAad(channel.id)).toString('utf8')) as EmailSecrets;
+      const { password } = openChannelSecrets<EmailSecrets>(deps.keyring, channel);
       const transport = smtpTransport(cfg, password);
       try {
         await transport.sendMail({ from: cfg.from, to: mail.to, ...invitationMessage(mail) });

@@ -7,7 +7,8 @@ import type { DatabasePool } from 'slonik';
 import { toolChangeEmail, toolChangeSlackBlocks, toolChangeSlackText, type ToolChangeNotice } from '../../core/mcp-servers/change-notice.ts';
 import type { Logger } from '../logger.ts';
 import type { VaultKeyring } from '../vault/keyring.ts';
-import { channelSecretAad, readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
+import { readEmailConfig, readSlackConfig, type EmailSecrets, type SlackSecrets } from './channel-config.ts';
+import { openChannelSecrets } from './channel-secrets.ts';
 import { slackApi } from './slack-api.ts';
 import { smtpTransport } from './smtp.ts';
 import * as store from './store.ts';
@@ -28,7 +29,7 @@ export function createToolChangeNotifier(deps: ToolChangeNotifierDeps): ToolChan
   async function withSecret<T>(channel: store.ChannelRow | undefined): Promise<{ channel: store.ChannelWithSecret; secrets: T } | null> {
     const sealed = channel ? await store.getChannelWithSecret(pool, channel.id) : null;
     if (!sealed) return null;
-    return { channel: sealed, secrets: JSON.parse(keyring.decrypt(sealed.secret_envelope, channelSecretAad(sealed.id)).toString('utf8')) as T };
+    return { channel: sealed, secrets: openChannelSecrets<T>(keyring, sealed) };
   }
 
   async function email(orgId: string, notice: ToolChangeNotifierInput, channel: store.ChannelRow | undefined) {

@@ -14,6 +14,12 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpHandler, Server, type Tool } from '@modelcontextprotocol/server';
 
+/** Listens on a free loopback port and answers it. */
+async function loopbackPort(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
 export interface RunningServer {
   url: string;
   close(): Promise<void>;
@@ -21,8 +27,7 @@ export interface RunningServer {
 
 async function freePort(): Promise<number> {
   const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
+  const port = await loopbackPort(probe);
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
@@ -85,8 +90,7 @@ export async function startCountingRelay(target: string): Promise<RunningServer 
     out.on('error', () => res.destroy());
     out.end(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await loopbackPort(server);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     toolCalls,
@@ -130,8 +134,7 @@ export async function startChangeableServer(initial: Tool[], opts: { stall?: rea
     res.writeHead(web.status, Object.fromEntries(web.headers.entries()));
     res.end(Buffer.from(await web.arrayBuffer()));
   });
-  await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve));
-  const { port } = http1.address() as AddressInfo;
+  const port = await loopbackPort(http1);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     get tools() {
@@ -182,8 +185,7 @@ export async function startNotifyingServer(initial: Tool[]): Promise<RunningServ
     }
     await session.transport.handleRequest(req, res);
   });
-  await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve));
-  const { port } = http1.address() as AddressInfo;
+  const port = await loopbackPort(http1);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     get tools() {
@@ -242,8 +244,7 @@ export async function startCountingToolServer(delayMs: () => number): Promise<Ru
       res.destroy(); // the caller went away mid-call (a killed gateway)
     }
   });
-  await new Promise<void>((resolve) => http1.listen(0, '127.0.0.1', resolve));
-  const { port } = http1.address() as AddressInfo;
+  const port = await loopbackPort(http1);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     hits: (name) => hits.get(name) ?? 0,
