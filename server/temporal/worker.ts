@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import {
   DefaultLogger,
   NativeConnection,
-  Worker,
   type InjectedSinks,
   Runtime,
   makeTelemetryFilterString,
@@ -15,6 +14,7 @@ import {
 import { createActivities, type ActivityDeps } from '../../activities/index.ts';
 import { TASK_QUEUE } from '../../workflows/definitions.ts';
 import type { Logger } from '../logger.ts';
+import { createWatchedWorker } from './workflow-threads.ts';
 
 export const WORKFLOWS_PATH = path.resolve(import.meta.dirname, '..', '..', 'workflows', 'index.ts');
 
@@ -120,7 +120,8 @@ export function installRuntimeWithMetrics(logger: Logger, bind: string): string 
 
 export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayWorker> {
   const connection = opts.connection ?? (await connectWorker(opts.address, opts.logger));
-  const worker = await Worker.create({
+  // The workflow sandbox without the SDK's per-entry watchdog, its threads watched instead.
+  const { worker, stuck, stopWatching } = await createWatchedWorker({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
@@ -138,7 +139,12 @@ export async function createGatewayWorker(opts: WorkerOptions): Promise<GatewayW
   let running: Promise<void> | undefined;
   return {
     run() {
-      running = worker.run().finally(() => connection.close());
+      const ran = worker.run().finally(() => {
+        stopWatching();
+        return connection.close();
+      });
+      // A stuck workflow thread fails the worker (the process stops and is restarted).
+      running = Promise.race([ran, stuck]);
       return running;
     },
     async shutdown() {
