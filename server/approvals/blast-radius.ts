@@ -2,7 +2,7 @@
 // core/permissions/blast-radius.ts needs and names what it finds. Bounded by what the tier can
 // touch, not by the org: the requester's chain with the rules its keys can need; of the other
 // pending approvals (at most 500) and the last 30 days of calls the viewer may see (the newest
-// 20,000, only those on a rule target's chain leave the database), only those with a key the
+// 5,000 rows, only those on a rule target's chain leave the database), only those with a key the
 // tier's patterns match, with their chains and the rules their keys can need (rule-scope.ts).
 import type { DatabasePool } from 'slonik';
 import { blastRadius, ruleTargetIds, touchesTier, type Gated } from '../../core/permissions/blast-radius.ts';
@@ -20,7 +20,11 @@ import { approvalViewReader, otherOpenApprovals, requestsToSend } from './store.
 export const AUDIT_WINDOW_DAYS = 30;
 /** Bounds on what one request scans; the answer says when it stopped early. */
 const MAX_PENDING = 500;
-const MAX_CALLS = 20_000;
+/**
+ * Rows of the audit window weighed: enough for "how many of my recent calls would this have
+ * covered" (the answer says `truncated` past it), and O(5,000) however big the org's log.
+ */
+const MAX_CALLS = 5_000;
 
 const toIdentity = (l: ChainLink): Identity => ({ id: l.id, kind: l.kind, parentId: l.parent_id, inheritPermissions: l.inherit_permissions });
 
@@ -112,7 +116,7 @@ export function createBlastRadiusService(deps: {
           window_days: AUDIT_WINDOW_DAYS,
           calls_scanned: recent.scanned,
           calls_covered: result.coveredCallIds.length,
-          truncated: recent.scanned >= MAX_CALLS,
+          truncated: recent.rows_read >= MAX_CALLS,
         },
         // Past calls are weighed by the tier's keys: the audit log keeps no request to judge a condition on.
         condition_not_weighed_for_past_calls: Boolean(tier.condition),

@@ -169,31 +169,39 @@ const recentCallRow = z.object({ call_id: z.string(), identity_chain: z.array(z.
 export const recentCallsRow = z.object({
   /** Calls among the newest `limit` rows of the window. */
   scanned: z.coerce.number(),
+  /** Those rows (a call may have two): `limit` of them means the window went on. */
+  rows_read: z.coerce.number(),
   /** Those of them on a chain of `onChainsOf`. */
   on_chains: z.array(recentCallRow),
 });
 
 /**
  * The org's newest calls of the last `days` days (a call's first raise, check or denial: chain
- * and keys), at most `limit` calls: how many there are, and those whose chain holds one of
+ * and keys), at most `limit` rows: how many calls they are, and those whose chain holds one of
  * `onChainsOf`. Bounded work: the newest `limit` such rows (audit_org_id or audit_org_user, newest
- * first), whatever the size of the window; only the few that matter leave the database.
+ * first), whatever the size of the window. The count is a hash of call ids; only the calls with a
+ * row on a target's chain are sorted to find their first row (the one judged, as before), so the
+ * rows that matter little are never sorted, and only the few that matter leave the database.
  */
 export function recentCallKeysQuery(q: RecentCallsQuery) {
   const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
+  const targets = sql.array([...q.onChainsOf], 'uuid');
   return sql.type(recentCallsRow)`
-    WITH recent AS (
+    WITH recent AS MATERIALIZED (
       SELECT call_id, identity_chain, permission_keys, at FROM audit_log
       WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
         AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
         AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
       ORDER BY id DESC LIMIT ${q.limit}
-    ), calls AS (
-      SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent ORDER BY call_id, at
+    ), first_rows AS (
+      SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent
+      WHERE call_id IN (SELECT call_id FROM recent WHERE identity_chain && ${targets})
+      ORDER BY call_id, at
     )
-    SELECT (SELECT count(*) FROM calls) AS scanned,
+    SELECT (SELECT count(*) FROM (SELECT call_id FROM recent GROUP BY call_id) AS calls) AS scanned,
+           (SELECT count(*) FROM recent) AS rows_read,
            (SELECT coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys)), '[]')
-              FROM calls WHERE identity_chain && ${sql.array([...q.onChainsOf], 'uuid')}) AS on_chains`;
+              FROM first_rows WHERE identity_chain && ${targets}) AS on_chains`;
 }
 
 export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {

@@ -154,6 +154,36 @@ describe('reads of an org seeded to scale', () => {
     expect(recent.on_chains.length).toBeLessThan(recent.scanned / 100);
     for (const call of recent.on_chains) expect(call.identity_chain).toContain(agent);
   });
+  it('the recent calls answer as the plain statement (every row sorted by call) did, for an agent, a person and nobody', async () => {
+    // The statement before the count became a hash and only calls on a target's chain were sorted.
+    const plain = (onChainsOf: string[], userId: string | null, limit: number) => pool.one(sql.type(z.object({ scanned: z.coerce.number(), on_chains: z.array(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) })) }))`
+      WITH recent AS (
+        SELECT call_id, identity_chain, permission_keys, at FROM audit_log
+        WHERE org_id = ${org.orgId} AND at > now() - make_interval(days => 30)
+          AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
+          AND call_id <> (SELECT call_id FROM approvals WHERE id = ${org.pendingApprovalId}) ${userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${userId}`}
+        ORDER BY id DESC LIMIT ${limit}
+      ), calls AS (SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent ORDER BY call_id, at)
+      SELECT (SELECT count(*) FROM calls) AS scanned,
+             (SELECT coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys)), '[]')
+                FROM calls WHERE identity_chain && ${sql.array(onChainsOf, 'uuid')}) AS on_chains`);
+    const newest = await pool.one(sql.type(z.object({ person: z.string(), agent: z.string() }))`
+      SELECT identity_chain[1]::text AS person, identity_chain[2]::text AS agent FROM audit_log WHERE org_id = ${org.orgId} AND event = 'call.called' ORDER BY id DESC LIMIT 1`);
+    const byCall = (calls: Array<{ call_id: string }>) => [...calls].sort((a, b) => a.call_id.localeCompare(b.call_id));
+    for (const [targets, userId] of [[[newest.agent], null], [[newest.person], null], [[newest.person], newest.person], [[uuidOf(org.orgId, 'nobody')], null]] as const) {
+      for (const limit of [1_000, 5_000]) {
+        const [now, before] = await Promise.all([
+          recentCallKeys(pool, { orgId: org.orgId, userId, days: 30, exceptApprovalId: org.pendingApprovalId, limit, onChainsOf: targets }),
+          plain([...targets], userId, limit),
+        ]);
+        expect(now.scanned).toBe(before.scanned);
+        expect(byCall(now.on_chains)).toEqual(byCall(before.on_chains));
+        expect(now.rows_read).toBeGreaterThanOrEqual(now.scanned);
+        expect(now.rows_read).toBeLessThanOrEqual(limit);
+      }
+    }
+  });
+
   it('the agents page reads a page of the org’s identities through identities_org_page, first page and deep, for an admin', async () => {
     for (const after of [undefined, halfwayIdentities]) {
       const plan = await explainAnalyze(pool, identityPageQuery({ orgId: org.orgId, within: { org: true }, after, limit: PAGE }));
