@@ -4,12 +4,11 @@
 // least gateway that bench:call runs on the same worker. Prints CPU ms per call from /proc too.
 //   npm run bench:profile [-- --calls 1000] [--concurrency 4] [--top 30] [--bare]
 //   BENCH_GATEWAY_NODE_OPTIONS='--import ./hook.mjs' npm run bench:profile   # e.g. a counting hook in the gateway
-import http from 'node:http';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { setUpCoveredAgent } from './support/covered-agent.ts';
+import { benchAgent } from './support/bench-agent.ts';
 import { runConcurrent } from './support/load.ts';
 import { processCpuMs } from './support/proc.ts';
 import { renderSummary, summariseProfile, type CpuProfile } from './support/profile-summary.ts';
@@ -23,50 +22,28 @@ if (args.bare) delete process.env.BENCH_PROFILE_DIR;
 else process.env.BENCH_PROFILE_DIR ??= await mkdtemp(path.join(os.tmpdir(), 'gateway-profile-'));
 const dir = process.env.BENCH_PROFILE_DIR;
 
-const upstream = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"ok":true,"item":{"id":"a1","name":"bench"}}');
-  });
-});
-await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
 const target = await startEmbeddedTarget(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { env: { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } } : {});
 try {
-  const base = target.apiUrls[0]!;
-  const json = async (method: string, p: string, token: string | null, body?: unknown) => {
-    const res = await fetch(base + p, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const parsed = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(parsed)}`);
-    return parsed;
-  };
-  const { key } = await setUpCoveredAgent(json, target.admin, upstreamUrl);
-  let n = 0;
-  const call = async () => {
-    const res = await fetch(`${base}/v1/actions/call`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ service: 'widgets', action: 'get_item', params: { id: `a${n++}` } }),
-    });
-    const out = (await res.json()) as { status: string };
-    if (out.status !== 'called') throw new Error(`covered call answered ${JSON.stringify(out)}`);
-  };
-  for (let i = 0; i < 100; i++) await call();
-  const gateway = target.processes.find((p) => p.name === 'gateway')!;
-  const cpu0 = processCpuMs(gateway.pid);
-  const t0 = performance.now();
-  await runConcurrent({ total: CALLS, concurrency: CONCURRENCY }, call);
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = processCpuMs(gateway.pid) - cpu0;
-  process.stdout.write(`${CALLS} covered calls at concurrency ${CONCURRENCY}: ${(CALLS / seconds).toFixed(1)} calls/s, gateway CPU ${(cpu / CALLS).toFixed(2)} ms per call\n`);
+  const agent = await benchAgent(target);
+  try {
+    let n = 0;
+    const call = async () => {
+      const out = (await agent.json('POST', '/v1/actions/call', agent.key, { service: 'widgets', action: 'get_item', params: { id: `a${n++}` } })) as { status: string };
+      if (out.status !== 'called') throw new Error(`covered call answered ${JSON.stringify(out)}`);
+    };
+    for (let i = 0; i < 100; i++) await call();
+    const gateway = target.processes.find((p) => p.name === 'gateway')!;
+    const cpu0 = processCpuMs(gateway.pid);
+    const t0 = performance.now();
+    await runConcurrent({ total: CALLS, concurrency: CONCURRENCY }, call);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = processCpuMs(gateway.pid) - cpu0;
+    process.stdout.write(`${CALLS} covered calls at concurrency ${CONCURRENCY}: ${(CALLS / seconds).toFixed(1)} calls/s, gateway CPU ${(cpu / CALLS).toFixed(2)} ms per call\n`);
+  } finally {
+    await agent.close();
+  }
 } finally {
   await target.stop();
-  upstream.close();
 }
 for (const file of dir === undefined ? [] : (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()) {
   const profile = JSON.parse(await readFile(path.join(dir!, file), 'utf8')) as CpuProfile;
