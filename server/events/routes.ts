@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { requireHuman } from '../auth/middleware.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { apiRouter } from '../http/api-router.ts';
+import { writeOrEnd } from '../http/stream-write.ts';
 import type { UserEventHub } from './hub.ts';
 import type { EventScope, EventService, UserEvent } from './service.ts';
 import { sameStanding } from './visibility.ts';
@@ -94,7 +95,8 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
         for (const e of judged.events) {
           if (closed || BigInt(e.id) <= sent) continue;
           sent = BigInt(e.id);
-          res.write(frame(e));
+          // A client that stopped reading is cut off rather than buffered for: it resumes from `sent`.
+          if (!writeOrEnd(res, frame(e), end)) return;
         }
       }));
     res.on('close', end);
@@ -141,7 +143,7 @@ export function eventRoutes(deps: { events: EventService; hub: UserEventHub; gua
     held = null;
     await deliver(live);
     if (closed) return;
-    const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => writeOrEnd(res, ': keep-alive\n\n', end), HEARTBEAT_MS);
     cleanup.push(() => clearInterval(heartbeat));
   });
   return r.router;

@@ -70,7 +70,12 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   const serverFor = async (caller: McpCaller, modern: boolean) =>
     createGatewayServer({ caller, modern, events, cancels: services.callCancels, selfApprove: await services.oauth.selfApproveEnabled(caller.principal) });
   const modernOptions = { legacy: 'reject' as const, onerror: (err: Error) => logger.debug({ err: err.message }, 'MCP request refused') };
-  const modern = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'json' });
+  // The SDK warns on the console that a JSON answer drops notifications sent before it: here that
+  // is the design (a request that asks for progress is streamed, below), so the note goes to the
+  // debug log instead of a bare line among the JSON log's on every start.
+  const modern = withConsoleWarnings((line) => logger.debug({ sdk: line }, 'MCP SDK note'), () =>
+    createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'json' }),
+  );
   // A request that asks for progress is answered as a stream: progress goes before the result.
   const modernStreaming = createMcpHandler(({ authInfo }) => serverFor(callerOf(authInfo), true), { ...modernOptions, responseMode: 'sse' });
   const router = Router();
@@ -197,4 +202,15 @@ export function mcpRoutes(deps: McpEndpointDeps): Router {
   });
 
   return router;
+}
+
+/** Runs `make` (synchronous) with console.warn sent to `to`, then puts console.warn back. */
+function withConsoleWarnings<T>(to: (line: string) => void, make: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => to(args.map(String).join(' '));
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
+  }
 }

@@ -7,6 +7,7 @@ import type { StreamGuard } from '../auth/stream-guard.ts';
 import { AppError } from '../errors.ts';
 import type { AgentEvent, AgentEventHub } from '../events/agent-events.ts';
 import type { Logger } from '../logger.ts';
+import { writeOrEnd } from '../http/stream-write.ts';
 
 export interface EventStreamOptions {
   events: AgentEventHub;
@@ -41,7 +42,7 @@ export async function openEventStream(res: Response, opts: EventStreamOptions): 
       opts.agentId,
       (event) => {
         const message = opts.toMessage(event);
-        if (message !== null) res.write(frame(message));
+        if (message !== null) writeOrEnd(res, frame(message), end);
       },
       end,
     );
@@ -57,6 +58,6 @@ export async function openEventStream(res: Response, opts: EventStreamOptions): 
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
   res.write('retry: 5000\n: connected\n\n');
   if (opts.first !== undefined) res.write(frame(opts.first));
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), opts.keepAliveMs);
+  const keepAlive = setInterval(() => writeOrEnd(res, ': keep-alive\n\n', end), opts.keepAliveMs);
   cleanup.push(() => clearInterval(keepAlive));
 }

@@ -32,6 +32,8 @@ describe('gateway serve logs', () => {
     expect(parsed.some((l) => l.msg?.startsWith('gateway ready at'))).toBe(true);
     const requests = parsed.filter((l) => l.msg === 'request');
     expect(requests.map((r) => r.path)).toEqual(['/v1/no-such-route']);
+    // Nothing else printed beside the log: no library's console note (the MCP SDK's went there).
+    expect(p.output().split('\n').filter((l) => l.trim() !== '' && !lines.includes(l))).toEqual([]);
   }, 120_000);
 
   it('LOG_FORMAT=pretty: readable lines (level and message, not JSON), the start summary among them', async () => {
