@@ -3,11 +3,11 @@
 // such entry, and a workflow task enters several times: on this machine that was about 3.5 ms of
 // the gateway's CPU per covered call, a fifth of it. The gateway's worker enters without the
 // per-entry timeout (through the SDK's protected `createWorkflowCreator`, no patch) and watches
-// each workflow thread instead, once a second: a thread whose event loop stays busy without one
-// answer for `stuckAfterMs` is running a workflow task that does not end (a loop in workflow
-// code). That thread is ended and the worker fails with the report: the process stops to be
-// restarted, and the task times out on the server and runs again, as after any crash
-// (docs/decisions.md).
+// each workflow thread instead, once a second: a thread that leaves a request unanswered for
+// `stuckAfterMs`, answering nothing else meanwhile, is running a workflow task that does not end
+// (a loop in workflow code). That thread is ended and the worker fails with the report: the
+// process stops to be restarted, and the task times out on the server and runs again, as after
+// any crash (docs/decisions.md).
 import type { Worker as Thread } from 'node:worker_threads';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 
@@ -22,47 +22,57 @@ class WorkerWithoutEntryTimeout extends Worker {
 
 export interface StuckThread {
   thread: Thread;
-  /** How long its event loop had been busy without answering. */
-  busyMs: number;
+  /** How long its oldest unanswered request had waited. */
+  waitedMs: number;
 }
 
 export interface ThreadWatchOptions {
-  /** Busy without an answer this long is stuck (the SDK's own detection gave up after 5 s). */
+  /** A request unanswered this long, with no answer at all meanwhile, is stuck (the SDK's own detection gave up after 5 s). */
   stuckAfterMs?: number;
   intervalMs?: number;
   onStuck(stuck: StuckThread): void;
 }
 
-/** A tick counts as busy when the thread's event loop was this busy in it (a blocked loop reads 1). */
-const BUSY_UTILIZATION = 0.9;
+/** The id of a request to the thread, or of the answer to one (the SDK's `{ requestId, … }`). */
+function requestIdOf(message: unknown): unknown {
+  return typeof message === 'object' && message !== null && 'requestId' in message ? (message as { requestId: unknown }).requestId : undefined;
+}
 
 /**
- * Watches threads that answer requests by message: stuck is busy for `stuckAfterMs` with no
- * message posted meanwhile. A busy thread that keeps answering (a loaded worker) is not stuck; an
- * idle one is not busy. Reports each thread once; stop() ends the watch.
+ * Watches threads that answer requests by message, each request once (the SDK's workflow threads
+ * answer `{ requestId, input }` with `{ requestId, result }`): stuck is a request unanswered for
+ * `stuckAfterMs` while the thread answered nothing else either. A loaded thread keeps answering,
+ * and an idle one has nothing to answer: neither is stuck, whatever its event loop looks like (a
+ * profiler, say, keeps an idle loop's measure busy). What the threads are sent is seen by
+ * wrapping their `postMessage`. Reports each thread once; stop() ends the watch.
  */
 export function watchThreads(threads: readonly Thread[], opts: ThreadWatchOptions): { stop(): void } {
   const stuckAfterMs = opts.stuckAfterMs ?? 10_000;
   const intervalMs = opts.intervalMs ?? 1_000;
   const watched = threads.map((thread) => {
-    const w = { thread, answered: false, busyMs: 0, reported: false, elu: thread.performance.eventLoopUtilization() };
-    thread.on('message', () => {
-      w.answered = true;
+    const w = { thread, sentAt: new Map<unknown, number>(), lastAnswerAt: performance.now(), reported: false };
+    const post = thread.postMessage.bind(thread);
+    thread.postMessage = (message: unknown, transfer?: Parameters<Thread['postMessage']>[1]) => {
+      const id = requestIdOf(message);
+      if (id !== undefined) w.sentAt.set(id, performance.now());
+      post(message, transfer);
+    };
+    thread.on('message', (message: unknown) => {
+      const id = requestIdOf(message);
+      if (id === undefined) return;
+      w.sentAt.delete(id);
+      w.lastAnswerAt = performance.now();
     });
     return w;
   });
   const timer = setInterval(() => {
+    const now = performance.now();
     for (const w of watched) {
-      if (w.reported) continue;
-      const now = w.thread.performance.eventLoopUtilization();
-      const tick = w.thread.performance.eventLoopUtilization(now, w.elu);
-      w.elu = now;
-      w.busyMs = !w.answered && tick.utilization >= BUSY_UTILIZATION ? w.busyMs + tick.active : 0;
-      w.answered = false;
-      if (w.busyMs >= stuckAfterMs) {
-        w.reported = true;
-        opts.onStuck({ thread: w.thread, busyMs: Math.round(w.busyMs) });
-      }
+      if (w.reported || w.sentAt.size === 0 || now - w.lastAnswerAt < stuckAfterMs) continue;
+      const waitedMs = now - Math.min(...w.sentAt.values());
+      if (waitedMs < stuckAfterMs) continue;
+      w.reported = true;
+      opts.onStuck({ thread: w.thread, waitedMs: Math.round(waitedMs) });
     }
   }, intervalMs);
   timer.unref();
@@ -103,8 +113,8 @@ export async function createWatchedWorker(options: WorkerOptions, watch: Omit<Th
   stuck.catch(() => undefined);
   const watcher = watchThreads(threads, {
     ...watch,
-    onStuck: ({ thread, busyMs }) => {
-      fail(new Error(`workflow thread ${thread.threadId} has been busy for ${busyMs} ms without finishing a workflow task: workflow code stuck in a loop`));
+    onStuck: ({ thread, waitedMs }) => {
+      fail(new Error(`workflow thread ${thread.threadId} has not answered a workflow task for ${waitedMs} ms: workflow code stuck (a loop, or a wait that never ends)`));
       // Ends the loop (a core no longer burnt); the SDK then fails the worker's other tasks too.
       void thread.terminate();
     },

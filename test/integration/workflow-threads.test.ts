@@ -30,7 +30,7 @@ describe('the workflow thread watch', () => {
     const client = new Client({ connection: clientConnection });
     const handle = await client.workflow.start('stuckWorkflow', { taskQueue, workflowId: `stuck-${randomUUID()}` });
     try {
-      await expect(stuck).rejects.toThrow(/busy for \d+ ms without finishing a workflow task: workflow code stuck in a loop/);
+      await expect(stuck).rejects.toThrow(/has not answered a workflow task for \d+ ms: workflow code stuck/);
       // The thread was ended, so the worker does not go on as if nothing happened.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       expect(await running).toMatch(/^failed: /);

@@ -1,24 +1,30 @@
-// The workflow-thread watch (server/temporal/workflow-threads.ts) on real threads: a thread stuck
-// in a loop is reported and only it; a thread that is busy but keeps answering, or idle, is not.
+// The workflow-thread watch (server/temporal/workflow-threads.ts) on real threads that speak the
+// SDK's shape (`{ requestId, input }` answered by `{ requestId, result }`): a thread stuck on a
+// request is reported, once, and only it; a thread that is busy but keeps answering, or idle with
+// nothing asked of it, is not — even with a profiler running, which made an idle thread's event
+// loop look busy to an earlier version of the watch.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Worker as Thread } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchThreads, type StuckThread } from '../../../server/temporal/workflow-threads.ts';
 
-/** A thread that answers each message after `workMs` of busy work; 'loop' makes it spin for good. */
+/** Answers each request after `input` ms of busy work; input 'loop' spins for good. */
 const THREAD_CODE = `
 const { parentPort } = require('node:worker_threads');
-parentPort.on('message', (m) => {
-  if (m === 'loop') { for (;;) {} }
-  const until = Date.now() + m;
+parentPort.on('message', ({ requestId, input }) => {
+  if (input === 'loop') { for (;;) {} }
+  const until = Date.now() + input;
   while (Date.now() < until) {}
-  parentPort.postMessage('done');
+  parentPort.postMessage({ requestId, result: { type: 'ok' } });
 });
-parentPort.postMessage('ready');
+parentPort.postMessage({ ready: true });
 `;
 
 const threads: Thread[] = [];
-async function startThread(): Promise<Thread> {
-  const thread = new Thread(THREAD_CODE, { eval: true });
+async function startThread(execArgv: string[] = []): Promise<Thread> {
+  const thread = new Thread(THREAD_CODE, { eval: true, execArgv });
   threads.push(thread);
   await new Promise((resolve) => thread.once('message', resolve));
   return thread;
@@ -29,28 +35,29 @@ afterEach(async () => {
 });
 
 const WATCH = { stuckAfterMs: 600, intervalMs: 150 };
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('watchThreads', () => {
-  it('reports a thread stuck in a loop, once, and not the idle one beside it', async () => {
+  it('reports a thread stuck on a request, once, and not the idle one beside it', async () => {
     const [looping, idle] = [await startThread(), await startThread()];
     const reports: StuckThread[] = [];
-    const reported = new Promise<void>((resolve) => {
-      const watch = watchThreads([looping, idle], {
-        ...WATCH,
-        onStuck: (s) => {
-          reports.push(s);
-          resolve();
-          // Later ticks may not report it again (checked below after a few more).
-          setTimeout(() => watch.stop(), WATCH.intervalMs * 4);
-        },
-      });
+    let reported!: () => void;
+    const first = new Promise<void>((r) => (reported = r));
+    const watch = watchThreads([looping, idle], {
+      ...WATCH,
+      onStuck: (s) => {
+        reports.push(s);
+        reported();
+      },
     });
-    looping.postMessage('loop');
-    await reported;
-    await new Promise((r) => setTimeout(r, WATCH.intervalMs * 5));
+    looping.postMessage({ requestId: 1n, input: 5 });
+    looping.postMessage({ requestId: 2n, input: 'loop' });
+    await first;
+    await pause(WATCH.intervalMs * 5);
+    watch.stop();
     expect(reports).toHaveLength(1);
     expect(reports[0]!.thread).toBe(looping);
-    expect(reports[0]!.busyMs).toBeGreaterThanOrEqual(WATCH.stuckAfterMs);
+    expect(reports[0]!.waitedMs).toBeGreaterThanOrEqual(WATCH.stuckAfterMs);
   });
 
   it('does not report a thread that is busy all the time but keeps answering', async () => {
@@ -58,15 +65,31 @@ describe('watchThreads', () => {
     const reports: StuckThread[] = [];
     const watch = watchThreads([busy], { ...WATCH, onStuck: (s) => reports.push(s) });
     // Back to back requests of 40 ms for five times the stuck threshold: the loop never idles.
+    let next = 0n;
     let answered = 0;
     busy.on('message', () => {
       answered++;
-      busy.postMessage(40);
+      busy.postMessage({ requestId: next++, input: 40 });
     });
-    busy.postMessage(40);
-    await new Promise((r) => setTimeout(r, WATCH.stuckAfterMs * 5));
+    busy.postMessage({ requestId: next++, input: 40 });
+    await pause(WATCH.stuckAfterMs * 5);
     watch.stop();
     expect(answered).toBeGreaterThan(10);
     expect(reports).toEqual([]);
+  });
+
+  it('does not report an idle thread with nothing asked of it, under a CPU profiler too', async () => {
+    const profiles = await mkdtemp(path.join(os.tmpdir(), 'watch-test-profiles-'));
+    try {
+      const idle = [await startThread(), await startThread(['--cpu-prof', `--cpu-prof-dir=${profiles}`])];
+      const reports: StuckThread[] = [];
+      const watch = watchThreads(idle, { ...WATCH, onStuck: (s) => reports.push(s) });
+      await pause(WATCH.stuckAfterMs * 4);
+      watch.stop();
+      expect(reports).toEqual([]);
+    } finally {
+      await Promise.all(threads.splice(0).map((t) => t.terminate()));
+      await rm(profiles, { recursive: true, force: true });
+    }
   });
 });
