@@ -35,9 +35,15 @@ export interface IndexedRow {
   textWords: string[];
 }
 
+/** A row as the search scores it: also the lower-cased forms a whole-query phrase is compared with. */
+export interface ScoredRow extends IndexedRow {
+  /** `action` and `service.action`, lower-cased once here, not for every row a query matches. */
+  phraseForms: readonly [string, string];
+}
+
 /** The rows of one service instance, ordered by (service, action), and the index of their words. */
 export interface SearchSegment {
-  readonly rows: readonly IndexedRow[];
+  readonly rows: readonly ScoredRow[];
   readonly index: RunIndex;
 }
 
@@ -62,16 +68,18 @@ export function words(text: string): string[] {
 }
 
 /** One row's names and prose, lower-cased and split, as tokenScore reads them. */
-function indexRow(row: SearchRow): IndexedRow {
+function indexRow(row: SearchRow): ScoredRow {
   const rawNames = [row.service, row.template, row.action].map((n) => n.toLowerCase());
   const names = [...new Set([...rawNames, ...rawNames.map((n) => n.replace(/[^\p{L}\p{N}]+/gu, ''))])];
   const prose = `${row.summary} ${row.description ?? ''}`;
+  const action = row.action.toLowerCase();
   return {
     row,
     names,
     nameWords: [...new Set([row.service, row.template, row.action].flatMap(words))],
     text: prose.toLowerCase(),
     textWords: [...new Set(words(prose))],
+    phraseForms: [action, `${row.service.toLowerCase()}.${action}`],
   };
 }
 
@@ -83,7 +91,7 @@ export function buildSearchSegment(rows: readonly SearchRow[]): SearchSegment {
 
 /** A row as ranked: where it sits (segment, then position) breaks ties after (service, action). */
 interface Ranked {
-  entry: IndexedRow;
+  entry: ScoredRow;
   score: number;
   matched: number;
   segment: number;
@@ -130,7 +138,7 @@ function rank(a: Ranked, b: Ranked): number {
   );
 }
 
-function scoreRow(entry: IndexedRow, tokens: readonly string[], phrase: string): { score: number; matched: number } {
+function scoreRow(entry: ScoredRow, tokens: readonly string[], phrase: string): { score: number; matched: number } {
   let score = 0;
   let matched = 0;
   for (const token of tokens) {
@@ -139,8 +147,7 @@ function scoreRow(entry: IndexedRow, tokens: readonly string[], phrase: string):
     score += s;
   }
   if (matched === 0) return { score, matched };
-  const action = entry.row.action.toLowerCase();
-  if (phrase === action || phrase === `${entry.row.service.toLowerCase()}.${action}`) score += SCORE.phrase;
+  if (phrase === entry.phraseForms[0] || phrase === entry.phraseForms[1]) score += SCORE.phrase;
   return { score, matched };
 }
 
