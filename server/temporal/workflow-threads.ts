@@ -101,10 +101,9 @@ export async function createWatchedWorker(options: WorkerOptions, watch: Omit<Th
   } finally {
     process.off('worker', onThread);
   }
-  if (threads.length === 0) {
-    await worker.shutdown();
-    throw new Error('the Temporal worker started no workflow thread to watch (the SDK changed how it runs workflows?)');
-  }
+  // Thrown before the worker runs (the SDK's shutdown() refuses a worker that never ran, and would
+  // hide this message behind its own): the caller closes the connection, and the process stops.
+  if (threads.length === 0) throw new Error('the Temporal worker started no workflow thread to watch (the SDK changed how it runs workflows?)');
   let fail: (err: Error) => void = () => undefined;
   const stuck = new Promise<never>((_, reject) => {
     fail = reject;
