@@ -22,7 +22,7 @@ class WorkerWithoutEntryTimeout extends Worker {
 
 export interface StuckThread {
   thread: Thread;
-  /** How long its oldest unanswered request had waited. */
+  /** How long (in whole ticks of the watch) a request had waited with no answer from the thread. */
   waitedMs: number;
 }
 
@@ -49,30 +49,35 @@ function requestIdOf(message: unknown): unknown {
 export function watchThreads(threads: readonly Thread[], opts: ThreadWatchOptions): { stop(): void } {
   const stuckAfterMs = opts.stuckAfterMs ?? 10_000;
   const intervalMs = opts.intervalMs ?? 1_000;
+  // Counted in ticks, not by the clock: should this process's own event loop stall (a blocking
+  // call, a long collection), answers already posted wait behind the next tick, and a clock would
+  // blame the thread for the stall. A tick counts only when it found a request unanswered and saw
+  // no answer since the tick before.
+  const stuckAfterTicks = Math.max(1, Math.ceil(stuckAfterMs / intervalMs));
   const watched = threads.map((thread) => {
-    const w = { thread, sentAt: new Map<unknown, number>(), lastAnswerAt: performance.now(), reported: false };
+    const w = { thread, pending: new Set<unknown>(), answered: false, silentTicks: 0, reported: false };
     const post = thread.postMessage.bind(thread);
     thread.postMessage = (message: unknown, transfer?: Parameters<Thread['postMessage']>[1]) => {
       const id = requestIdOf(message);
-      if (id !== undefined) w.sentAt.set(id, performance.now());
+      if (id !== undefined) w.pending.add(id);
       post(message, transfer);
     };
     thread.on('message', (message: unknown) => {
       const id = requestIdOf(message);
       if (id === undefined) return;
-      w.sentAt.delete(id);
-      w.lastAnswerAt = performance.now();
+      w.pending.delete(id);
+      w.answered = true;
     });
     return w;
   });
   const timer = setInterval(() => {
-    const now = performance.now();
     for (const w of watched) {
-      if (w.reported || w.sentAt.size === 0 || now - w.lastAnswerAt < stuckAfterMs) continue;
-      const waitedMs = now - Math.min(...w.sentAt.values());
-      if (waitedMs < stuckAfterMs) continue;
+      if (w.reported) continue;
+      w.silentTicks = w.pending.size > 0 && !w.answered ? w.silentTicks + 1 : 0;
+      w.answered = false;
+      if (w.silentTicks < stuckAfterTicks) continue;
       w.reported = true;
-      opts.onStuck({ thread: w.thread, waitedMs: Math.round(waitedMs) });
+      opts.onStuck({ thread: w.thread, waitedMs: w.silentTicks * intervalMs });
     }
   }, intervalMs);
   timer.unref();
@@ -92,15 +97,7 @@ export interface WatchedWorker {
  * that started none would go unwatched, so that fails here instead.
  */
 export async function createWatchedWorker(options: WorkerOptions, watch: Omit<ThreadWatchOptions, 'onStuck'> = {}): Promise<WatchedWorker> {
-  const threads: Thread[] = [];
-  const onThread = (thread: Thread) => threads.push(thread);
-  process.on('worker', onThread);
-  let worker: Worker;
-  try {
-    worker = await WorkerWithoutEntryTimeout.create(options);
-  } finally {
-    process.off('worker', onThread);
-  }
+  const { worker, threads } = await createCapturingThreads(options);
   // Thrown before the worker runs (the SDK's shutdown() refuses a worker that never ran, and would
   // hide this message behind its own): the caller closes the connection, and the process stops.
   if (threads.length === 0) throw new Error('the Temporal worker started no workflow thread to watch (the SDK changed how it runs workflows?)');
@@ -119,4 +116,22 @@ export async function createWatchedWorker(options: WorkerOptions, watch: Omit<Th
     },
   });
   return { worker, stuck, stopWatching: watcher.stop };
+}
+
+/** Worker creations one at a time in this process, so each captures only the threads it started. */
+let creating: Promise<unknown> = Promise.resolve();
+
+function createCapturingThreads(options: WorkerOptions): Promise<{ worker: Worker; threads: Thread[] }> {
+  const created = creating.then(async () => {
+    const threads: Thread[] = [];
+    const onThread = (thread: Thread) => threads.push(thread);
+    process.on('worker', onThread);
+    try {
+      return { worker: await WorkerWithoutEntryTimeout.create(options), threads };
+    } finally {
+      process.off('worker', onThread);
+    }
+  });
+  creating = created.catch(() => undefined);
+  return created;
 }

@@ -78,6 +78,21 @@ describe('watchThreads', () => {
     expect(reports).toEqual([]);
   });
 
+  it('does not blame a thread for a stall of the watching process itself', async () => {
+    const thread = await startThread();
+    const reports: StuckThread[] = [];
+    const watch = watchThreads([thread], { ...WATCH, onStuck: (s) => reports.push(s) });
+    thread.postMessage({ requestId: 1n, input: 20 });
+    // This process blocks longer than the threshold: the answer, posted meanwhile, waits behind it.
+    const until = Date.now() + WATCH.stuckAfterMs * 2;
+    while (Date.now() < until) {
+      // blocking
+    }
+    await pause(WATCH.intervalMs * 4);
+    watch.stop();
+    expect(reports).toEqual([]);
+  });
+
   it('does not report an idle thread with nothing asked of it, under a CPU profiler too', async () => {
     const profiles = await mkdtemp(path.join(os.tmpdir(), 'watch-test-profiles-'));
     try {
