@@ -12,6 +12,7 @@
 //   npm run bench:scale                       # the org of issue 46 (1,000,000 audit rows, …)
 //   npm run bench:scale -- --scale 0.05       # a quick run (a minute or two)
 //   npm run bench:scale -- --runs 50 --json   # the figures as one JSON object on stdout
+//   npm run bench:scale -- --only blast,search  # only the reads whose name contains one of these (no export, rules, streams)
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { sql } from 'slonik';
@@ -31,10 +32,11 @@ import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 const USAGE = `npm run bench:scale -- [--scale F] [--runs N] [--json]
   --scale F   multiplies the big org's counts (default 1: 1,000,000 audit rows, 200,000 calls, …)
   --runs N    timed requests per read and org (default 100, big and small in turns), after 3 untimed ones
-  --json      the figures as one JSON object on stdout`;
+  --json      the figures as one JSON object on stdout
+  --only T,…  only the reads whose name contains one of these (case-insensitive); skips the export, the rules and the streams`;
 
 const { values: opts } = parseArgs({
-  options: { scale: { type: 'string', default: '1' }, runs: { type: 'string', default: '100' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } },
+  options: { scale: { type: 'string', default: '1' }, runs: { type: 'string', default: '100' }, json: { type: 'boolean', default: false }, only: { type: 'string' }, help: { type: 'boolean', default: false } },
 });
 const scale = Number(opts.scale);
 const runs = Number(opts.runs);
@@ -193,12 +195,18 @@ async function main(): Promise<void> {
     const rssBefore = memoryMb(gatewayPid).rss;
     const figures: Record<string, ReadFigures> = {};
     const { peak: readsPeak } = await peakRss(gatewayPid, async () => {
-      for (const read of reads()) {
+      const only = opts.only?.toLowerCase().split(',');
+      for (const read of reads().filter((r) => only === undefined || only.some((o) => r.name.toLowerCase().includes(o)))) {
         const { big: b, small: s } = await timeReadOnBoth(base, orgs, read);
         figures[read.name] = readFigures(b, s);
         log(`${read.name}: p50 ${b.p50} / p95 ${b.p95} ms (small ${s.p50} / ${s.p95} ms)`);
       }
     });
+    if (opts.only !== undefined) {
+      // A focused run: the reads' lines above are its output.
+      if (opts.json) console.log(JSON.stringify({ scale, runs, load_average: round(os.loadavg()[0]!, 2), reads: figures }, null, 2));
+      return;
+    }
     const smallExport = await timeExport(base, orgs.small);
     const exportStartRss = memoryMb(gatewayPid).rss;
     const { value: bigExport, peak: exportPeak } = await peakRss(gatewayPid, () => timeExport(base, orgs.big));

@@ -1,9 +1,10 @@
 // GET /v1/approvals/{id}/blast-radius: loads what the pure computation in
 // core/permissions/blast-radius.ts needs and names what it finds. Bounded by what the tier can
-// touch, not by the org: the requester's chain with the rules its keys can need; of the other
-// pending approvals (at most 500) and the last 30 days of calls the viewer may see (the newest
-// 5,000 rows, only those on a rule target's chain leave the database), only those with a key the
-// tier's patterns match, with their chains and the rules their keys can need (rule-scope.ts).
+// touch, not by the org: the requester's chain with the rules its keys can need; then, side by
+// side, the other open approvals of the rule targets' subtrees (at most 500) and the last 30 days
+// of calls the viewer may see (the newest 5,000 rows, only those on a rule target's chain leave
+// the database); of those, only the ones with a key the tier's patterns match, with their chains
+// and the rules their keys can need (rule-scope.ts).
 import type { DatabasePool } from 'slonik';
 import { blastRadius, ruleTargetIds, touchesTier, type Gated } from '../../core/permissions/blast-radius.ts';
 import type { Identity, Rule } from '../../core/permissions/chain.ts';
@@ -15,7 +16,7 @@ import { AppError, invalidRequest } from '../errors.ts';
 import type { ChainLink, IdentityReader } from '../identities/readers.ts';
 import { readVisibleApproval } from './read.ts';
 import type { ReadAlong } from '../auth/read-along.ts';
-import { approvalViewReader, otherOpenApprovals, requestsToSend } from './store.ts';
+import { approvalViewReader, openApprovalsBelow, requestsToSend } from './store.ts';
 
 export const AUDIT_WINDOW_DAYS = 30;
 /** Bounds on what one request scans; the answer says when it stopped early. */
@@ -55,17 +56,16 @@ export function createBlastRadiusService(deps: {
       // Members weigh it against their own approvals and calls; admins against the org's.
       const userId = admin ? null : p.userId;
       const approval = { id: view.id, requesterId: view.requester_id, keys: view.permission_keys };
-      const [own, pending] = await Promise.all([
-        deps.identities.chainsWithRules(p.orgId, [view.requester_id], view.permission_keys),
-        otherOpenApprovals(pool, { orgId: p.orgId, userId, exceptId: approvalId, limit: MAX_PENDING }),
-      ]);
+      const own = await deps.identities.chainsWithRules(p.orgId, [view.requester_id], view.permission_keys);
       const now = new Date();
       const targetIds = ruleTargetIds({ identities: merged([own]).identities, rules: own.rules, approval, resolverId: p.identityId, now });
-      // A past call is covered only through a remembered rule on its chain: of the recent calls,
-      // only those on a target's chain leave the database (the others are counted).
-      const recent = await deps.audit.recentCallKeys({
-        orgId: p.orgId, userId, days: AUDIT_WINDOW_DAYS, exceptApprovalId: approvalId, limit: MAX_CALLS, onChainsOf: targetIds,
-      });
+      // A remembered rule covers only what has a target on its chain: of the open approvals, only
+      // those of the targets' subtrees are read; of the recent calls, only those on a target's
+      // chain leave the database (the others are counted).
+      const [pending, recent] = await Promise.all([
+        targetIds.length === 0 ? [] : openApprovalsBelow(pool, { orgId: p.orgId, userId, exceptId: approvalId, below: targetIds, limit: MAX_PENDING }),
+        deps.audit.recentCallKeys({ orgId: p.orgId, userId, days: AUDIT_WINDOW_DAYS, exceptApprovalId: approvalId, limit: MAX_CALLS, onChainsOf: targetIds }),
+      ]);
       // Only what has a key the tier's patterns match can be covered through the new rules.
       const touched = (g: Gated) => touchesTier(tier.keys, g.keys);
       const pendingTouched = pending.map((a) => ({ id: a.id, requesterId: a.requester_id, keys: a.permission_keys })).filter(touched);

@@ -198,14 +198,33 @@ const openApprovalRow = z.object({
 });
 
 /**
- * The org's other open approvals (pending or bubbled), newest first, at most `limit`; only
- * `userId`'s when given (null: the whole org).
+ * The org's other open approvals (pending or bubbled) whose requester is one of `below` or below
+ * one of them (what a rule planted on `below` can reach), newest first, at most `limit`; only
+ * `userId`'s when given (null: the whole org). Each identity of those subtrees is read from
+ * approvals_requester_open: O(the subtrees' open approvals), however many the org has.
  */
-export const otherOpenApprovals = (db: Db, q: { orgId: string; userId: string | null; exceptId: string; limit: number }) =>
-  db.any(sql.type(openApprovalRow)`
-    SELECT id, requester_id, permission_keys, risk, status, action_description, created_at, expires_at FROM approvals
-    WHERE org_id = ${q.orgId} AND status IN ('pending', 'bubbled') AND id <> ${q.exceptId} ${q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`}
-    ORDER BY created_at DESC LIMIT ${q.limit}`);
+export interface OpenApprovalsBelowQuery {
+  orgId: string;
+  userId: string | null;
+  exceptId: string;
+  below: readonly string[];
+  limit: number;
+}
+
+export const openApprovalsBelowQuery = (q: OpenApprovalsBelowQuery) =>
+  sql.type(openApprovalRow)`
+    WITH RECURSIVE subtree AS (
+      SELECT id, 0 AS depth FROM identities WHERE id = ANY(${sql.array([...q.below], 'uuid')}) AND org_id = ${q.orgId}
+      UNION ALL
+      SELECT i.id, s.depth + 1 FROM identities i JOIN subtree s ON i.parent_id = s.id WHERE s.depth < 64)
+    SELECT a.* FROM (SELECT DISTINCT id FROM subtree) AS s CROSS JOIN LATERAL (
+      SELECT id, requester_id, permission_keys, risk, status, action_description, created_at, expires_at FROM approvals
+      WHERE requester_id = s.id AND status IN ('pending', 'bubbled') AND org_id = ${q.orgId} AND id <> ${q.exceptId}
+        ${q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`}
+      ORDER BY created_at DESC LIMIT ${q.limit}) AS a
+    ORDER BY a.created_at DESC LIMIT ${q.limit}`;
+
+export const openApprovalsBelow = (db: Db, q: OpenApprovalsBelowQuery) => db.any(openApprovalsBelowQuery(q));
 
 /**
  * What each approval's call would send, as conditions see it (the approver's edit, else the

@@ -14,7 +14,7 @@ import type { Identity, Rule } from '../../core/permissions/chain.ts';
 import { storedConditionRequest } from '../../core/permissions/conditions.ts';
 import { createBlastRadiusService } from '../../server/approvals/blast-radius.ts';
 import { readVisibleApproval } from '../../server/approvals/read.ts';
-import { approvalViewReader, otherOpenApprovals } from '../../server/approvals/store.ts';
+import { approvalViewReader } from '../../server/approvals/store.ts';
 import { createAuditReader } from '../../server/audit/readers.ts';
 import { recentCallKeys } from '../../server/audit/store.ts';
 import type { UserPrincipal } from '../../server/auth/principal.ts';
@@ -152,7 +152,10 @@ async function oracle(pool: DatabasePool, p: UserPrincipal, approvalId: string, 
   const rules: Rule[] = (await pool.any(sql.type(ruleRow)`SELECT id, identity_id, effect, pattern, expires_at, condition FROM permission_rules WHERE org_id = ${p.orgId} AND revoked_at IS NULL`)).map((r) => ({
     id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at, condition: r.condition,
   }));
-  const pending = await otherOpenApprovals(pool, { orgId: p.orgId, userId, exceptId: approvalId, limit: 500 });
+  // Every other open approval of the org (of the member's, for a member), whoever requested it.
+  const pending = await pool.any(sql.type(z.object({ id: z.string(), requester_id: z.string(), permission_keys: z.array(z.string()) }))`
+    SELECT id, requester_id, permission_keys FROM approvals
+    WHERE org_id = ${p.orgId} AND status IN ('pending', 'bubbled') AND id <> ${approvalId} ${userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${userId}`}`);
   const requests = new Map(
     (await pool.any(sql.type(z.object({ id: z.string(), request: z.unknown() }))`
       SELECT a.id, c.request_redacted AS request FROM approvals a JOIN calls c ON c.id = a.call_id WHERE a.org_id = ${p.orgId}`)).map((r) => [r.id, storedConditionRequest(r.request)]),

@@ -8,7 +8,7 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { approvalViews, approvalViewsQuery } from '../../server/approvals/store.ts';
+import { approvalViews, approvalViewsQuery, openApprovalsBelow, openApprovalsBelowQuery } from '../../server/approvals/store.ts';
 import { EXPORT_BATCH } from '../../server/audit/service.ts';
 import { auditRowsQuery, recentCallKeys, recentCallKeysQuery } from '../../server/audit/store.ts';
 import { migrate } from '../../server/db/migrate.ts';
@@ -154,6 +154,31 @@ describe('reads of an org seeded to scale', () => {
     expect(recent.on_chains.length).toBeLessThan(recent.scanned / 100);
     for (const call of recent.on_chains) expect(call.identity_chain).toContain(agent);
   });
+  it('the blast radius reads the open approvals of the rule targets’ subtrees through approvals_requester_open, not the org’s', async () => {
+    // A person of the org (its subtree: several chains of agents, each with an open approval or
+    // two) and three of its chains' heads.
+    const person = String(await pool.oneFirst(sql.unsafe`SELECT parent_id FROM identities WHERE org_id = ${org.orgId} AND kind = 'agent' ORDER BY id LIMIT 1`));
+    const agents = (await pool.anyFirst(sql.unsafe`SELECT id FROM identities WHERE parent_id = ${person} ORDER BY id LIMIT 3`)).map(String);
+    expect(agents.length).toBeGreaterThan(0);
+    for (const [below, userId] of [[agents, null], [agents, person], [[person], null]] as const) {
+      const q = { orgId: org.orgId, userId, exceptId: org.pendingApprovalId, below, limit: 500 };
+      const plan = await explainAnalyze(pool, openApprovalsBelowQuery(q));
+      const scans = scansOf(plan, 'approvals');
+      expect(scans.flatMap((s) => s.indexes), describeScans(scans)).toContain('approvals_requester_open');
+      // The subtrees' open approvals only: far fewer than the org's 2,500.
+      const inSubtrees = Number(await pool.oneFirst(sql.unsafe`
+        WITH RECURSIVE t AS (SELECT id FROM identities WHERE id = ANY(${sql.array([...below], 'uuid')}) UNION ALL SELECT i.id FROM identities i JOIN t ON i.parent_id = t.id)
+        SELECT count(*) FROM approvals WHERE requester_id IN (SELECT id FROM t) AND status IN ('pending', 'bubbled') AND id <> ${org.pendingApprovalId}
+          ${userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${userId}`}`));
+      expectIndexed(scans, inSubtrees);
+      expect(inSubtrees).toBeLessThan(SHAPE.pendingApprovals / 10);
+      // And the answer is those approvals, newest first.
+      const answer = await openApprovalsBelow(pool, q);
+      expect(answer.length).toBe(Math.min(inSubtrees, 500));
+      expect(answer.map((a) => a.created_at.getTime())).toEqual(answer.map((a) => a.created_at.getTime()).sort((x, y) => y - x));
+    }
+  });
+
   it('the recent calls answer as the plain statement (every row sorted by call) did, for an agent, a person and nobody', async () => {
     // The statement before the count became a hash and only calls on a target's chain were sorted.
     const plain = (onChainsOf: string[], userId: string | null, limit: number) => pool.one(sql.type(z.object({ scanned: z.coerce.number(), on_chains: z.array(z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) })) }))`
