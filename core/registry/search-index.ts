@@ -5,12 +5,15 @@
 // code units it contains (the units String.includes compares): a query word of up to three units is
 // itself such a piece; a longer one is looked for among the runs holding its rarest three-unit
 // piece, each checked with includes. The rows found are a superset of the rows the word scores on,
-// never fewer, so the ranking that follows sees every match.
+// never fewer, so the ranking that follows sees every match; and how many of a query's words a
+// row holds is never below how many it matches, which lets a query rank its rows in groups.
 
 const SEPARATORS = /[^\p{L}\p{N}]+/u;
 const PIECE = 3;
 
 export interface RunIndex {
+  /** How many rows were indexed (positions 0 … rowCount − 1). */
+  readonly rowCount: number;
   /** The distinct letter-and-digit runs of the rows' strings. */
   readonly runs: readonly string[];
   /** Run id → ascending positions of the rows holding it. */
@@ -50,14 +53,40 @@ export function buildRunIndex(rows: readonly (readonly string[])[]): RunIndex {
       }
     }
   });
-  return { runs, rowsOfRun, runsOfPiece };
+  return { rowCount: rows.length, runs, rowsOfRun, runsOfPiece };
 }
 
-/** The positions, ascending, of every row with a run containing one of `words` (letters and digits only). */
-export function rowsContaining(index: RunIndex, words: readonly string[]): Uint32Array {
-  const seen = new Set<number>();
-  for (const word of words) for (const id of runsContaining(index, word)) for (const row of index.rowsOfRun[id]!) seen.add(row);
-  return Uint32Array.from(seen).sort(); // ascending: equal-ranked rows then reach the page in order, and are refused at once
+/**
+ * Every row with a run containing one of `words` (letters and digits only), grouped by how many of
+ * the words it holds: `groups[k]` lists, ascending, the positions of the rows holding k + 1 of them.
+ * A row holds at least the words it matches, so its group bounds its rank (search.ts).
+ */
+export function rowsByWordsHeld(index: RunIndex, words: readonly string[]): Uint32Array[] {
+  const held = new Uint32Array(index.rowCount);
+  /** The last word (+ 1) each row was counted for: a row in several runs of one word counts once. */
+  const countedFor = new Uint32Array(index.rowCount);
+  const rows: number[] = [];
+  words.forEach((word, w) => {
+    for (const id of runsContaining(index, word)) {
+      for (const row of index.rowsOfRun[id]!) {
+        if (countedFor[row] === w + 1) continue;
+        countedFor[row] = w + 1;
+        if (held[row] === 0) rows.push(row);
+        held[row] = held[row]! + 1;
+      }
+    }
+  });
+  const sizes = new Uint32Array(words.length);
+  for (const row of rows) sizes[held[row]! - 1] = sizes[held[row]! - 1]! + 1;
+  const groups = Array.from(sizes, (n) => new Uint32Array(n));
+  const filled = new Uint32Array(words.length);
+  for (const row of rows) {
+    const g = held[row]! - 1;
+    groups[g]![filled[g]!] = row;
+    filled[g] = filled[g]! + 1;
+  }
+  for (const group of groups) group.sort(); // ascending: equal-ranked rows then reach the page in order, and are refused at once
+  return groups;
 }
 
 function runsContaining(index: RunIndex, word: string): readonly number[] {

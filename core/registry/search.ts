@@ -2,10 +2,12 @@
 // description); within each, exact word > prefix > substring. The costly part is done once per
 // segment (buildSearchSegment: the rows of one service instance, which the registry keeps per
 // compiled service): lower-casing and word splitting per row, and an inverted index of the rows'
-// words (search-index.ts). A query then scores only the rows its words occur in and keeps the best
-// page as it goes: O(matching rows × log page), not O(every action of the org).
+// words (search-index.ts). A query then scores only the rows its words occur in, those holding the
+// most of its words first, and keeps the best page as it goes: once the page is full of rows that
+// match more words than the next group holds, that group and the rest cannot enter and are not
+// scored. At most O(matching rows × log page), not O(every action of the org).
 
-import { buildRunIndex, rowsContaining, type RunIndex } from './search-index.ts';
+import { buildRunIndex, rowsByWordsHeld, type RunIndex } from './search-index.ts';
 import { TopK } from './top-k.ts';
 import type { Risk } from './types.ts';
 
@@ -116,13 +118,21 @@ export function searchActions(segments: readonly SearchSegment[], query: string,
     });
   } else {
     const phrase = query.trim().toLowerCase();
-    segments.forEach((segment, s) => {
-      for (const position of rowsContaining(segment.index, tokens)) {
-        const entry = segment.rows[position]!;
-        const { score, matched } = scoreRow(entry, tokens, phrase);
-        if (matched > 0) best.offer({ entry, score, matched, segment: s, position });
-      }
-    });
+    const grouped = segments.map((segment) => rowsByWordsHeld(segment.index, tokens));
+    // Rows holding `held` words match at most that many: once the page's last row matches more,
+    // no row of this group or a smaller one can enter it.
+    for (let held = tokens.length; held >= 1; held--) {
+      const last = best.last();
+      if (best.full() && (last === undefined || last.matched > held)) break;
+      grouped.forEach((groups, s) => {
+        const segment = segments[s]!;
+        for (const position of groups[held - 1]!) {
+          const entry = segment.rows[position]!;
+          const { score, matched } = scoreRow(entry, tokens, phrase);
+          if (matched > 0) best.offer({ entry, score, matched, segment: s, position });
+        }
+      });
+    }
   }
   return best.items().map(({ entry, score }) => ({ row: entry.row, score }));
 }

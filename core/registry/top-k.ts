@@ -29,6 +29,16 @@ export class TopK<T> {
     return true;
   }
 
+  /** Whether as many items are kept as it can hold: from now on an item must beat `last()` to enter. */
+  full(): boolean {
+    return this.#items.length >= this.#capacity;
+  }
+
+  /** The worst item kept, if any. */
+  last(): T | undefined {
+    return this.#items[this.#items.length - 1];
+  }
+
   /** The kept items, best first. */
   items(): readonly T[] {
     return this.#items;

@@ -55,7 +55,7 @@ describe('indexed search', () => {
     }
   });
 
-  it('reads only the rows a query occurs in, and only a page for the empty query, where the scan read every row', () => {
+  it('reads only the rows a query occurs in (of several words, those holding the most first), and only a page for the empty query, where the scan read every row', () => {
     const indexed = counting<SearchSegment>(segments);
     const scanned = counting<SearchIndex>([scan]);
     const readsFor = (q: string, limit: number) => {
@@ -67,11 +67,33 @@ describe('indexed search', () => {
     scanActions(scanned.parts[0]!, 'invoice', 20);
     expect(scanned.reads()).toBe(allRows.length); // the instrument sees the scan's O(actions)
 
-    for (const q of ['invoice', 'refund order', 'straße', 'createinvoice', 'svc12', 'zzqx', '作成']) {
+    for (const q of ['invoice', 'straße', 'createinvoice', 'svc12', 'zzqx', '作成']) {
       const matches = scanActions(scan, q, allRows.length).length;
       expect(readsFor(q, 20), q).toBe(matches);
       expect(matches, q).toBeLessThan(allRows.length / 4);
     }
+    // Several words: the rows holding all of them first; when they fill the page, the rows holding
+    // fewer cannot enter it and are not read.
+    const holding = (q: string, n: number) =>
+      allRows.filter((r) => q.split(' ').filter((w) => `${r.service} ${r.template} ${r.action} ${r.summary} ${r.description ?? ''}`.toLowerCase().includes(w)).length >= n).length;
+    for (const q of ['refund order', 'create invoice']) {
+      const hits = scanActions(scan, q, allRows.length);
+      const both = holding(q, 2);
+      expect(both, q).toBeGreaterThanOrEqual(5);
+      expect(hits.length, q).toBeGreaterThan(2 * both);
+      expect(readsFor(q, 5), q).toBe(both);
+      // A page larger than they fill reads the next group too: every row that matches.
+      expect(readsFor(q, both + 1), q).toBe(hits.length);
+    }
+    // Three words, one of them in every row: a page needs only the rows holding two or three.
+    const q = 'list invoices workspace';
+    expect(scanActions(scan, q, allRows.length).length).toBe(allRows.length);
+    // (The index counts what a word is held in as the rows' lower-cased forms spell it: a Greek
+    // sigma can make that a row or two more than this plain check finds.)
+    const reads = readsFor(q, holding(q, 3) + 1);
+    expect(reads).toBeGreaterThanOrEqual(holding(q, 2));
+    expect(reads).toBeLessThanOrEqual(holding(q, 2) + 5);
+    expect(reads).toBeLessThan(allRows.length / 4);
     // The empty query: a page, plus one row per instance to learn it adds nothing.
     expect(readsFor('', 20)).toBeLessThanOrEqual(20 + segments.length);
   });
