@@ -15,6 +15,7 @@
 // task that accepts it (the gateway's send-on-allow), timed from the allow to the upstream.
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 BENCH_RESUMES=60 npm run bench:least [-- --json]
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:least   # also writes V8 CPU profiles of that process
+//   npm run bench:least -- --operator-parts   # two more: the operator shape's memo alone, its search attributes alone
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -33,7 +34,7 @@ import { benchSizes } from './support/options.ts';
 import { createLeastSchema, startLeastGateway, type LeastGateway } from './support/least-call-process.ts';
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
 
-const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } }, strict: true });
+const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false }, 'operator-parts': { type: 'boolean', default: false } }, strict: true });
 const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16, RESUMES: 60 });
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
@@ -63,14 +64,16 @@ try {
       }),
     );
   /** One least-call process on its own task queue (`call`: with the gateway's own workflow). */
-  const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call') => {
-    const least = await startLeastGateway({ name, workflow, taskQueue: `${TASK_QUEUE}-${name}`, upstreamUrl, databaseUrl: postgres.url, temporalAddress: temporal.address, arrival });
+  const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call', operatorParts?: 'memo' | 'search-attributes') => {
+    const least = await startLeastGateway({ name, workflow, operatorParts, taskQueue: `${TASK_QUEUE}-${name}`, upstreamUrl, databaseUrl: postgres.url, temporalAddress: temporal.address, arrival });
     children.push(least);
     return least;
   };
   const plain = await startLeast('plain', 'least');
   const withOperator = await startLeast('operator-shape', 'operator');
   const withOurs = await startLeast('our-workflow', 'call');
+  // What each half of the operator shape costs alone: the memo, the search attributes.
+  const parts = flags['operator-parts'] ? [await startLeast('memo-only', 'operator', 'memo'), await startLeast('search-attributes-only', 'operator', 'search-attributes')] : [];
   const pids = { temporal: temporal.pid!, postgres: postgres.pid };
 
   const floorClient = new Client({ connection: await Connection.connect({ address: temporal.address }) });
@@ -91,17 +94,35 @@ try {
     return { per_second: run.perSecond, cpu_ms_per_call: { ...cpu, total: round(cpu.gateway + cpu.temporal + cpu.postgres) } };
   };
 
-  for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call()]);
-  const [f, l, o, w] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call].map((fn) => () => timed(fn)))) as [number[], number[], number[], number[]];
+  for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call(), ...parts.map((p) => p.call())]);
+  const [f, l, o, w, ...partsSequential] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call, ...parts.map((p) => p.call)].map((fn) => () => timed(fn)))) as number[][];
   // The allowed path (the least process and the operator-shaped one; our callWorkflow's approval
   // needs the gateway's own activities), alternated in blocks like the rest.
   const [allowedPlain, allowedOperator] = (await alternatedInBlocks(RESUMES, BLOCK, [plain.allowedToUpstream, withOperator.allowedToUpstream])) as [number[], number[]];
-  const floorLoad = await load(CONCURRENT, plain.pid, floor);
-  const leastLoad = await load(CONCURRENT, plain.pid, plain.call);
-  const operatorLoad = await load(CONCURRENT, withOperator.pid, withOperator.call);
-  const oursLoad = await load(CONCURRENT, withOurs.pid, withOurs.call);
+  // Each load in two halves, the second round in reverse order: Temporal's dev server grows slower
+  // as its history grows over the run, and a load always taken last would pay for it.
+  const loads: { pid: number; fn: () => Promise<unknown> }[] = [
+    { pid: plain.pid, fn: floor },
+    { pid: plain.pid, fn: plain.call },
+    { pid: withOperator.pid, fn: withOperator.call },
+    { pid: withOurs.pid, fn: withOurs.call },
+    ...parts.map((p) => ({ pid: p.pid, fn: p.call })),
+  ];
+  const halves: Awaited<ReturnType<typeof load>>[][] = loads.map(() => []);
+  const half = Math.ceil(CONCURRENT / 2);
+  for (const i of loads.keys()) halves[i]!.push(await load(half, loads[i]!.pid, loads[i]!.fn));
+  for (const i of [...loads.keys()].reverse()) halves[i]!.push(await load(CONCURRENT - half, loads[i]!.pid, loads[i]!.fn));
+  const merged = halves.map(([a, b]) => {
+    const calls = [half, CONCURRENT - half];
+    const seconds = calls[0]! / a!.per_second + calls[1]! / b!.per_second;
+    const cpu = (k: 'gateway' | 'temporal' | 'postgres') => round((a!.cpu_ms_per_call[k] * calls[0]! + b!.cpu_ms_per_call[k] * calls[1]!) / CONCURRENT);
+    const c = { gateway: cpu('gateway'), temporal: cpu('temporal'), postgres: cpu('postgres') };
+    return { per_second: round(CONCURRENT / seconds), cpu_ms_per_call: { ...c, total: round(c.gateway + c.temporal + c.postgres) } };
+  });
+  type Load = (typeof merged)[number];
+  const [floorLoad, leastLoad, operatorLoad, oursLoad, ...partsLoad] = merged as [Load, Load, Load, Load, ...Load[]];
   await floorClient.connection.close();
-  const fl = latency(f);
+  const fl = latency(f!);
   const ratio = (a: number, b: number) => round(a / b);
   const shape = (sequential: number[], loaded: typeof floorLoad, allowed?: number[]) => {
     const lat = latency(sequential);
@@ -122,9 +143,10 @@ try {
   };
   const report = {
     floor: { sequential: fl, ...floorLoad },
-    least_call: shape(l, leastLoad, allowedPlain),
-    least_call_operator_shape: shape(o, operatorLoad, allowedOperator),
-    least_call_our_workflow: shape(w, oursLoad),
+    least_call: shape(l!, leastLoad, allowedPlain),
+    least_call_operator_shape: shape(o!, operatorLoad, allowedOperator),
+    least_call_our_workflow: shape(w!, oursLoad),
+    ...(parts.length > 0 ? { least_call_operator_memo_only: shape(partsSequential[0]!, partsLoad[0]!), least_call_operator_search_attributes_only: shape(partsSequential[1]!, partsLoad[1]!) } : {}),
     goals_vs_floor: FLOOR_GOALS,
     cores: os.cpus().length,
     loadavg: os.loadavg().map((x) => round(x)),
@@ -147,6 +169,8 @@ try {
         line('least call (3 statements, eager)', report.least_call),
         line('least call, operator shape', report.least_call_operator_shape),
         line('least call with our callWorkflow', report.least_call_our_workflow),
+        report.least_call_operator_memo_only ? line('least call, operator memo alone', report.least_call_operator_memo_only) : '',
+        report.least_call_operator_search_attributes_only ? line('least call, search attributes alone', report.least_call_operator_search_attributes_only) : '',
         allowedLine('least call', report.least_call),
         allowedLine('least call, operator shape', report.least_call_operator_shape),
         ratios('least call, as ratios to the floor', report.least_call.vs_floor),

@@ -10,7 +10,8 @@
 // benchmark workflow (started with the gateway's search attributes and memo, its local
 // activity answered by the same three statements): what our workflow costs over the least one.
 // LEAST_WORKFLOW=operator: the one-activity workflow with what operators read of a call (the
-// search attributes and memo at start, the status upserted, a result) and nothing else.
+// search attributes and memo at start, the status upserted, a result) and nothing else;
+// LEAST_OPERATOR_PARTS=memo or search-attributes starts it with only that one of the two.
 // Besides covered calls (any other POST), `POST /pending` parks a call as pending the least way and
 // `POST /decide/<id>` allows it (bench:least's allowed → upstream figure).
 import { createHash, randomUUID } from 'node:crypto';
@@ -140,10 +141,12 @@ function callSpec(callId: string): CallSpec {
   } as CallSpec;
 }
 
-function callOptions(callId: string) {
-  return {
-    workflowIdConflictPolicy: 'FAIL' as const,
-    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+const OPERATOR_PARTS = process.env.LEAST_OPERATOR_PARTS ?? 'both';
+if (!['both', 'memo', 'search-attributes'].includes(OPERATOR_PARTS)) throw new Error(`LEAST_OPERATOR_PARTS must be both, memo or search-attributes (got ${JSON.stringify(OPERATOR_PARTS)})`);
+
+/** The start options operators read: `parts` both (as the gateway starts a call), or one of the two. */
+function callOptions(callId: string, parts = 'both') {
+  const searchAttributes = {
     typedSearchAttributes: [
       { key: SA.org, value: ORG },
       { key: SA.agent, value: AGENT },
@@ -151,7 +154,13 @@ function callOptions(callId: string) {
       { key: SA.action, value: 'get_item' },
       { key: SA.status, value: 'checking' },
     ],
-    memo: { description: `Read item ${callId.slice(0, 2)}` },
+  };
+  const memo = { memo: { description: `Read item ${callId.slice(0, 2)}` } };
+  return {
+    workflowIdConflictPolicy: 'FAIL' as const,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    ...(parts === 'memo' ? {} : searchAttributes),
+    ...(parts === 'search-attributes' ? {} : memo),
   };
 }
 
@@ -183,7 +192,7 @@ const covered = (token: string, body: CallBody): Promise<Answer> =>
   insertStartAndWait(token, body.params.id, (id) => {
     const eager = { taskQueue, requestEagerStart: true };
     if (workflow === 'call') return client.workflow.start('callWorkflow', { ...eager, workflowId: `call-${id}`, args: [callSpec(id)], ...callOptions(id) });
-    if (workflow === 'operator') return client.workflow.start('benchmarkOperatorShapeWorkflow', { ...eager, workflowId: `op-${id}`, args: [id], ...callOptions(id) });
+    if (workflow === 'operator') return client.workflow.start('benchmarkOperatorShapeWorkflow', { ...eager, workflowId: `op-${id}`, args: [id], ...callOptions(id, OPERATOR_PARTS) });
     return client.workflow.start('benchmarkLocalAnswerWorkflow', { ...eager, workflowId: `least-${id}`, args: [id] });
   });
 
