@@ -34,10 +34,18 @@ export interface ExportFigures {
   rows_per_second: number;
   small_rows_per_second: number;
   rss_growth_mb: number;
+  /** The growth's peak in each half of the export: memory that grows with the rows peaks in the second. */
+  rss_growth_by_half_mb?: { first: number; second: number };
+  /** The same export run again right after: its peak's growth over the same start. */
+  rss_growth_again_mb?: number;
   met: boolean;
 }
 
-export function exportFigures(big: { rows: number; ms: number }, small: { rows: number; ms: number }, rss: { before: number; peak: number }): ExportFigures {
+export function exportFigures(
+  big: { rows: number; ms: number },
+  small: { rows: number; ms: number },
+  rss: { before: number; peak: number; halves?: { first: number; second: number }; again?: number },
+): ExportFigures {
   const perSecond = (x: { rows: number; ms: number }) => Math.round(x.rows / (x.ms / 1000));
   const growth = rss.peak - rss.before;
   return {
@@ -46,6 +54,8 @@ export function exportFigures(big: { rows: number; ms: number }, small: { rows: 
     rows_per_second: perSecond(big),
     small_rows_per_second: perSecond(small),
     rss_growth_mb: round(growth, 1),
+    ...(rss.halves ? { rss_growth_by_half_mb: { first: round(rss.halves.first - rss.before, 1), second: round(rss.halves.second - rss.before, 1) } } : {}),
+    ...(rss.again !== undefined ? { rss_growth_again_mb: round(rss.again - rss.before, 1) } : {}),
     met: perSecond(big) >= EXPORT_GOAL_ROWS_PER_SECOND && growth <= EXPORT_MAX_RSS_GROWTH_MB,
   };
 }
@@ -64,7 +74,10 @@ export function formatTable(reads: Record<string, ReadFigures>, exp: ExportFigur
   lines.push(`reads meeting the goal: ${met} of ${Object.keys(reads).length}`);
   lines.push(
     `audit export: ${exp.rows.toLocaleString('en')} rows in ${exp.seconds} s = ${exp.rows_per_second.toLocaleString('en')} rows/s ` +
-      `(small org ${exp.small_rows_per_second.toLocaleString('en')} rows/s), gateway RSS +${exp.rss_growth_mb} MB at peak; ` +
+      `(small org ${exp.small_rows_per_second.toLocaleString('en')} rows/s), gateway RSS +${exp.rss_growth_mb} MB at peak` +
+      (exp.rss_growth_by_half_mb ? ` (first half +${exp.rss_growth_by_half_mb.first}, second half +${exp.rss_growth_by_half_mb.second})` : '') +
+      (exp.rss_growth_again_mb !== undefined ? `, the same export again +${exp.rss_growth_again_mb} MB at peak` : '') +
+      '; ' +
       `goal ≥ ${EXPORT_GOAL_ROWS_PER_SECOND.toLocaleString('en')} rows/s, flat memory (≤ +${EXPORT_MAX_RSS_GROWTH_MB} MB): ${exp.met ? 'met' : 'MISSED'}`,
   );
   lines.push(`gateway RSS (MB): ${round(rss.before, 0)} before the reads, ${round(rss.peak, 0)} at peak, ${round(rss.after, 0)} after`);

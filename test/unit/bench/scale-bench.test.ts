@@ -17,6 +17,9 @@ describe('bench:scale figures', () => {
     expect(exportFigures({ rows: 1_000_000, ms: 10_000 }, small, { before: 300, peak: 320 })).toMatchObject({ rows_per_second: 100_000, rss_growth_mb: 20, met: true });
     expect(exportFigures({ rows: 1_000_000, ms: 40_000 }, small, { before: 300, peak: 320 }).met).toBe(false);
     expect(exportFigures({ rows: 1_000_000, ms: 10_000 }, small, { before: 300, peak: 400 }).met).toBe(false);
+    // Each half's peak, as growth over the start: memory that grows with the rows shows in the second.
+    expect(exportFigures({ rows: 1_000_000, ms: 10_000 }, small, { before: 300, peak: 340, halves: { first: 338, second: 340 } }).rss_growth_by_half_mb).toEqual({ first: 38, second: 40 });
+    expect(exportFigures({ rows: 1_000_000, ms: 10_000 }, small, { before: 300, peak: 340, again: 335 }).rss_growth_again_mb).toBe(35);
   });
 
   it('the table marks each read and counts those that meet the goal', () => {
