@@ -166,44 +166,53 @@ export interface RecentCallsQuery {
 
 const recentCallRow = z.object({ call_id: z.string(), identity_chain: z.array(z.string()), permission_keys: z.array(z.string()) });
 
+/** What the statement answers: the on-chain rows with their time (a call's first is kept by recentCallKeys). */
 export const recentCallsRow = z.object({
   /** Calls among the newest `limit` rows of the window. */
   scanned: z.coerce.number(),
   /** Those rows (a call may have two): `limit` of them means the window went on. */
   rows_read: z.coerce.number(),
-  /** Those of them on a chain of `onChainsOf`. */
-  on_chains: z.array(recentCallRow),
+  /** Every one of those rows on a chain of `onChainsOf` (all rows of a call carry its chain). */
+  on_chain_rows: z.array(recentCallRow.extend({ at_micros: z.number() })),
 });
+
+export interface RecentCalls {
+  scanned: number;
+  rows_read: number;
+  /** The calls on a chain of `onChainsOf`, each by its first row in the window (the one judged). */
+  on_chains: z.infer<typeof recentCallRow>[];
+}
 
 /**
  * The org's newest calls of the last `days` days (a call's first raise, check or denial: chain
- * and keys), at most `limit` rows: how many calls they are, and those whose chain holds one of
+ * and keys), at most `limit` rows: how many calls they are, and the rows whose chain holds one of
  * `onChainsOf`. Bounded work: the newest `limit` such rows (audit_org_id or audit_org_user, newest
- * first), whatever the size of the window. The count is a hash of call ids; only the calls with a
- * row on a target's chain are sorted to find their first row (the one judged, as before), so the
- * rows that matter little are never sorted, and only the few that matter leave the database.
+ * first), whatever the size of the window, read once: one pass counts them and their calls and
+ * keeps only the rows on a target's chain, the few that leave the database.
  */
 export function recentCallKeysQuery(q: RecentCallsQuery) {
   const mine = q.userId === null ? sql.fragment`` : sql.fragment`AND user_id = ${q.userId}`;
   const targets = sql.array([...q.onChainsOf], 'uuid');
   return sql.type(recentCallsRow)`
-    WITH recent AS MATERIALIZED (
+    SELECT count(DISTINCT call_id) AS scanned, count(*) AS rows_read,
+           coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys, 'at_micros', (extract(epoch FROM at) * 1000000)::bigint))
+                      FILTER (WHERE identity_chain && ${targets}), '[]') AS on_chain_rows
+    FROM (
       SELECT call_id, identity_chain, permission_keys, at FROM audit_log
       WHERE org_id = ${q.orgId} AND at > now() - make_interval(days => ${q.days})
         AND event IN ('call.called', 'call.denied', 'approval.raised') AND call_id IS NOT NULL
         AND call_id <> (SELECT call_id FROM approvals WHERE id = ${q.exceptApprovalId}) ${mine}
       ORDER BY id DESC LIMIT ${q.limit}
-    ), first_rows AS (
-      SELECT DISTINCT ON (call_id) call_id, identity_chain, permission_keys FROM recent
-      WHERE call_id IN (SELECT call_id FROM recent WHERE identity_chain && ${targets})
-      ORDER BY call_id, at
-    )
-    SELECT (SELECT count(*) FROM (SELECT call_id FROM recent GROUP BY call_id) AS calls) AS scanned,
-           (SELECT count(*) FROM recent) AS rows_read,
-           (SELECT coalesce(jsonb_agg(jsonb_build_object('call_id', call_id, 'identity_chain', identity_chain, 'permission_keys', permission_keys)), '[]')
-              FROM first_rows WHERE identity_chain && ${targets}) AS on_chains`;
+    ) AS recent`;
 }
 
-export function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery) {
-  return db.one(recentCallKeysQuery(q));
+export async function recentCallKeys(db: CommonQueryMethods, q: RecentCallsQuery): Promise<RecentCalls> {
+  const { scanned, rows_read, on_chain_rows } = await db.one(recentCallKeysQuery(q));
+  // A call's first row in the window: the earliest (microseconds, as stored).
+  const first = new Map<string, (typeof on_chain_rows)[number]>();
+  for (const row of on_chain_rows) {
+    const seen = first.get(row.call_id);
+    if (!seen || row.at_micros < seen.at_micros) first.set(row.call_id, row);
+  }
+  return { scanned, rows_read, on_chains: [...first.values()].map(({ at_micros: _at, ...call }) => call) };
 }

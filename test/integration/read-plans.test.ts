@@ -50,6 +50,7 @@ function expectIndexed(scans: TableScan[], maxRows: number): void {
 describe('reads of an org seeded to scale', () => {
   let pool: DatabasePool;
   let org: SeededOrg;
+  let small: SeededOrg;
   let identitiesInDatabase: number;
   /** Keyset positions halfway down the org's open approvals and its whole history. */
   let halfwayOpen: { at: Date; id: string };
@@ -64,7 +65,7 @@ describe('reads of an org seeded to scale', () => {
     await migrate(url);
     pool = await createDatabasePool(url, { statementTimeoutMs: 300_000 });
     // Another org in the same tables (seeded first: the big org's rows are the newest, as in the bench).
-    await seedOrg(pool, 'plans-small', SMALL_ORG);
+    small = await seedOrg(pool, 'plans-small', SMALL_ORG);
     org = await seedOrg(pool, 'plans-big', SHAPE);
     // What autovacuum would do soon after such a load: the planner needs the statistics.
     await pool.query(sql.unsafe`ANALYZE`);
@@ -207,6 +208,22 @@ describe('reads of an org seeded to scale', () => {
         expect(now.rows_read).toBeLessThanOrEqual(limit);
       }
     }
+  });
+
+  it('a call with two rows in the window is judged by its first: the older row’s keys, however the rows are read', async () => {
+    // In the small org (the big one's reads stay as seeded): a call raised with one key, then
+    // checked with another a minute later, by an agent of its own.
+    const agent = uuidOf(small.orgId, 'agent:0');
+    const callId = uuidOf(small.orgId, 'two-rows');
+    const row = (event: string, key: string, secondsAgo: number) => sql.unsafe`
+      INSERT INTO audit_log (org_id, at, event, user_id, actor_id, identity_chain, permission_keys, call_id)
+      VALUES (${small.orgId}, now() - make_interval(secs => ${secondsAgo}), ${event}, ${small.admin.id}, ${agent},
+              ${sql.array([agent, small.admin.id], 'uuid')}, ${sql.array([key], 'text')}, ${callId})`;
+    // The newer row is written first, so its id is the lower: neither the ids nor the order read decide.
+    await pool.query(row('call.called', 'svc:after:*', 60));
+    await pool.query(row('approval.raised', 'svc:first:*', 120));
+    const recent = await recentCallKeys(pool, { orgId: small.orgId, userId: null, days: 30, exceptApprovalId: small.pendingApprovalId, limit: 1_000, onChainsOf: [agent] });
+    expect(recent.on_chains.filter((c) => c.call_id === callId)).toEqual([{ call_id: callId, identity_chain: [agent, small.admin.id], permission_keys: ['svc:first:*'] }]);
   });
 
   it('the agents page reads a page of the org’s identities through identities_org_page, first page and deep, for an admin', async () => {
