@@ -29,7 +29,7 @@ import { describeStreams } from './support/scale-streams.ts';
 import { bigOrg, seedOrg, SMALL_ORG, type SeededOrg } from '../test/support/scale-seed.ts';
 import { startEmbeddedTarget, type BenchTarget } from './targets.ts';
 
-const USAGE = `npm run bench:scale -- [--scale F] [--runs N] [--json]
+const USAGE = `npm run bench:scale -- [--scale F] [--runs N] [--json] [--only T,…]
   --scale F   multiplies the big org's counts (default 1: 1,000,000 audit rows, 200,000 calls, …)
   --runs N    timed requests per read and org (default 100, big and small in turns), after 3 untimed ones
   --json      the figures as one JSON object on stdout
