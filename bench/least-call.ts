@@ -28,7 +28,7 @@ import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
 import { createLogger } from '../server/logger.ts';
 import { benchmarkFloorUpdate } from './workflows/definitions.ts';
-import { FLOOR_GOALS, latency, round } from './support/figures.ts';
+import { FLOOR_GOALS, latency, mergeRuns, round, type LoadRun } from './support/figures.ts';
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
 import { createLeastSchema, startLeastGateway, type LeastGateway } from './support/least-call-process.ts';
@@ -83,16 +83,16 @@ try {
       startWorkflowOperation: new WithStartWorkflowOperation('benchmarkFloorWorkflow', { workflowId: `floor-${randomUUID()}`, taskQueue: plain.taskQueue, workflowIdConflictPolicy: 'FAIL' }),
     });
 
-  /** Per second at CONCURRENCY, and CPU ms per call of the process serving it, Temporal and PostgreSQL. */
-  const load = async (total: number, gatewayPid: number, fn: () => Promise<unknown>) => {
+  /** One stretch of load at CONCURRENCY: its calls, time and the CPU ms spent by the process serving it, Temporal and PostgreSQL. */
+  const load = async (total: number, gatewayPid: number, fn: () => Promise<unknown>): Promise<LoadRun> => {
     const cpuNow = () => ({ gateway: processCpuMs(gatewayPid), temporal: processCpuMs(pids.temporal), postgres: treeCpuMs(pids.postgres) });
     const before = cpuNow();
     const run = await runConcurrent({ total, concurrency: CONCURRENCY }, fn);
     const after = cpuNow();
-    const per = (k: keyof typeof before) => round((after[k] - before[k]) / total);
-    const cpu = { gateway: per('gateway'), temporal: per('temporal'), postgres: per('postgres') };
-    return { per_second: run.perSecond, cpu_ms_per_call: { ...cpu, total: round(cpu.gateway + cpu.temporal + cpu.postgres) } };
+    return { latencies: run.latencies, seconds: run.seconds, cpuMs: { gateway: after.gateway - before.gateway, temporal: after.temporal - before.temporal, postgres: after.postgres - before.postgres } };
   };
+  /** The CPU above, one "process" a group, as mergeRuns sums it. */
+  const groups = (['gateway', 'temporal', 'postgres'] as const).map((g) => ({ name: g, group: g }));
 
   for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call(), ...parts.map((p) => p.call())]);
   const [f, l, o, w, ...partsSequential] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call, ...parts.map((p) => p.call)].map((fn) => () => timed(fn)))) as number[][];
@@ -108,16 +108,13 @@ try {
     { pid: withOurs.pid, fn: withOurs.call },
     ...parts.map((p) => ({ pid: p.pid, fn: p.call })),
   ];
-  const halves: Awaited<ReturnType<typeof load>>[][] = loads.map(() => []);
+  const stretches: LoadRun[][] = loads.map(() => []);
   const half = Math.ceil(CONCURRENT / 2);
-  for (const i of loads.keys()) halves[i]!.push(await load(half, loads[i]!.pid, loads[i]!.fn));
-  for (const i of [...loads.keys()].reverse()) halves[i]!.push(await load(CONCURRENT - half, loads[i]!.pid, loads[i]!.fn));
-  const merged = halves.map(([a, b]) => {
-    const calls = [half, CONCURRENT - half];
-    const seconds = calls[0]! / a!.per_second + calls[1]! / b!.per_second;
-    const cpu = (k: 'gateway' | 'temporal' | 'postgres') => round((a!.cpu_ms_per_call[k] * calls[0]! + b!.cpu_ms_per_call[k] * calls[1]!) / CONCURRENT);
-    const c = { gateway: cpu('gateway'), temporal: cpu('temporal'), postgres: cpu('postgres') };
-    return { per_second: round(CONCURRENT / seconds), cpu_ms_per_call: { ...c, total: round(c.gateway + c.temporal + c.postgres) } };
+  for (const i of loads.keys()) stretches[i]!.push(await load(half, loads[i]!.pid, loads[i]!.fn));
+  for (const i of [...loads.keys()].reverse()) stretches[i]!.push(await load(CONCURRENT - half, loads[i]!.pid, loads[i]!.fn));
+  const merged = stretches.map((runs) => {
+    const m = mergeRuns(groups, runs);
+    return { per_second: m.perSecond, cpu_ms_per_call: m.perCall };
   });
   type Load = (typeof merged)[number];
   const [floorLoad, leastLoad, operatorLoad, oursLoad, ...partsLoad] = merged as [Load, Load, Load, Load, ...Load[]];
