@@ -14,6 +14,7 @@ import { releaseChild, superviseChild, terminate, waitForPort } from '../embedde
 import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
 import { READ_ONLY_UI_CONFIG } from '../embedded/read-only-ui.ts';
 import { compareSearchAttributes, registerCommand } from '../temporal/search-attributes.ts';
+import { temporalClientInterceptors } from '../temporal/grpc-interceptors.ts';
 
 const run = promisify(execFile);
 
@@ -266,7 +267,7 @@ export async function prepareNamespace(opts: { cli: string; address: string; nam
     opts.logger.info({ namespace }, 'Temporal namespace created');
   }
   // The namespace cache refreshes every few seconds: retry until the new namespace is found.
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, interceptors: temporalClientInterceptors() });
   try {
     const missing = async () => compareSearchAttributes((await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {}).missing;
     const lacking = await retry(`could not read the search attributes of ${namespace}`, 60_000, missing);

@@ -1,4 +1,5 @@
 import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
+import { temporalClientInterceptors } from './grpc-interceptors.ts';
 
 /**
  * Longest pause between the client's attempts to reach a Temporal server that went away. gRPC's
@@ -14,6 +15,7 @@ export async function connectTemporalClient(address: string, namespace: string, 
     address,
     connectTimeout: '10 seconds',
     channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
+    interceptors: temporalClientInterceptors(),
   });
   return { client: new Client({ connection, namespace, ...(interceptors.length ? { interceptors: { workflow: interceptors } } : {}) }), close: () => connection.close() };
 }

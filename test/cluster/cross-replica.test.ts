@@ -26,6 +26,7 @@ import { runCli, waitForReady } from '../support/processes.ts';
 import { authorizeAtProvider, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 const run = promisify(execFile);
 
@@ -90,7 +91,7 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     });
     [A, B] = cluster.api as [GatewayReplica, GatewayReplica];
     db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 3 });
-    temporalConn = await Connection.connect({ address: cluster.temporalAddress });
+    temporalConn = await Connection.connect({ address: cluster.temporalAddress, interceptors: temporalClientInterceptors() });
     temporal = new TemporalClient({ connection: temporalConn, namespace: cluster.namespace });
     adminToken = (await at(B)('POST', '/v1/auth/login', cluster.admin)).body.token;
     expect((await at(A, adminToken)('GET', '/v1/identities/me')).status).toBe(200);
@@ -488,7 +489,7 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
 
   async function freshTemporalAnswers(address: string): Promise<boolean> {
     try {
-      const conn = await Connection.connect({ address, connectTimeout: '1 second' });
+      const conn = await Connection.connect({ address, connectTimeout: '1 second', interceptors: temporalClientInterceptors() });
       try {
         await conn.withDeadline(Date.now() + 1_000, () => conn.workflowService.getSystemInfo({}));
         return true;

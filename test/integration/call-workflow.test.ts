@@ -14,6 +14,7 @@ import { suggestedTiers } from '../../core/permissions/tiers.ts';
 import type { CallSpec } from '../../workflows/definitions.ts';
 import { AGENT, callSpecOf, callWorkflowDriver, KEYS, USER } from '../support/call-workflow-stubs.ts';
 import { testMessageKey } from '../support/message-signing.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('the call workflow, with stub activities', () => {
   const signer = testMessageKey();
@@ -22,7 +23,7 @@ describe('the call workflow, with stub activities', () => {
   let driver: ReturnType<typeof callWorkflowDriver>;
 
   beforeAll(async () => {
-    connection = await Connection.connect({ address: inject('temporalAddress') });
+    connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() });
     native = await NativeConnection.connect({ address: inject('temporalAddress') });
     driver = callWorkflowDriver(new Client({ connection }), native, signer);
   });

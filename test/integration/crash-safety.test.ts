@@ -14,6 +14,7 @@ import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, 
 import { until } from '../support/wait.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('crash safety (SIGKILL of the API + worker process)', () => {
   let up: Upstream;
@@ -55,7 +56,7 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
     // A second service whose upstream de-duplicates by an idempotency key header.
     const keyed = { ...upstreamServiceDoc('keyed', up.url), 'x-gateway-idempotency_key_header': 'Idempotency-Key' };
     expect((await api(t.adminToken, 'POST', '/v1/templates', { scope: 'org', document: keyed })).status).toBe(201);
-    temporal = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }) });
+    temporal = new Client({ connection: await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() }) });
   });
   afterAll(async () => {
     await stopGently(proc);

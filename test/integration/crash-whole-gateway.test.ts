@@ -33,6 +33,7 @@ import {
 import type { CliProcess } from '../support/processes.ts';
 import { startUpstream, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 const FINAL = ['executed', 'failed', 'cancelled', 'expired'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -191,7 +192,7 @@ describe('SIGKILL of the whole embedded gateway (process, PostgreSQL and Tempora
     const rec = await callRecord(`Create item "${name}"`);
     expect(rec.audit).toEqual(['call.called']);
     expect(up.requests.filter(named(name))).toHaveLength(1);
-    const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}`, interceptors: temporalClientInterceptors() });
     try {
       const result = await new Client({ connection }).workflow.getHandle(callWorkflowId(answered.body.call_id)).result();
       expect(result).toMatchObject({ status: 'called', result: { status_code: 201 } });

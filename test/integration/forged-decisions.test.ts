@@ -21,6 +21,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('decisions sent straight to Temporal', () => {
   let gw: TestGateway;
@@ -43,7 +44,7 @@ describe('decisions sent straight to Temporal', () => {
     expect(made.status).toBe(201);
     agent = gw.as(made.body.key.token);
     // The outsider's own connection, as the Temporal UI or a script would open one.
-    connection = await Connection.connect({ address: gw.temporalAddress });
+    connection = await Connection.connect({ address: gw.temporalAddress, interceptors: temporalClientInterceptors() });
     outsider = new Client({ connection });
   });
   afterAll(async () => {

@@ -6,6 +6,7 @@ import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../server/logger.ts';
 import { claimTaskQueue, ownerKey, TaskQueueTakenError } from '../../server/temporal/queue-owner.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('task queue ownership in the namespace', () => {
   let connection: Connection;
@@ -14,7 +15,7 @@ describe('task queue ownership in the namespace', () => {
     claimTaskQueue({ connection, namespace: 'default', taskQueue, address: inject('temporalAddress'), instanceId, logger });
 
   beforeAll(async () => {
-    connection = await Connection.connect({ address: inject('temporalAddress') });
+    connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() });
   });
   afterAll(async () => {
     await connection?.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTemporalDevServer, type DevServer } from '../../server/embedded/temporal-dev-server.ts';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createLogger } from '../../server/logger.ts';
+import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('embedded Temporal UI', () => {
   let dev: DevServer;
@@ -24,7 +25,7 @@ describe('embedded Temporal UI', () => {
       logger: createLogger('warn'),
     });
     ui = dev.uiUrl!;
-    connection = await Connection.connect({ address: dev.address });
+    connection = await Connection.connect({ address: dev.address, interceptors: temporalClientInterceptors() });
     client = new Client({ connection, namespace: 'default' });
     // A workflow nobody polls for stays running: what a pending call looks like to the UI.
     await client.workflow.start('pendingCall', { taskQueue: 'nobody-polls', workflowId });
