@@ -123,7 +123,7 @@ export function createServices(deps: ServiceDeps) {
     secretWithBinding: (orgId, name, userId) => vault.resolveSecret(orgId, name, userId),
     openPrefetchedSecret: (envelope, userId) => vault.openCurrent(envelope, userId),
     connectionToken: (orgId, connectionId, requiredScopes) => connections.getFreshAccessToken({ orgId, id: connectionId }, { requiredScopes }),
-    reportProgress: (to, progress) => void notifyCallProgress(deps.pool, to, progress, deps.logger),
+    reportProgress: (to, progress) => notifyCallProgress(deps.pool, to, progress, deps.logger),
     onCancel: (to, abort) => callCancels.hold({ kind: 'send', agentId: to.requesterId, requestId: to.requestId }, abort),
     outbound: {
       policy: { allowPrivate: deps.config.outbound.allowPrivate, allowHosts: deps.config.outbound.allowHosts },

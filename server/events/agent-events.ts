@@ -2,6 +2,7 @@
 // records a transition (a Temporal worker) sends `pg_notify('gateway_events', …)`; every API
 // process LISTENs on one dedicated connection and fans the events out to the `GET /mcp` streams
 // of that agent. Nothing is kept in memory beyond who is listening right now.
+import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import type { Logger } from '../logger.ts';
 import { createChannelListener } from './listener.ts';
@@ -105,12 +106,28 @@ export async function notifyCallProgress(
   }
 }
 
+/**
+ * What an agent's event stream (GET /mcp, subscriptions/listen) makes of an event: its tool list
+ * changed, one of its approvals moved, or nothing (progress belongs to the request that made the
+ * call: server/mcp/progress.ts).
+ */
+export function streamNotice(event: AgentEvent): 'tools_list_changed' | 'approval' | null {
+  if (event.type === TOOLS_LIST_CHANGED) return 'tools_list_changed';
+  if (event.type === CALL_PROGRESS) return null;
+  return 'approval';
+}
+
 export interface AgentEventHub {
   /**
    * Delivers the agent's events to `onEvent` until the returned function is called. `onLost` runs
    * when the listening connection drops (the stream should end so its client reconnects).
    */
   subscribe(agentId: string, onEvent: (e: AgentEvent) => void, onLost: () => void): Promise<() => void>;
+  /**
+   * Resolves once every event NOTIFYed before it has been handed to its subscribers (at most
+   * `withinMs` later; never rejects). Only while this process has a subscriber.
+   */
+  fence(withinMs: number): Promise<void>;
 }
 
 interface Subscriber {
@@ -121,16 +138,37 @@ interface Subscriber {
 
 /** One LISTEN connection per process (listener.ts), opened on the first subscriber and closed after the last. */
 export function createAgentEventHub(deps: { connectionUri: string; logger: Logger }): AgentEventHub {
+  // Fences this process sent and waits for, by id (other replicas hear them too and ignore them).
+  const fences = new Map<string, () => void>();
   const listener = createChannelListener<Subscriber>({ ...deps, channel: AGENT_EVENTS_CHANNEL, what: 'agent event' }, (payload, subscribers) => {
     if (!payload) return;
-    let msg: { agent_id?: unknown; event?: AgentEvent };
+    let msg: { agent_id?: unknown; event?: AgentEvent; fence?: unknown };
     try {
       msg = JSON.parse(payload) as typeof msg;
     } catch {
       return;
     }
+    if (typeof msg.fence === 'string') return fences.get(msg.fence)?.();
     if (typeof msg.agent_id !== 'string' || !msg.event) return;
     for (const s of subscribers) if (s.agentId === msg.agent_id) s.onEvent(msg.event);
   });
-  return { subscribe: (agentId, onEvent, onLost) => listener.subscribe({ agentId, onEvent, onLost }) };
+  return {
+    subscribe: (agentId, onEvent, onLost) => listener.subscribe({ agentId, onEvent, onLost }),
+    async fence(withinMs) {
+      const id = randomUUID();
+      let timer: NodeJS.Timeout | undefined;
+      const heard = new Promise<void>((resolve) => {
+        fences.set(id, resolve);
+        timer = setTimeout(resolve, withinMs);
+      });
+      try {
+        await Promise.race([heard, listener.send(JSON.stringify({ fence: id })).then(() => heard)]);
+      } catch (err) {
+        deps.logger.warn({ err: (err as Error).message }, 'could not fence the agent events');
+      } finally {
+        clearTimeout(timer);
+        fences.delete(id);
+      }
+    },
+  };
 }

@@ -12,6 +12,12 @@ export interface ChannelSubscriber {
 export interface ChannelListener<S extends ChannelSubscriber> {
   /** Adds `sub` (connecting first if needed); resolves to its unsubscribe. */
   subscribe(sub: S): Promise<() => void>;
+  /**
+   * NOTIFYs `payload` on the channel from the listening connection itself (it hears it too, after
+   * every notification committed before it: PostgreSQL delivers them in commit order). Rejects
+   * when no subscriber keeps the connection open.
+   */
+  send(payload: string): Promise<void>;
 }
 
 /** `onPayload` gets each notification's payload and the current subscribers. */
@@ -67,6 +73,10 @@ export function createChannelListener<S extends ChannelSubscriber>(
         throw err;
       }
       return unsubscribe;
+    },
+    async send(payload) {
+      if (!client) throw new Error(`${deps.what} listener is not connected`);
+      await client.query('SELECT pg_notify($1, $2)', [deps.channel, payload]);
     },
   };
 }

@@ -42,8 +42,11 @@ export type RuntimeHandler = (deps: ExecutorDeps, input: ExecuteInput) => Promis
 export interface ExecutorDeps {
   /** Handlers for `runtime: mcp` and `runtime: platform` services. */
   runtimes?: Partial<Record<'mcp' | 'platform', RuntimeHandler>>;
-  /** A long MCP tool's progress, for the request that made the call (best effort, never blocks the call). */
-  reportProgress?: (to: ProgressTarget, progress: ToolProgress) => void;
+  /**
+   * A long MCP tool's progress, for the request that made the call. Best effort (never rejects);
+   * the call awaits what it reported, briefly, before it ends, so the progress leaves before the answer.
+   */
+  reportProgress?: (to: ProgressTarget, progress: ToolProgress) => Promise<void>;
   /**
    * Runs `abort` when the agent cancels the request waiting for the call (server/events/call-cancels.ts)
    * until the returned release is called; resolves once a cancellation can be heard.

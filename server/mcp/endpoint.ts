@@ -14,7 +14,7 @@ import { AppError, forbidden, toEnvelope, unauthenticated } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { findJsonProblem, MAX_JSON_DEPTH } from '../../core/text/storable.ts';
-import { CALL_PROGRESS, createAgentEventHub, TOOLS_LIST_CHANGED, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
+import { createAgentEventHub, streamNotice, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { createStreamGuard } from '../auth/stream-guard.ts';
 import { MCP_SCOPE } from '../oauth/bindings.ts';
 import { toolCallLookupAlong } from './tools.ts';
@@ -45,10 +45,10 @@ type McpRequest = Request & { mcp?: { caller: McpCaller; token: string } };
 
 /** The JSON-RPC notification a GET /mcp stream carries for one approval transition. */
 export function eventNotification(event: AgentEvent) {
+  const notice = streamNotice(event);
   // The tool list changed (self-approval turned on or off): the notification MCP names for it.
-  if (event.type === TOOLS_LIST_CHANGED) return { jsonrpc: '2.0' as const, method: 'notifications/tools/list_changed' };
-  // Progress belongs to the request that made the call (progress.ts), not to the agent's stream.
-  if (event.type === CALL_PROGRESS) return null;
+  if (notice === 'tools_list_changed') return { jsonrpc: '2.0' as const, method: 'notifications/tools/list_changed' };
+  if (notice === null) return null;
   return { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', logger: 'gateway', data: event } };
 }
 

@@ -154,15 +154,15 @@ export function createGatewayServer(opts: GatewayServerOptions): Server {
     const stopRelay =
       progressToken !== undefined && ctx.requestId
         ? await relayProgress(events, { agentId: p.identityId, requestId: ctx.requestId, progressToken }, (n) => sctx.mcpReq.notify(n), ctx.logger)
-        : () => undefined;
+        : async () => undefined;
     // The agent may cancel it while the upstream tool runs. On the 2025 revisions the answer still
     // goes out (the POST must end): the SDK client ignores an answer to a request it cancelled.
     const stopCancel = CALL_TOOLS.has(tool.name) && ctx.requestId ? await passCancelThrough(cancels, { agentId: p.identityId, rpcId: sctx.mcpReq.id, requestId: ctx.requestId, closed: modern ? sctx.mcpReq.signal : undefined }) : () => undefined;
     try {
       return (await answerCall(tool, await invokeTool(tool, args ?? {}, p, ctx), p, ctx, caps)) as CallToolResult;
     } finally {
-      stopRelay();
       stopCancel();
+      await stopRelay();
     }
   }));
 

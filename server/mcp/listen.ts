@@ -9,7 +9,7 @@ import type { Response } from 'express';
 import type { AgentPrincipal } from '../auth/principal.ts';
 import type { Logger } from '../logger.ts';
 import type { StreamGuard } from '../auth/stream-guard.ts';
-import { TOOLS_LIST_CHANGED, type AgentEventHub } from '../events/agent-events.ts';
+import { streamNotice, type AgentEvent, type AgentEventHub } from '../events/agent-events.ts';
 import { openEventStream } from './event-stream.ts';
 
 const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
@@ -18,6 +18,14 @@ const LOG_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning
 export function logLevelAllows(wanted: unknown, level: LoggingLevel): boolean {
   const at = LOG_LEVELS.indexOf(wanted as LoggingLevel);
   return at >= 0 && LOG_LEVELS.indexOf(level) >= at;
+}
+
+/** What a listen stream sends for an agent event: only what its client opted in to. */
+export function listenMessage<M>(event: AgentEvent, granted: { toolsListChanged?: boolean }, logLevel: unknown, send: (method: string, body: Record<string, unknown>) => M): M | null {
+  const notice = streamNotice(event);
+  if (notice === 'tools_list_changed') return granted.toolsListChanged ? send('notifications/tools/list_changed', {}) : null;
+  if (notice === 'approval' && logLevelAllows(logLevel, 'info')) return send('notifications/message', { level: 'info', logger: 'gateway', data: event });
+  return null;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -44,9 +52,6 @@ export async function serveListen(deps: ListenDeps, message: JSONRPCRequest, p: 
     token,
     logger,
     first: send('notifications/subscriptions/acknowledged', { notifications: granted }),
-    toMessage(event) {
-      if (event.type === TOOLS_LIST_CHANGED) return granted.toolsListChanged ? send('notifications/tools/list_changed', {}) : null;
-      return logLevelAllows(logLevel, 'info') ? send('notifications/message', { level: 'info', logger: 'gateway', data: event }) : null;
-    },
+    toMessage: (event) => listenMessage(event, granted, logLevel, send),
   });
 }

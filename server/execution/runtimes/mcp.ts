@@ -112,9 +112,19 @@ interface ToolCall {
   timeoutMs: number;
   pin?: ToolPinRef | undefined;
   /** Asks the server for progress (a progressToken) and hands each notification here. */
-  onProgress?: ((p: ToolProgress) => void) | undefined;
+  onProgress?: ((p: ToolProgress) => Promise<void>) | undefined;
   /** Listens for the agent's cancellation (see ExecutorDeps.onCancel). */
   onCancel?: ((abort: () => void) => Promise<() => void>) | undefined;
+}
+
+/** How long a finished call waits for the progress it reported to be sent (a lost one costs nothing). */
+const PROGRESS_REPORT_WAIT_MS = 2_000;
+
+async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<void> {
+  if (pending.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(pending), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Why the exchange was stopped before its answer. */
@@ -138,6 +148,7 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
   // Listening starts with the exchange and is in place before the tool is called.
   const listening = call.onCancel?.(() => stop('cancelled', 'the caller cancelled the call'));
   let toolCalled = false;
+  const reporting = new Set<Promise<void>>();
   try {
     await client.connect(transport, opts);
     const listed = await findTool(client, call.tool, opts);
@@ -146,10 +157,13 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
     abort.signal.throwIfAborted();
     const onprogress = call.onProgress;
     toolCalled = true;
-    return await client.request(
+    const result = await client.request(
       { method: 'tools/call', params: { name: call.tool, arguments: call.args } },
-      onprogress ? { ...opts, onprogress: (p) => onprogress({ progress: p.progress, total: p.total, message: p.message }) } : opts,
+      onprogress ? { ...opts, onprogress: (p) => void reporting.add(onprogress({ progress: p.progress, total: p.total, message: p.message })) } : opts,
     );
+    // The progress reported leaves before the answer (server/mcp/progress.ts waits for it there).
+    await settledWithin([...reporting], PROGRESS_REPORT_WAIT_MS);
+    return result;
   } catch (err) {
     if (stopped === 'cancelled') throw cancelledByCaller(call, toolCalled);
     throw toAppError(err, call, stopped === 'timeout');
