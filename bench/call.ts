@@ -47,6 +47,7 @@ import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenc
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
+import { temporalClientInterceptors } from '../server/temporal/grpc-interceptors.ts';
 
 const WARMUP = 100;
 /** Sequential calls of the floor, the gateway and the least gateway are taken in turns, this many at a time. */
@@ -186,7 +187,7 @@ async function main(opts: CallBenchOptions) {
     };
 
     // Temporal's floor: Update-with-Start of a no-op workflow, same server, task queue and worker(s).
-    const floorClient = new Client({ connection: await Connection.connect({ address: t.temporalAddress }) });
+    const floorClient = new Client({ connection: await Connection.connect({ address: t.temporalAddress, interceptors: temporalClientInterceptors() }) });
     temporal = floorClient;
     const floorCall = async () => {
       await within(
