@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods } from 'slonik';
 import type { Logger } from '../logger.ts';
+import { waitAtMost } from '../../core/async/wait-at-most.ts';
 import { createChannelListener } from './listener.ts';
 import { notifyChannel } from './store.ts';
 
@@ -156,19 +157,11 @@ export function createAgentEventHub(deps: { connectionUri: string; logger: Logge
     subscribe: (agentId, onEvent, onLost) => listener.subscribe({ agentId, onEvent, onLost }),
     async fence(withinMs) {
       const id = randomUUID();
-      let timer: NodeJS.Timeout | undefined;
-      const heard = new Promise<void>((resolve) => {
-        fences.set(id, resolve);
-        timer = setTimeout(resolve, withinMs);
-      });
-      try {
-        await Promise.race([heard, listener.send(JSON.stringify({ fence: id })).then(() => heard)]);
-      } catch (err) {
-        deps.logger.warn({ err: (err as Error).message }, 'could not fence the agent events');
-      } finally {
-        clearTimeout(timer);
-        fences.delete(id);
-      }
+      const heard = new Promise<void>((resolve) => fences.set(id, resolve));
+      const sent = listener.send(JSON.stringify({ fence: id }));
+      sent.catch((err: Error) => deps.logger.warn({ err: err.message }, 'could not fence the agent events'));
+      await waitAtMost(sent.then(() => heard), withinMs);
+      fences.delete(id);
     },
   };
 }

@@ -39,6 +39,7 @@ import { assertAddressAllowed } from '../http-client.ts';
 import { jsonOutput } from './result.ts';
 import { pinDiff, pinHash, pinOf, type UpstreamTool } from '../../../core/mcp-servers/tools.ts';
 import type { ToolPinRef } from '../../../core/registry/types.ts';
+import { waitAtMost } from '../../../core/async/wait-at-most.ts';
 
 /** The status a tool result that reports `isError` maps to. */
 export const TOOL_ERROR_STATUS = 502;
@@ -120,13 +121,6 @@ interface ToolCall {
 /** How long a finished call waits for the progress it reported to be sent (a lost one costs nothing). */
 const PROGRESS_REPORT_WAIT_MS = 2_000;
 
-async function settledWithin(pending: Promise<unknown>[], ms: number): Promise<void> {
-  if (pending.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled(pending), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
-
 /** Why the exchange was stopped before its answer. */
 type Stopped = 'timeout' | 'cancelled' | undefined;
 
@@ -162,7 +156,7 @@ async function callTool(call: ToolCall): Promise<CallToolResult> {
       onprogress ? { ...opts, onprogress: (p) => void reporting.add(onprogress({ progress: p.progress, total: p.total, message: p.message })) } : opts,
     );
     // The progress reported leaves before the answer (server/mcp/progress.ts waits for it there).
-    await settledWithin([...reporting], PROGRESS_REPORT_WAIT_MS);
+    if (reporting.size > 0) await waitAtMost(Promise.allSettled(reporting), PROGRESS_REPORT_WAIT_MS);
     return result;
   } catch (err) {
     if (stopped === 'cancelled') throw cancelledByCaller(call, toolCalled);
