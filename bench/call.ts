@@ -20,7 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import pg from 'pg';
 import { callWorkflowId, TASK_QUEUE } from '../workflows/definitions.ts';
 import { benchmarkFloorUpdate } from './workflows/definitions.ts';
@@ -47,7 +47,7 @@ import { BenchUsageError, CALL_BENCH_USAGE, parseCallBenchOptions, type CallBenc
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { memoryMb, processCpuMs, treeCpuMs } from './support/proc.ts';
 import { startClusterTarget, startEmbeddedTarget, type BenchTarget, type Shutdown } from './targets.ts';
-import { temporalClientInterceptors } from '../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../server/temporal/grpc-interceptors.ts';
 
 const WARMUP = 100;
 /** Sequential calls of the floor, the gateway and the least gateway are taken in turns, this many at a time. */
@@ -187,7 +187,7 @@ async function main(opts: CallBenchOptions) {
     };
 
     // Temporal's floor: Update-with-Start of a no-op workflow, same server, task queue and worker(s).
-    const floorClient = new Client({ connection: await Connection.connect({ address: t.temporalAddress, interceptors: temporalClientInterceptors() }) });
+    const floorClient = new Client({ connection: await connectTemporal({ address: t.temporalAddress }) });
     temporal = floorClient;
     const floorCall = async () => {
       await within(

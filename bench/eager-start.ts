@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createLogger } from '../server/logger.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
@@ -23,7 +23,7 @@ import { FLOOR_GOALS, latency, round } from './support/figures.ts';
 import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
 import { processCpuMs } from './support/proc.ts';
-import { temporalClientInterceptors } from '../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../server/temporal/grpc-interceptors.ts';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false } }, strict: true });
 const { SEQUENTIAL, CONCURRENT, CONCURRENCY } = benchSizes('bench:eager', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16 });
@@ -56,7 +56,7 @@ try {
   const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle: { code: (await benchWorkflowBundle()).code }, activities });
   // The floor's client, as bench:call's: its own connection. The design's: the worker's own
   // connection, the only kind the server may hand an eager task to.
-  const floorClient = new Client({ connection: await Connection.connect({ address: server.address, interceptors: temporalClientInterceptors() }) });
+  const floorClient = new Client({ connection: await connectTemporal({ address: server.address }) });
   const eagerClient = new Client({ connection });
   let eager = 0;
   const floor = () =>

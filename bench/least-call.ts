@@ -22,7 +22,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { startEmbeddedPostgres } from '../server/embedded/embedded-postgres.ts';
 import { resolveTemporalCli } from '../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../server/embedded/temporal-dev-server.ts';
@@ -33,7 +33,7 @@ import { alternatedInBlocks, runConcurrent, timed } from './support/load.ts';
 import { benchSizes } from './support/options.ts';
 import { createLeastSchema, startLeastGateway, type LeastGateway } from './support/least-call-process.ts';
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
-import { temporalClientInterceptors } from '../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../server/temporal/grpc-interceptors.ts';
 
 const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false }, 'operator-parts': { type: 'boolean', default: false } }, strict: true });
 const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16, RESUMES: 60 });
@@ -77,7 +77,7 @@ try {
   const parts = flags['operator-parts'] ? [await startLeast('memo-only', 'operator', 'memo'), await startLeast('search-attributes-only', 'operator', 'search-attributes')] : [];
   const pids = { temporal: temporal.pid!, postgres: postgres.pid };
 
-  const floorClient = new Client({ connection: await Connection.connect({ address: temporal.address, interceptors: temporalClientInterceptors() }) });
+  const floorClient = new Client({ connection: await connectTemporal({ address: temporal.address }) });
   // The floor runs on the plain process's worker: its CPU is that process's.
   const floor = () =>
     floorClient.workflow.executeUpdateWithStart(benchmarkFloorUpdate, {

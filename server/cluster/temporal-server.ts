@@ -7,14 +7,13 @@ import { mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
 import { forgetChild, reapOrphan, recordChild } from '../embedded/data-dir.ts';
 import { releaseChild, superviseChild, terminate, waitForPort } from '../embedded/processes.ts';
 import { SEARCH_ATTRIBUTES } from '../embedded/temporal-dev-server.ts';
 import { READ_ONLY_UI_CONFIG } from '../embedded/read-only-ui.ts';
 import { compareSearchAttributes, registerCommand } from '../temporal/search-attributes.ts';
-import { temporalClientInterceptors } from '../temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../temporal/grpc-interceptors.ts';
 
 const run = promisify(execFile);
 
@@ -267,7 +266,7 @@ export async function prepareNamespace(opts: { cli: string; address: string; nam
     opts.logger.info({ namespace }, 'Temporal namespace created');
   }
   // The namespace cache refreshes every few seconds: retry until the new namespace is found.
-  const connection = await Connection.connect({ address, interceptors: temporalClientInterceptors() });
+  const connection = await connectTemporal({ address });
   try {
     const missing = async () => compareSearchAttributes((await connection.operatorService.listSearchAttributes({ namespace })).customAttributes ?? {}).missing;
     const lacking = await retry(`could not read the search attributes of ${namespace}`, 60_000, missing);

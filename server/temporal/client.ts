@@ -1,5 +1,5 @@
-import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
-import { temporalClientInterceptors } from './grpc-interceptors.ts';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
+import { connectTemporal } from './grpc-interceptors.ts';
 
 /**
  * Longest pause between the client's attempts to reach a Temporal server that went away. gRPC's
@@ -11,11 +11,10 @@ export const MAX_RECONNECT_BACKOFF_MS = 2_000;
 
 /** `interceptors`: tracing's (server/telemetry/tracing.ts), when it is on; none otherwise. */
 export async function connectTemporalClient(address: string, namespace: string, interceptors: WorkflowClientInterceptor[] = []): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({
+  const connection = await connectTemporal({
     address,
     connectTimeout: '10 seconds',
     channelArgs: { 'grpc.max_reconnect_backoff_ms': MAX_RECONNECT_BACKOFF_MS },
-    interceptors: temporalClientInterceptors(),
   });
   return { client: new Client({ connection, namespace, ...(interceptors.length ? { interceptors: { workflow: interceptors } } : {}) }), close: () => connection.close() };
 }

@@ -1,5 +1,6 @@
 import { InterceptingCall, Metadata, status, type Interceptor } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { Connection} from '@temporalio/client';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 
 /**
  * The gRPC interceptors of the gateway's Temporal client: the SDK's retries, then a guard below them.
@@ -13,6 +14,11 @@ import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/c
  */
 export function temporalClientInterceptors(): Interceptor[] {
   return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), failOnClosedChannel];
+}
+
+/** `Connection.connect` with these interceptors: every Temporal client connection opens through here. */
+export function connectTemporal(options: Omit<ConnectionOptions, 'interceptors'>): Promise<Connection> {
+  return connectTemporal({ ...options });
 }
 
 const failOnClosedChannel: Interceptor = (options, nextCall) => {

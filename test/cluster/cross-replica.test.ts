@@ -8,7 +8,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client as TemporalClient, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { Client as TemporalClient } from '@temporalio/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -26,7 +27,7 @@ import { runCli, waitForReady } from '../support/processes.ts';
 import { authorizeAtProvider, startOAuthProvider, type TestProvider } from '../support/oauth-provider.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 const run = promisify(execFile);
 
@@ -91,7 +92,7 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
     });
     [A, B] = cluster.api as [GatewayReplica, GatewayReplica];
     db = new pg.Pool({ connectionString: cluster.databaseUrl, max: 3 });
-    temporalConn = await Connection.connect({ address: cluster.temporalAddress, interceptors: temporalClientInterceptors() });
+    temporalConn = await connectTemporal({ address: cluster.temporalAddress });
     temporal = new TemporalClient({ connection: temporalConn, namespace: cluster.namespace });
     adminToken = (await at(B)('POST', '/v1/auth/login', cluster.admin)).body.token;
     expect((await at(A, adminToken)('GET', '/v1/identities/me')).status).toBe(200);
@@ -489,7 +490,7 @@ describe('the production shape: Temporal on PostgreSQL, two API and two worker r
 
   async function freshTemporalAnswers(address: string): Promise<boolean> {
     try {
-      const conn = await Connection.connect({ address, connectTimeout: '1 second', interceptors: temporalClientInterceptors() });
+      const conn = await connectTemporal({ address, connectTimeout: '1 second' });
       try {
         await conn.withDeadline(Date.now() + 1_000, () => conn.workflowService.getSystemInfo({}));
         return true;

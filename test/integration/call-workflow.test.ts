@@ -5,7 +5,8 @@
 // workflow took, in order. Time is real but short: the spec's clocks are milliseconds here, on the
 // server the gateway runs on. The same paths with the spec's real clocks (a day, an hour), time
 // skipped on Temporal's test server: call-workflow-time-skipping.test.ts.
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { Connection} from '@temporalio/client';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -14,7 +15,7 @@ import { suggestedTiers } from '../../core/permissions/tiers.ts';
 import type { CallSpec } from '../../workflows/definitions.ts';
 import { AGENT, callSpecOf, callWorkflowDriver, KEYS, USER } from '../support/call-workflow-stubs.ts';
 import { testMessageKey } from '../support/message-signing.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('the call workflow, with stub activities', () => {
   const signer = testMessageKey();
@@ -23,7 +24,7 @@ describe('the call workflow, with stub activities', () => {
   let driver: ReturnType<typeof callWorkflowDriver>;
 
   beforeAll(async () => {
-    connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() });
+    connection = await connectTemporal({ address: inject('temporalAddress') });
     native = await NativeConnection.connect({ address: inject('temporalAddress') });
     driver = callWorkflowDriver(new Client({ connection }), native, signer);
   });

@@ -3,7 +3,7 @@
 // allowed call still reaches one final state: executed exactly once where that is safe, `failed`
 // with `outcome_unknown` where a non-idempotent request may have left, never sent twice.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { freePort } from '../../server/embedded/processes.ts';
 import { callWorkflowId } from '../../workflows/definitions.ts';
 import { createTestDatabase } from '../support/gateway.ts';
@@ -14,7 +14,7 @@ import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, 
 import { until } from '../support/wait.ts';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('crash safety (SIGKILL of the API + worker process)', () => {
   let up: Upstream;
@@ -56,7 +56,7 @@ describe('crash safety (SIGKILL of the API + worker process)', () => {
     // A second service whose upstream de-duplicates by an idempotency key header.
     const keyed = { ...upstreamServiceDoc('keyed', up.url), 'x-gateway-idempotency_key_header': 'Idempotency-Key' };
     expect((await api(t.adminToken, 'POST', '/v1/templates', { scope: 'org', document: keyed })).status).toBe(201);
-    temporal = new Client({ connection: await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() }) });
+    temporal = new Client({ connection: await connectTemporal({ address: inject('temporalAddress') }) });
   });
   afterAll(async () => {
     await stopGently(proc);

@@ -9,7 +9,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../server/embedded/processes.ts';
@@ -33,7 +33,7 @@ import {
 import type { CliProcess } from '../support/processes.ts';
 import { startUpstream, type RecordedRequest, type Upstream } from '../support/upstream.ts';
 import { until } from '../support/wait.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 const FINAL = ['executed', 'failed', 'cancelled', 'expired'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -192,7 +192,7 @@ describe('SIGKILL of the whole embedded gateway (process, PostgreSQL and Tempora
     const rec = await callRecord(`Create item "${name}"`);
     expect(rec.audit).toEqual(['call.called']);
     expect(up.requests.filter(named(name))).toHaveLength(1);
-    const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}`, interceptors: temporalClientInterceptors() });
+    const connection = await connectTemporal({ address: `127.0.0.1:${env.TEMPORAL_PORT}` });
     try {
       const result = await new Client({ connection }).workflow.getHandle(callWorkflowId(answered.body.call_id)).result();
       expect(result).toMatchObject({ status: 'called', result: { status_code: 201 } });

@@ -4,7 +4,8 @@
 // workflow's input, as a tester did through the UI, or with an invented one — is refused by the
 // update's validator, is never accepted into the history, and the approval stays decidable by
 // its people. Runs against the same Temporal dev server the gateway runs on.
-import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Connection} from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { historyText } from '../support/history.ts';
 import { seedUser } from '../support/seed.ts';
 import { startUpstream, upstreamServiceDoc, type Upstream } from '../support/upstream.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('decisions sent straight to Temporal', () => {
   let gw: TestGateway;
@@ -44,7 +45,7 @@ describe('decisions sent straight to Temporal', () => {
     expect(made.status).toBe(201);
     agent = gw.as(made.body.key.token);
     // The outsider's own connection, as the Temporal UI or a script would open one.
-    connection = await Connection.connect({ address: gw.temporalAddress, interceptors: temporalClientInterceptors() });
+    connection = await connectTemporal({ address: gw.temporalAddress });
     outsider = new Client({ connection });
   });
   afterAll(async () => {

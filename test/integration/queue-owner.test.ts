@@ -2,11 +2,11 @@
 // that claims it, and gateways starting together (their claims are conditional namespace updates
 // that fail each other) all get their own queues.
 import { randomUUID } from 'node:crypto';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../server/logger.ts';
 import { claimTaskQueue, ownerKey, TaskQueueTakenError } from '../../server/temporal/queue-owner.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('task queue ownership in the namespace', () => {
   let connection: Connection;
@@ -15,7 +15,7 @@ describe('task queue ownership in the namespace', () => {
     claimTaskQueue({ connection, namespace: 'default', taskQueue, address: inject('temporalAddress'), instanceId, logger });
 
   beforeAll(async () => {
-    connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: temporalClientInterceptors() });
+    connection = await connectTemporal({ address: inject('temporalAddress') });
   });
   afterAll(async () => {
     await connection?.close();

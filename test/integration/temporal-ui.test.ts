@@ -2,12 +2,13 @@
 // its buttons) and its HTTP API refuses every write, so nobody who reaches the UI can signal,
 // update, cancel or terminate a call's workflow. Against the dev server exactly as `serve` starts it.
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTemporalDevServer, type DevServer } from '../../server/embedded/temporal-dev-server.ts';
 import { freePort } from '../../server/embedded/processes.ts';
 import { createLogger } from '../../server/logger.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('embedded Temporal UI', () => {
   let dev: DevServer;
@@ -25,7 +26,7 @@ describe('embedded Temporal UI', () => {
       logger: createLogger('warn'),
     });
     ui = dev.uiUrl!;
-    connection = await Connection.connect({ address: dev.address, interceptors: temporalClientInterceptors() });
+    connection = await connectTemporal({ address: dev.address });
     client = new Client({ connection, namespace: 'default' });
     // A workflow nobody polls for stays running: what a pending call looks like to the UI.
     await client.workflow.start('pendingCall', { taskQueue: 'nobody-polls', workflowId });

@@ -6,12 +6,11 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort, portAcceptsConnections } from '../../server/embedded/processes.ts';
 import { gatewayEnv, startServe, stopGently } from '../support/gateway-process.ts';
 import { processesMentioning, runCli, type CliProcess } from '../support/processes.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 describe('two gateways on one machine', () => {
   const dirs: string[] = [];
@@ -87,7 +86,7 @@ describe('two gateways on one machine', () => {
         "set TEMPORAL_TASK_QUEUE to a queue of its own, or TEMPORAL_ADDRESS to this gateway's own Temporal",
     ]);
     // Only A polls its queue: B's worker never started.
-    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}`, interceptors: temporalClientInterceptors() });
+    const connection = await connectTemporal({ address: `127.0.0.1:${temporalPort}` });
     try {
       const described = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: queue }, taskQueueType: 1 });
       const identities = (described.pollers ?? []).map((p) => p.identity ?? '');

@@ -5,11 +5,11 @@
 // each attempt first and keep the thread answering.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { createWatchedWorker } from '../../server/temporal/workflow-threads.ts';
-import { temporalClientInterceptors } from '../../server/temporal/grpc-interceptors.ts';
+import { connectTemporal } from '../../server/temporal/grpc-interceptors.ts';
 
 const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
 
@@ -27,7 +27,7 @@ describe('the workflow thread watch', () => {
       () => 'stopped',
       (err: Error) => `failed: ${err.message}`,
     );
-    const clientConnection = await Connection.connect({ address, interceptors: temporalClientInterceptors() });
+    const clientConnection = await connectTemporal({ address });
     const client = new Client({ connection: clientConnection });
     const handle = await client.workflow.start('stuckWorkflow', { taskQueue, workflowId: `stuck-${randomUUID()}` });
     try {
