@@ -1,6 +1,5 @@
 import { InterceptingCall, Metadata, status, type Interceptor } from '@grpc/grpc-js';
-import type { Connection} from '@temporalio/client';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
+import { Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 
 /**
  * The gRPC interceptors of the gateway's Temporal client: the SDK's retries, then a guard below them.
@@ -12,13 +11,13 @@ import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptio
  * turns that throw into the attempt's status (CANCELLED, not retried), so the RPC that was being
  * retried fails like any other, to the code that awaits it.
  */
-export function temporalClientInterceptors(): Interceptor[] {
+function temporalClientInterceptors(): Interceptor[] {
   return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), failOnClosedChannel];
 }
 
 /** `Connection.connect` with these interceptors: every Temporal client connection opens through here. */
 export function connectTemporal(options: Omit<ConnectionOptions, 'interceptors'>): Promise<Connection> {
-  return connectTemporal({ ...options });
+  return Connection.connect({ ...options, interceptors: temporalClientInterceptors() });
 }
 
 const failOnClosedChannel: Interceptor = (options, nextCall) => {
