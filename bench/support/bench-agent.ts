@@ -9,6 +9,8 @@ import { measureStreams, type StreamsScaleOptions, type StreamsScaleResult } fro
 
 export interface BenchAgent {
   base: string;
+  /** The loopback upstream the covered agent's service sends to. */
+  upstreamUrl: string;
   json: JsonRequest;
   adminToken: string;
   key: string;
@@ -40,6 +42,7 @@ export async function benchAgent(target: BenchTarget, body = '{"ok":true,"item":
   const { adminToken, key } = await setUpCoveredAgent(json, target.admin, upstreamUrl);
   return {
     base,
+    upstreamUrl,
     json,
     adminToken,
     key,

@@ -75,3 +75,29 @@ export function memoryMb(pid: number): { rss: number; peak: number } {
     return { rss: Number.NaN, peak: Number.NaN };
   }
 }
+
+/**
+ * CPU ms of each of a process's live threads, summed by thread name (`comm`: e.g. the main
+ * thread's `node`, libuv's `libuv-worker`, the Temporal core's `tokio-runtime-w`, a worker
+ * thread's `WorkerThread`): which thread the work is on.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
+}

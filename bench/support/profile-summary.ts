@@ -70,7 +70,14 @@ function rows(totals: Map<string, number>, busyMs: number, top: number): Row[] {
 
 const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
-export function summariseProfile(profile: CpuProfile, projectRoot: string, top = 25): ProfileSummary {
+/** A span of the profiled process's monotonic clock, in µs (`process.hrtime.bigint() / 1000n` of any process on the machine). */
+export interface ProfileWindow {
+  fromUs: number;
+  toUs: number;
+}
+
+/** `window`: only the samples taken within it (the measured calls, without start-up and warm-up). */
+export function summariseProfile(profile: CpuProfile, projectRoot: string, top = 25, window?: ProfileWindow): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -107,9 +114,12 @@ export function summariseProfile(profile: CpuProfile, projectRoot: string, top =
   const own = new Map<string, number>();
   let total = 0;
   let idle = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (window && (at < window.fromUs || at > window.toUs)) return;
     // A sample's time is the gap to the next one (the last sample: to the profile's end).
-    const us = i + 1 < profile.timeDeltas.length ? profile.timeDeltas[i + 1]! : Math.max(0, profile.endTime - (profile.startTime + profile.timeDeltas.reduce((a, b) => a + b, 0)));
+    const us = i + 1 < profile.timeDeltas.length ? profile.timeDeltas[i + 1]! : Math.max(0, profile.endTime - at);
     const n = byId.get(id);
     if (!n) return;
     total += us;
@@ -132,10 +142,12 @@ export function summariseProfile(profile: CpuProfile, projectRoot: string, top =
   };
 }
 
-export function renderSummary(s: ProfileSummary): string {
-  const table = (title: string, rs: Row[]) => [title, ...rs.map((r) => `  ${r.pct.toFixed(1).padStart(5)} %  ${r.ms.toFixed(0).padStart(7)} ms  ${r.name}`)];
+/** `calls`: how many calls the profile covers, to print each row's µs per call too. */
+export function renderSummary(s: ProfileSummary, calls?: number): string {
+  const perCall = (ms: number) => (calls ? `  ${((ms * 1000) / calls).toFixed(0).padStart(5)} µs/call` : '');
+  const table = (title: string, rs: Row[]) => [title, ...rs.map((r) => `  ${r.pct.toFixed(1).padStart(5)} %  ${r.ms.toFixed(0).padStart(7)} ms${perCall(r.ms)}  ${r.name}`)];
   return [
-    `sampled ${s.total_ms} ms, idle ${s.idle_ms} ms, busy ${s.busy_ms} ms (percentages of busy time)`,
+    `sampled ${s.total_ms} ms, idle ${s.idle_ms} ms, busy ${s.busy_ms} ms${perCall(s.busy_ms)} (percentages of busy time)`,
     ...table('self time by module:', s.byModule),
     ...table('self time by function:', s.byFunction),
     ...table('charged to the nearest frame of this project:', s.byOwnCaller),

@@ -52,4 +52,11 @@ describe('profile summary', () => {
       { name: '(no frame of this project)', ms: 4, pct: 40 },
     ]);
   });
+
+  it('keeps only the samples taken within a window (the measured calls, not start-up)', () => {
+    // Samples are taken at 0, 1000, 3000, 6000 and 16000 µs: the window keeps lib parse, JSON.parse and idle.
+    const s = summariseProfile(profile, ROOT, 25, { fromUs: 1000, toUs: 6000 });
+    expect({ total: s.total_ms, idle: s.idle_ms, busy: s.busy_ms }).toEqual({ total: 15, idle: 10, busy: 5 });
+    expect(s.byModule.map((r) => r.name)).toEqual(['(native)', '@scope/lib']);
+  });
 });
