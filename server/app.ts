@@ -1,11 +1,11 @@
 // The Express application: request context, JSON bodies, health, REST /v1, the dashboard.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import { agentAuthority } from './auth/authority.ts';
 import { authenticate } from './auth/middleware.ts';
 import { loginRoutes, logoutRoutes } from './auth/routes.ts';
-import { operationsOf, type OperationSpec } from './http/api-router.ts';
+import { onlyItsPaths, operationsOf, type OperationSpec } from './http/api-router.ts';
 import { refuseUnstorableInput } from './http/input-guard.ts';
 import { createStreamGuard } from './auth/stream-guard.ts';
 import { API_VERSION, documentRoutes } from './http/openapi/routes.ts';
@@ -91,9 +91,10 @@ export function createApp(deps: AppDeps): Express {
 export function v1Api(services: Services, sd: ServiceDeps, publicUrl: string) {
   const v1 = express.Router();
   const operations: OperationSpec[] = [];
-  const add = (router: Router): Router => {
+  // Each group of routes is entered only by requests under its own paths (onlyItsPaths).
+  const add = (router: Router): RequestHandler => {
     operations.push(...operationsOf(router).map((op) => ({ ...op, path: `/v1${op.path}` })));
-    return router;
+    return onlyItsPaths(router);
   };
   const jsonBody = express.json({ limit: BODY_LIMIT, strict: false });
   const importBody = express.json({ limit: IMPORT_BODY_LIMIT, strict: false });

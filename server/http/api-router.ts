@@ -4,7 +4,7 @@
 // exist without its entry in the document. The router validates the request's path parameters,
 // query and body with the schemas the definition names and hands the handler what they parsed, so
 // the document describes exactly what is validated and no handler parses its input again.
-import { Router, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import type { ErrorCode } from '../errors.ts';
 
@@ -80,9 +80,18 @@ export interface ApiRouter {
   operations: OperationSpec[];
   /** Mount `handler` and record `spec`; the handler gets the input `spec` validated. */
   route<const S extends OperationSpec>(spec: S, handler: RouteHandler<S>): void;
+  /** Middleware for requests under `paths` (e.g. a role check for a group of routes). */
+  use(paths: string | string[], ...handlers: RequestHandler[]): void;
 }
 
 const OPERATIONS = Symbol('operations');
+/** The first path segments (lower case) a router made by `apiRouter` answers under, and its layer count. */
+const SEGMENTS = Symbol('segments');
+
+type Recorded = { [OPERATIONS]?: OperationSpec[]; [SEGMENTS]?: { segments: Set<string>; layers: number } };
+
+/** `/actions/call` → `actions` (Express matches paths case-insensitively). */
+const firstSegment = (path: string) => (path.split('/')[1] ?? '').toLowerCase();
 
 /** `{id}` → `:id` (Express 5 path syntax). */
 export const toExpressPath = (template: string) => template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
@@ -90,20 +99,44 @@ export const toExpressPath = (template: string) => template.replace(/\{([A-Za-z0
 export function apiRouter(defaults: { tags?: string[]; auth?: RouteAuth } = {}): ApiRouter {
   const router = Router();
   const operations: OperationSpec[] = [];
-  (router as Router & { [OPERATIONS]?: OperationSpec[] })[OPERATIONS] = operations;
+  const gate = { segments: new Set<string>(), layers: 0 };
+  Object.assign(router, { [OPERATIONS]: operations, [SEGMENTS]: gate });
   return {
     router,
     operations,
     route(spec, handler) {
       operations.push({ ...spec, tags: spec.tags ?? defaults.tags ?? [], auth: spec.auth ?? defaults.auth ?? 'any' });
+      gate.segments.add(firstSegment(spec.path));
+      gate.layers++;
       router[spec.method](toExpressPath(spec.path), async (req, res) => {
         await handler(req, res, inputOf(spec, req));
       });
     },
+    use(paths, ...handlers) {
+      for (const p of typeof paths === 'string' ? [paths] : paths) gate.segments.add(firstSegment(p));
+      gate.layers += handlers.length; // one layer per handler
+      router.use(paths, ...handlers);
+    },
+  };
+}
+
+/**
+ * The router, entered only by requests whose first path segment is one its routes and middleware
+ * are under. Without it a request walks every router mounted before its own, matching each of
+ * their routes' patterns in turn (a covered call passed ~200 of them). A layer added to the
+ * router behind `apiRouter`'s back would be skipped unseen, so it is refused here, at start-up.
+ */
+export function onlyItsPaths(router: Router): RequestHandler {
+  const gate = (router as Router & Recorded)[SEGMENTS];
+  if (!gate) throw new Error('onlyItsPaths takes a router made by apiRouter');
+  if (router.stack.length !== gate.layers) throw new Error(`a router has ${router.stack.length - gate.layers} layer(s) added outside apiRouter's route() and use(): they would never be reached`);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!gate.segments.has(firstSegment(req.path))) return next();
+    router(req, res, next);
   };
 }
 
 /** The definitions recorded on a router made by `apiRouter` (empty for a plain router). */
 export function operationsOf(router: unknown): OperationSpec[] {
-  return (router as { [OPERATIONS]?: OperationSpec[] })[OPERATIONS] ?? [];
+  return (router as Recorded)[OPERATIONS] ?? [];
 }

@@ -62,7 +62,7 @@ function orgAdminsOnly(req: Request, _res: Response, next: NextFunction): void {
 
 export function notificationRoutes(notices: NotificationService): Router {
   const r = apiRouter({ tags: ['Notifications'], auth: 'human' });
-  r.router.use(['/notification-channels', '/notification-rules', '/notification-reminders'], orgAdminsOnly);
+  r.use(['/notification-channels', '/notification-rules', '/notification-reminders'], orgAdminsOnly);
   r.route({
     method: 'post',
     path: '/notification-channels',
@@ -162,8 +162,8 @@ export function approvalNoticeRoutes(notices: NotificationService): Router {
 export function integrationRoutes(slack: SlackInteractions, email: EmailDecisions): Router {
   const r = apiRouter({ tags: ['Integrations'], auth: 'none' });
   // The raw body is what Slack signed: kept as text, parsed only after the signature holds.
-  r.router.use('/integrations/slack/interactions', express.text({ type: 'application/x-www-form-urlencoded', limit: '1mb' }));
-  r.router.use('/integrations/email/decisions', express.urlencoded({ extended: false, limit: '16kb' }));
+  r.use('/integrations/slack/interactions', express.text({ type: 'application/x-www-form-urlencoded', limit: '1mb' }));
+  r.use('/integrations/email/decisions', express.urlencoded({ extended: false, limit: '16kb' }));
   r.route({
     method: 'post',
     path: '/integrations/slack/interactions',

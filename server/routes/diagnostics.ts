@@ -26,7 +26,7 @@ function requireAdmin(req: Request, _res: Response, next: NextFunction): void {
 
 export function diagnosticsRoutes(diagnostics: DiagnosticsService): Router {
   const r = apiRouter({ tags: ['Diagnostics'], auth: 'human' });
-  r.router.use('/diagnostics', requireAdmin);
+  r.use('/diagnostics', requireAdmin);
   r.route(
     {
       method: 'post',

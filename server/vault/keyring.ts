@@ -5,7 +5,9 @@
 // itself and every call seals its request and opens a secret: unwrapped data keys of envelopes
 // opened in the last minute are kept (bounded), and call requests — short-lived envelopes of
 // the gateway's own — share one data key for up to a minute (each with its own IV). Vault secret
-// versions keep a fresh data key each.
+// versions keep a fresh data key each. A kept data key is held as a KeyObject (the cipher's own
+// form, see envelope.ts); the buffer it was unwrapped into is zeroed at once.
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import {
   decryptSecret,
   encryptSecret,
@@ -38,20 +40,21 @@ export function createVaultKeyring(masterKey: Buffer, previousKeys: readonly Buf
   const current = makeKek(masterKey);
   const keyring = makeKeyring([current, ...previousKeys.map(makeKek)]);
   let shared: { key: DataKey; at: number; uses: number } | undefined;
-  const unwrapped = new Map<string, { key: Buffer; at: number }>();
+  const unwrapped = new Map<string, { key: KeyObject; at: number }>();
 
-  function dataKeyOf(envelope: Envelope): Buffer {
+  function dataKeyOf(envelope: Envelope): KeyObject {
     const id = `${envelope.kekId}:${envelope.wrapIv}:${envelope.wrappedDataKey}`;
     const now = Date.now();
     const hit = unwrapped.get(id);
     if (hit && now - hit.at < DATA_KEY_TTL_MS) return hit.key;
-    const key = unwrapDataKey(envelope, keyring);
+    const raw = unwrapDataKey(envelope, keyring);
+    const key = createSecretKey(raw);
+    raw.fill(0);
     unwrapped.delete(id);
     unwrapped.set(id, { key, at: now });
     // Oldest first: drop the expired head and anything beyond the bound.
     for (const [k, v] of unwrapped) {
       if (unwrapped.size <= MAX_CACHED_KEYS && now - v.at < DATA_KEY_TTL_MS) break;
-      v.key.fill(0);
       unwrapped.delete(k);
     }
     return key;

@@ -36,7 +36,7 @@ function humansOnly(req: Request, _res: Response, next: NextFunction): void {
 
 export function vaultRoutes(vault: VaultService): Router {
   const r = apiRouter({ tags: ['Vault'], auth: 'human' });
-  r.router.use('/secrets', humansOnly);
+  r.use('/secrets', humansOnly);
   r.route({
     method: 'post',
     path: '/secrets',

@@ -44,7 +44,7 @@ function orgAdminsOnly(req: Request, _res: Response, next: NextFunction): void {
 
 export function webhookRoutes(webhooks: WebhookService): Router {
   const r = apiRouter({ tags: ['Webhooks'], auth: 'human' });
-  r.router.use('/webhooks', orgAdminsOnly);
+  r.use('/webhooks', orgAdminsOnly);
   r.route({
     method: 'post',
     path: '/webhooks',
