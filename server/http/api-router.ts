@@ -130,10 +130,12 @@ export function onlyItsPaths(router: Router): RequestHandler {
   const gate = (router as Router & Recorded)[SEGMENTS];
   if (!gate) throw new Error('onlyItsPaths takes a router made by apiRouter');
   if (router.stack.length !== gate.layers) throw new Error(`a router has ${router.stack.length - gate.layers} layer(s) added outside apiRouter's route() and use(): they would never be reached`);
-  return (req: Request, res: Response, next: NextFunction) => {
+  const gated = (req: Request, res: Response, next: NextFunction) => {
     if (!gate.segments.has(firstSegment(req.path))) return next();
     router(req, res, next);
   };
+  // Listed as the router it gates (Express's `listRoutes()` descends into a handler with a `stack`).
+  return Object.assign(gated, { stack: router.stack, listRoutes: () => (router as Router & { listRoutes(): unknown[] }).listRoutes() });
 }
 
 /** The definitions recorded on a router made by `apiRouter` (empty for a plain router). */

@@ -30,11 +30,14 @@ beforeAll(async () => {
   // A spy on each group: whether the request went into it at all.
   const spied = (name: string, router: express.Router) => {
     const gate = onlyItsPaths(router);
-    const handle = router.handle.bind(router);
-    router.handle = ((req: express.Request, res: express.Response, next: express.NextFunction) => {
+    // What a router runs on each request it is entered with (router's own `handle`).
+    type Handle = (req: express.Request, res: express.Response, next: express.NextFunction) => void;
+    const withHandle = router as express.Router & { handle: Handle };
+    const handle = withHandle.handle.bind(router);
+    withHandle.handle = (req, res, next) => {
       entered.push(`${name} entered`);
       handle(req, res, next);
-    }) as typeof router.handle;
+    };
     return (req: express.Request, res: express.Response, next: express.NextFunction) =>
       gate(req, res, (err?: unknown) => {
         // Called back: the group let it pass (not its path, or no route of its own matched).
@@ -86,5 +89,12 @@ describe('onlyItsPaths', () => {
     r.router.get('/b', (_req, res) => res.end());
     expect(() => onlyItsPaths(r.router)).toThrow(/1 layer\(s\) added outside apiRouter/);
     expect(() => onlyItsPaths(express.Router())).toThrow(/made by apiRouter/);
+  });
+
+  it('is listed as the router it gates (Express route listing descends into it)', () => {
+    const app = express();
+    app.use(onlyItsPaths(group('listed', '/listed/{id}')));
+    const listed = (app as unknown as { router: { listRoutes(): { router?: { listRoutes(): { path: string }[] } }[] } }).router.listRoutes();
+    expect(listed.flatMap((r) => r.router?.listRoutes().map((x) => x.path) ?? [])).toEqual(['/listed/:id']);
   });
 });
