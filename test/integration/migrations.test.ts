@@ -13,7 +13,7 @@ describe('forward-only migrations', () => {
   let url: string;
   let dir: string;
   beforeAll(async () => {
-    url = await createTestDatabase();
+    url = await createTestDatabase({ migrated: false });
     pool = await createDatabasePool(url);
     dir = await mkdtemp(path.join(os.tmpdir(), 'migrations-'));
   });

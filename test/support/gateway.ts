@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
 import { ensureDatabase } from '../../server/embedded/embedded-postgres.ts';
 import { freePort } from '../../server/embedded/processes.ts';
+import { cloneTemplate } from './template-database.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
 import { contractChecker, type ContractChecker, type OpenApiDoc } from './contract.ts';
 
@@ -35,9 +36,14 @@ export interface TestResponse {
   text: string;
 }
 
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A database of its own: a copy of the run's migrated template (test/support/template-database.ts),
+ * or with `migrated: false` an empty one (what a first start or the migrations' own tests see).
+ */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<string> {
   const admin = inject('pgAdminUrl');
   const name = `t_${randomBytes(6).toString('hex')}`;
+  if (opts.migrated !== false) return cloneTemplate(admin, inject('pgTemplateDatabase'), name);
   await ensureDatabase(admin, name);
   return admin.replace(/\/[^/]*$/, `/${name}`);
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../server/logger.ts';
+import { createMigratedTemplate } from './template-database.ts';
 import { ensureDatabase, startEmbeddedPostgres } from '../../server/embedded/embedded-postgres.ts';
 import { resolveTemporalCli } from '../../server/embedded/temporal-cli.ts';
 import { startTemporalDevServer } from '../../server/embedded/temporal-dev-server.ts';
@@ -19,8 +20,13 @@ declare module 'vitest' {
     temporalAddress: string;
     temporalCliPath: string;
     workflowBundlePath: string;
+    /** A database with every migration applied, which each test database is cloned from. */
+    pgTemplateDatabase: string;
   }
 }
+
+/** The migrated template each test file's database starts as a copy of (test/support/gateway.ts). */
+const TEMPLATE_DATABASE = 'gateway_migrated_template';
 
 export default async function setup(project: TestProject) {
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'warn');
@@ -43,7 +49,9 @@ export default async function setup(project: TestProject) {
     const bundlePath = path.join(dir, 'workflow-bundle.js');
     await writeFile(bundlePath, bundle.code);
     await ensureDatabase(pg.url, 'postgres');
+    await createMigratedTemplate(pg.url, TEMPLATE_DATABASE);
     project.provide('pgAdminUrl', pg.url);
+    project.provide('pgTemplateDatabase', TEMPLATE_DATABASE);
     project.provide('temporalAddress', temporal.address);
     project.provide('temporalCliPath', cliPath);
     project.provide('workflowBundlePath', bundlePath);
