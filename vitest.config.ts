@@ -29,6 +29,10 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           maxWorkers: workers,
+          // Files share a worker process and its loaded modules instead of each importing the
+          // whole server again (~10 % of the run was imports: 457 → 387 s). Nothing here mocks
+          // modules; each file makes its own database, task queue and gateways.
+          isolate: false,
         },
       },
     ],

@@ -30,9 +30,12 @@ export interface CallReads {
   getCall(id: string): Promise<CallRow | null>;
   /** The row as it stands, closed first when its workflow never started (never-started.ts). */
   settleIfNeverStarted(call: CallRow): Promise<CallRow>;
-  getApproval(id: string): Promise<ApprovalRow | null>;
-  getApprovalOfCall(callId: string): Promise<ApprovalRow | null>;
-  getExecutionByApproval(approvalId: string): Promise<ExecutionRow | null>;
+  /**
+   * The call with its approval and execution as they stood at one moment: a call's status and
+   * its execution's are written together, and reads one after the other could show one and not
+   * the other (`allowed` beside an `executed` execution).
+   */
+  callAsOfNow(callId: string): Promise<{ call: CallRow; approval: ApprovalRow | null; execution: ExecutionRow | null } | null>;
   /** The open (pending or bubbled) approvals these identities raised. */
   openApprovalsOf(requesterIds: readonly string[]): Promise<readonly Pick<ApprovalRow, 'id' | 'call_id' | 'requester_id'>[]>;
   /** Takes a token from the identity's call bucket, or throws `rate_limited` (a resume writes no row). */
@@ -123,10 +126,10 @@ export function createCallService(deps: CallServiceParts) {
         const chain = await deps.chains.getChain(found.requester_id);
         if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
       }
-      const call = await reads.settleIfNeverStarted(found);
-      const approval = call.approval_id ? await reads.getApproval(call.approval_id) : await reads.getApprovalOfCall(call.id);
-      const execution = approval ? await reads.getExecutionByApproval(approval.id) : null;
-      return presentCall(call, approval, execution);
+      await reads.settleIfNeverStarted(found);
+      const now = await reads.callAsOfNow(callId);
+      if (!now) throw notFound('call');
+      return presentCall(now.call, now.approval, now.execution);
     },
 
     /**

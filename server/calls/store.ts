@@ -17,7 +17,9 @@ export { approvalRow, callRow, executionRow, type ApprovalRow, type CallRow, typ
 export * from './decision-store.ts';
 export * from './execution-store.ts';
 export type { CallFinish } from './call-status-store.ts';
-import { callRow, type CallRow } from './rows.ts';
+import { callRow, type ApprovalRow, type CallRow, type ExecutionRow } from './rows.ts';
+import { getApproval, getApprovalOfCall } from './decision-store.ts';
+import { getExecutionByApproval } from './execution-store.ts';
 
 // Row schemas are module constants: building a zod schema per call costs more than using it.
 const sendAttempts = z.object({ send_attempts: z.number() });
@@ -77,6 +79,22 @@ export async function insertCall(
 }
 
 export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SELECT * FROM calls WHERE id = ${id}`);
+
+/**
+ * The call, its approval and that approval's execution from one snapshot (a read-only
+ * REPEATABLE READ transaction): the writers change a call's status together with its approval's
+ * or execution's, so this never shows one change without the other.
+ */
+export async function callAsOfNow(pool: DatabasePool, id: string): Promise<{ call: CallRow; approval: ApprovalRow | null; execution: ExecutionRow | null } | null> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+    const call = await getCall(tx, id);
+    if (!call) return null;
+    const approval = call.approval_id ? await getApproval(tx, call.approval_id) : await getApprovalOfCall(tx, call.id);
+    const execution = approval ? await getExecutionByApproval(tx, approval.id) : null;
+    return { call, approval, execution };
+  });
+}
 
 /** What the covered path's claim found on the call row before marking it. */
 export const callClaim = z.object({

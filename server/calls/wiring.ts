@@ -63,9 +63,7 @@ export function callReads(deps: Pick<CallServiceDeps, 'pool' | 'temporal' | 'cha
   return {
     getCall: (id) => store.getCall(pool, id),
     settleIfNeverStarted: (call) => settleIfNeverStarted({ pool, temporal: deps.temporal, chains: deps.chains }, call),
-    getApproval: (id) => store.getApproval(pool, id),
-    getApprovalOfCall: (callId) => store.getApprovalOfCall(pool, callId),
-    getExecutionByApproval: (approvalId) => store.getExecutionByApproval(pool, approvalId),
+    callAsOfNow: (callId) => store.callAsOfNow(pool, callId),
     openApprovalsOf: (ids) => store.openApprovalsOf(pool, ids),
     admit: (identityId) => enforceRateLimit(pool, identityId, deps.config.rateLimitPerMinute),
   };

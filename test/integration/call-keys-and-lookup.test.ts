@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -138,6 +139,37 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
       30_000,
     );
     expect(after.body).toMatchObject({ status: 'executed', approval_status: 'allowed', execution_id: expect.any(String), http_status_code: 200, result: { status_code: 200 } });
+  });
+
+  it('GET /v1/calls/{id} reads the call, its approval and its execution as of one moment', async () => {
+    const pending = await gw.as(other.key)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'one-moment' } });
+    expect((await human('POST', `/v1/approvals/${pending.body.approval_id}/resolve`, { decision: 'allow' })).status).toBe(200);
+    const path = `/v1/calls/${pending.body.call_id}`;
+    await until(() => gw.as(other.key)('GET', path), (r) => r.body.status === 'executed', 30_000);
+    // A writer that changes the call's status and its execution's together (as the execution's
+    // final write does) commits while the read is between the two rows: the read is held at the
+    // executions table by a lock until the writer has committed.
+    const writer = new pg.Client({ connectionString: gw.databaseUrl });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
+      const read = gw.as(other.key)('GET', path);
+      await until(
+        () => writer.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'executions'::regclass AND NOT granted`),
+        (r) => r.rows[0].n > 0,
+        30_000,
+      );
+      await writer.query(`UPDATE calls SET status = 'execution_failed' WHERE id = $1`, [pending.body.call_id]);
+      await writer.query(`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]);
+      await writer.query('COMMIT');
+      // Both rows as they were when the read began: never the new execution beside the old call.
+      expect((await read).body).toMatchObject({ status: 'executed', execution_status: 'executed' });
+      expect((await gw.as(other.key)('GET', path)).body).toMatchObject({ status: 'execution_failed', execution_status: 'failed' });
+    } finally {
+      await writer.query('ROLLBACK').catch(() => undefined);
+      await writer.end();
+    }
   });
 
   it('GET /v1/calls/{id} settles a call whose workflow never started (the process stopped after writing its row): failed, nothing sent, with its audit row', async () => {

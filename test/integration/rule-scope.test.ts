@@ -4,6 +4,7 @@
 // matches: wildcards, service- and action-level rules, raw HTTP with ANY, denies anywhere on the
 // chain, conditions. The verdict on what it reads is the verdict on all the chain's rules.
 import { sql } from 'slonik';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Rule } from '../../core/permissions/chain.ts';
 import { conditionRequest, type ConditionRequest } from '../../core/permissions/conditions.ts';
@@ -36,12 +37,20 @@ describe('the permission check reads the rules its keys can need', () => {
   let chain: store.IdentityRow[];
   const requests = [null, conditionRequest({ method: 'POST', url: 'https://h.example/a', body: { amount: 10 } }), conditionRequest({ method: 'POST', url: 'https://h.example/a', body: { amount: 90 } })];
 
-  /** Every live rule of the chain, unnarrowed, oldest first. */
-  const allRules = async (): Promise<Rule[]> =>
-    (await Promise.all(chain.map((c) => store.listRules(pool, c.id))))
+  /**
+   * Every live rule of the chain, unnarrowed, oldest first as PostgreSQL orders them (created_at
+   * to the microsecond, then id): a Date keeps only milliseconds, and rules made within one
+   * millisecond would sort apart from the engine's.
+   */
+  const allRules = async (): Promise<Rule[]> => {
+    const order = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      SELECT id FROM permission_rules WHERE identity_id = ANY(${sql.array(chain.map((c) => c.id), 'uuid')}) ORDER BY created_at, id`);
+    const position = new Map(order.map((id, i) => [id, i]));
+    return (await Promise.all(chain.map((c) => store.listRules(pool, c.id))))
       .flat()
-      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1))
+      .sort((a, b) => position.get(a.id)! - position.get(b.id)!)
       .map((r) => ({ id: r.id, identityId: r.identity_id, effect: r.effect, pattern: r.pattern, expiresAt: r.expires_at, condition: r.condition, budget: r.budget }));
+  };
 
   beforeAll(async () => {
     const url = await createTestDatabase();

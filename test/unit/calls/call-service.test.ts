@@ -60,9 +60,12 @@ function setup(opts: { approvals?: (o: ReturnType<typeof org>) => ReturnType<typ
       settledNeverStarted.push(c.id);
       return Promise.resolve(c);
     },
-    getApproval: (id) => Promise.resolve((approvals.find((a) => a.id === id) as ApprovalRow | undefined) ?? null),
-    getApprovalOfCall: (callId) => Promise.resolve((approvals.find((a) => a.call_id === callId) as ApprovalRow | undefined) ?? null),
-    getExecutionByApproval: (id) => Promise.resolve(opts.executions?.[id] ?? null),
+    callAsOfNow: (callId) => {
+      const call = calls.find((c) => c.id === callId);
+      if (!call) return Promise.resolve(null);
+      const approval = (approvals.find((a) => (call.approval_id ? a.id === call.approval_id : a.call_id === callId)) as ApprovalRow | undefined) ?? null;
+      return Promise.resolve({ call, approval, execution: approval ? (opts.executions?.[approval.id] ?? null) : null });
+    },
     openApprovalsOf: (ids) => Promise.resolve(approvals.filter((a) => ids.includes(a.requester_id) && (a.status === 'pending' || a.status === 'bubbled'))),
     admit: (identityId) => {
       admitted.push(identityId);
