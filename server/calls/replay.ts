@@ -62,11 +62,11 @@ export function createCallReplay(deps: CallReplayDeps) {
     }
   }
 
-  /** What an approved call's rows answer now (null: still open). */
+  /** What an approved call's rows answer now (null: still open), read from one snapshot. */
   async function rowsAnswer(approvalId: string, callId: string): Promise<CallOutcome | null> {
-    const [a, call, exec] = await Promise.all([store.getApproval(pool, approvalId), store.getCall(pool, callId), store.getExecutionByApproval(pool, approvalId)]);
-    if (!a) throw notFound('approval');
-    return approvalAnswer(a, exec, call?.description ?? a.action_description);
+    const now = await store.callAsOfNow(pool, callId);
+    if (!now?.approval || now.approval.id !== approvalId) throw notFound('approval');
+    return approvalAnswer(now.approval, now.execution, now.call.description);
   }
 
   /** Whether Temporal runs the call's workflow now (false: closed, or no such workflow). */

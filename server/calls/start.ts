@@ -138,10 +138,11 @@ export function createCallStarter(deps: CallStarterDeps) {
   async function recordedAnswer(call: store.CallRow): Promise<CallOutcome | null> {
     const final = finalAnswer(call);
     if (final) return final;
-    // Raised (or joined) an approval: once it was decided and ran, the execution's outcome.
-    const approval = call.approval_id ? await store.getApproval(pool, call.approval_id) : await store.getApprovalOfCall(pool, call.id);
-    if (!approval) return null;
-    return approvalAnswer(approval, await store.getExecutionByApproval(pool, approval.id), call.description);
+    // Raised (or joined) an approval: once it was decided and ran, the execution's outcome (the
+    // approval and its execution read from one snapshot, as they were written).
+    const now = await store.callAsOfNow(pool, call.id);
+    if (!now?.approval) return null;
+    return approvalAnswer(now.approval, now.execution, now.call.description);
   }
 
   interface StartContext {
