@@ -21,10 +21,15 @@ function readStat(pid: number): Stat | null {
   } catch {
     return null;
   }
+  const n = statFields(text);
+  return { pid, ppid: n(4), own: (n(14) + n(15)) * TICK_MS, children: (n(16) + n(17)) * TICK_MS };
+}
+
+/** A `stat` file's numeric field by its number in proc(5) (ppid is 4, utime 14, stime 15). */
+function statFields(text: string): (field: number) => number {
   // The command name may contain spaces and parentheses: fields start after the last ')'.
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const n = (i: number) => Number(f[i - 3]);
-  return { pid, ppid: n(4), own: (n(14) + n(15)) * TICK_MS, children: (n(16) + n(17)) * TICK_MS };
+  return (field) => Number(f[field - 3]);
 }
 
 /** The process exists and is not a zombie waiting to be reaped. */
@@ -92,9 +97,8 @@ export function threadCpuMs(pid: number): Map<string, number> {
   for (const tid of tids) {
     try {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      byName.set(name, (byName.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS);
+      const n = statFields(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      byName.set(name, (byName.get(name) ?? 0) + (n(14) + n(15)) * TICK_MS);
     } catch {
       // the thread ended meanwhile
     }

@@ -90,8 +90,11 @@ const SEGMENTS = Symbol('segments');
 
 type Recorded = { [OPERATIONS]?: OperationSpec[]; [SEGMENTS]?: { segments: Set<string>; layers: number } };
 
-/** `/actions/call` → `actions` (Express matches paths case-insensitively). */
-const firstSegment = (path: string) => (path.split('/')[1] ?? '').toLowerCase();
+/** `/actions/call` → `actions` (Express matches paths case-insensitively). Run by every gate a request passes. */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return (end < 0 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+}
 
 /** `{id}` → `:id` (Express 5 path syntax). */
 export const toExpressPath = (template: string) => template.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');

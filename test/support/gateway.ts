@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../server/config.ts';
 import { createLogger, type Logger } from '../../server/logger.ts';
 import { ensureDatabase } from '../../server/embedded/embedded-postgres.ts';
 import { freePort } from '../../server/embedded/processes.ts';
-import { cloneTemplate } from './template-database.ts';
+import { cloneTemplate, urlOf } from './template-database.ts';
 import { startGateway, type Gateway, type Role } from '../../server/serve.ts';
 import { contractChecker, type ContractChecker, type OpenApiDoc } from './contract.ts';
 
@@ -45,7 +45,7 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
   const name = `t_${randomBytes(6).toString('hex')}`;
   if (opts.migrated !== false) return cloneTemplate(admin, inject('pgTemplateDatabase'), name);
   await ensureDatabase(admin, name);
-  return admin.replace(/\/[^/]*$/, `/${name}`);
+  return urlOf(admin, name);
 }
 
 export interface StartTestGatewayOptions {

@@ -7,7 +7,8 @@ import pg from 'pg';
 import { migrate } from '../../server/db/migrate.ts';
 import { ensureDatabase } from '../../server/embedded/embedded-postgres.ts';
 
-const urlOf = (adminUrl: string, database: string) => adminUrl.replace(/\/[^/]*$/, `/${database}`);
+/** The URL of `database` on the server `adminUrl` points at. */
+export const urlOf = (adminUrl: string, database: string) => adminUrl.replace(/\/[^/]*$/, `/${database}`);
 
 async function withAdmin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminUrl });
