@@ -1,15 +1,16 @@
 // The data every approval event carries: the approval as it now stands, with its execution when
-// there is one. Read on the caller's own connection (the call activities and workflow-gone.ts pass
-// theirs); published by server/events/approval-events.ts.
-import type { CommonQueryMethods } from 'slonik';
+// there is one, both from one snapshot (a writer changes them together: an event must never show
+// one change without the other). Published by server/events/approval-events.ts.
+import type { DatabasePool } from 'slonik';
 import { injectedSecrets } from '../../core/permissions/keys.ts';
 import { presentExecution } from '../approvals/present.ts';
 import * as calls from './store.ts';
 
 /** The event's data: the approval as it now stands, with its execution when there is one. */
-export async function approvalEventData(db: CommonQueryMethods, approvalId: string): Promise<Record<string, unknown>> {
-  const [a, exec] = await Promise.all([calls.getApproval(db, approvalId), calls.getExecutionByApproval(db, approvalId)]);
-  if (!a) return { approval_id: approvalId };
+export async function approvalEventData(pool: DatabasePool, approvalId: string): Promise<Record<string, unknown>> {
+  const read = await calls.approvalAsOfNow(pool, approvalId);
+  if (!read) return { approval_id: approvalId };
+  const { approval: a, execution: exec } = read;
   const secrets = injectedSecrets(a.permission_keys);
   return {
     approval_id: a.id,

@@ -86,13 +86,28 @@ export const getCall = (db: Db, id: string) => db.maybeOne(sql.type(callRow)`SEL
  * or execution's, so this never shows one change without the other.
  */
 export async function callAsOfNow(pool: DatabasePool, id: string): Promise<{ call: CallRow; approval: ApprovalRow | null; execution: ExecutionRow | null } | null> {
-  return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+  return asOfOneMoment(pool, async (tx) => {
     const call = await getCall(tx, id);
     if (!call) return null;
     const approval = call.approval_id ? await getApproval(tx, call.approval_id) : await getApprovalOfCall(tx, call.id);
     const execution = approval ? await getExecutionByApproval(tx, approval.id) : null;
     return { call, approval, execution };
+  });
+}
+
+/** An approval and its execution from one snapshot, as callAsOfNow reads a call's. */
+export async function approvalAsOfNow(pool: DatabasePool, approvalId: string): Promise<{ approval: ApprovalRow; execution: ExecutionRow | null } | null> {
+  return asOfOneMoment(pool, async (tx) => {
+    const approval = await getApproval(tx, approvalId);
+    return approval ? { approval, execution: await getExecutionByApproval(tx, approvalId) } : null;
+  });
+}
+
+/** Reads in a read-only REPEATABLE READ transaction: every statement sees the same snapshot. */
+function asOfOneMoment<T>(pool: DatabasePool, read: (tx: Db) => Promise<T>): Promise<T> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+    return read(tx);
   });
 }
 

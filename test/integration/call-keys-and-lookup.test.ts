@@ -9,6 +9,7 @@ import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { approvalEventData } from '../../server/calls/approval-event-data.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { seedUser } from '../support/seed.ts';
 import { holdRequests, startUpstream, upstreamServiceDoc, type RecordedRequest, type Upstream } from '../support/upstream.ts';
@@ -166,6 +167,34 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
       // Both rows as they were when the read began: never the new execution beside the old call.
       expect((await read).body).toMatchObject({ status: 'executed', execution_status: 'executed' });
       expect((await gw.as(other.key)('GET', path)).body).toMatchObject({ status: 'execution_failed', execution_status: 'failed' });
+    } finally {
+      await writer.query('ROLLBACK').catch(() => undefined);
+      await writer.end();
+    }
+  });
+
+  it('an approval event reads the approval and its execution as of one moment', async () => {
+    const pending = await gw.as(other.key)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'event-moment' } });
+    expect((await human('POST', `/v1/approvals/${pending.body.approval_id}/resolve`, { decision: 'allow', reason: 'first' })).status).toBe(200);
+    await until(() => gw.as(other.key)('GET', `/v1/calls/${pending.body.call_id}`), (r) => r.body.status === 'executed', 30_000);
+    // As above: a writer changes the approval and its execution together while the event's read
+    // is held between the two rows.
+    const writer = new pg.Client({ connectionString: gw.databaseUrl });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
+      const read = approvalEventData(gw.pool, pending.body.approval_id);
+      await until(
+        () => writer.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'executions'::regclass AND NOT granted`),
+        (r) => r.rows[0].n > 0,
+        30_000,
+      );
+      await writer.query(`UPDATE approvals SET reason = 'second' WHERE id = $1`, [pending.body.approval_id]);
+      await writer.query(`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]);
+      await writer.query('COMMIT');
+      expect(await read).toMatchObject({ reason: 'first', execution: { status: 'executed' } });
+      expect(await approvalEventData(gw.pool, pending.body.approval_id)).toMatchObject({ reason: 'second', execution: { status: 'failed' } });
     } finally {
       await writer.query('ROLLBACK').catch(() => undefined);
       await writer.end();
