@@ -16,6 +16,7 @@
 //   BENCH_SEQUENTIAL=300 BENCH_CONCURRENT=1000 BENCH_RESUMES=60 npm run bench:least [-- --json]
 //   BENCH_PROFILE_DIR=/tmp/prof npm run bench:least   # also writes V8 CPU profiles of that process
 //   npm run bench:least -- --operator-parts   # two more: the operator shape's memo alone, its search attributes alone
+//   npm run bench:least -- --stack            # four more: the operator shape on Express, on slonik, on both (DESIGN.md §1's stack), and our callWorkflow on both
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -35,7 +36,7 @@ import { createLeastSchema, startLeastGateway, type LeastGateway } from './suppo
 import { processCpuMs, treeCpuMs } from './support/proc.ts';
 import { connectTemporal } from '../server/temporal/grpc-interceptors.ts';
 
-const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false }, 'operator-parts': { type: 'boolean', default: false } }, strict: true });
+const { values: flags } = parseArgs({ options: { json: { type: 'boolean', default: false }, 'operator-parts': { type: 'boolean', default: false }, stack: { type: 'boolean', default: false } }, strict: true });
 const { SEQUENTIAL, CONCURRENT, CONCURRENCY, RESUMES } = benchSizes('bench:least', { SEQUENTIAL: 300, CONCURRENT: 1_000, CONCURRENCY: 16, RESUMES: 60 });
 const TASK_QUEUE = 'bench-least';
 const BLOCK = 25;
@@ -65,8 +66,8 @@ try {
       }),
     );
   /** One least-call process on its own task queue (`call`: with the gateway's own workflow). */
-  const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call', operatorParts?: 'memo' | 'search-attributes') => {
-    const least = await startLeastGateway({ name, workflow, operatorParts, taskQueue: `${TASK_QUEUE}-${name}`, upstreamUrl, databaseUrl: postgres.url, temporalAddress: temporal.address, arrival });
+  const startLeast = async (name: string, workflow: 'least' | 'operator' | 'call', operatorParts?: 'memo' | 'search-attributes', stack?: ('express' | 'slonik')[]) => {
+    const least = await startLeastGateway({ name, workflow, operatorParts, stack, taskQueue: `${TASK_QUEUE}-${name}`, upstreamUrl, databaseUrl: postgres.url, temporalAddress: temporal.address, arrival });
     children.push(least);
     return least;
   };
@@ -74,7 +75,22 @@ try {
   const withOperator = await startLeast('operator-shape', 'operator');
   const withOurs = await startLeast('our-workflow', 'call');
   // What each half of the operator shape costs alone: the memo, the search attributes.
-  const parts = flags['operator-parts'] ? [await startLeast('memo-only', 'operator', 'memo'), await startLeast('search-attributes-only', 'operator', 'search-attributes')] : [];
+  // The extra processes asked for, each with its report key and label: what each half of the
+  // operator shape costs alone (the memo, the search attributes); the operator shape on the
+  // gateway's stack (Express, slonik, both).
+  const extras: { key: string; label: string; least: LeastGateway }[] = [];
+  if (flags['operator-parts']) {
+    extras.push({ key: 'least_call_operator_memo_only', label: 'least call, operator memo alone', least: await startLeast('memo-only', 'operator', 'memo') });
+    extras.push({ key: 'least_call_operator_search_attributes_only', label: 'least call, search attributes alone', least: await startLeast('search-attributes-only', 'operator', 'search-attributes') });
+  }
+  if (flags.stack) {
+    extras.push({ key: 'least_call_operator_on_express', label: 'operator shape on Express', least: await startLeast('on-express', 'operator', undefined, ['express']) });
+    extras.push({ key: 'least_call_operator_on_slonik', label: 'operator shape on slonik', least: await startLeast('on-slonik', 'operator', undefined, ['slonik']) });
+    extras.push({ key: 'least_call_operator_on_express_slonik', label: 'operator shape on Express + slonik', least: await startLeast('on-express-slonik', 'operator', undefined, ['express', 'slonik']) });
+    // All the design and the explicit call path ask for, around the least call's three statements.
+    extras.push({ key: 'least_call_our_workflow_on_express_slonik', label: 'our callWorkflow on Express + slonik', least: await startLeast('ours-on-express-slonik', 'call', undefined, ['express', 'slonik']) });
+  }
+  const parts = extras.map((e) => e.least);
   const pids = { temporal: temporal.pid!, postgres: postgres.pid };
 
   const floorClient = new Client({ connection: await connectTemporal({ address: temporal.address }) });
@@ -96,7 +112,7 @@ try {
   const groups = (['gateway', 'temporal', 'postgres'] as const).map((g) => ({ name: g, group: g }));
 
   for (let i = 0; i < 100; i++) await Promise.all([floor(), plain.call(), withOperator.call(), withOurs.call(), ...parts.map((p) => p.call())]);
-  const [f, l, o, w, ...partsSequential] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call, ...parts.map((p) => p.call)].map((fn) => () => timed(fn)))) as number[][];
+  const [f, l, o, w, ...extrasSequential] = (await alternatedInBlocks(SEQUENTIAL, BLOCK, [floor, plain.call, withOperator.call, withOurs.call, ...parts.map((p) => p.call)].map((fn) => () => timed(fn)))) as number[][];
   // The allowed path (the least process and the operator-shaped one; our callWorkflow's approval
   // needs the gateway's own activities), alternated in blocks like the rest.
   const [allowedPlain, allowedOperator] = (await alternatedInBlocks(RESUMES, BLOCK, [plain.allowedToUpstream, withOperator.allowedToUpstream])) as [number[], number[]];
@@ -118,7 +134,7 @@ try {
     return { per_second: m.perSecond, cpu_ms_per_call: m.perCall };
   });
   type Load = (typeof merged)[number];
-  const [floorLoad, leastLoad, operatorLoad, oursLoad, ...partsLoad] = merged as [Load, Load, Load, Load, ...Load[]];
+  const [floorLoad, leastLoad, operatorLoad, oursLoad, ...extrasLoad] = merged as [Load, Load, Load, Load, ...Load[]];
   await floorClient.connection.close();
   const fl = latency(f!);
   const ratio = (a: number, b: number) => round(a / b);
@@ -144,7 +160,7 @@ try {
     least_call: shape(l!, leastLoad, allowedPlain),
     least_call_operator_shape: shape(o!, operatorLoad, allowedOperator),
     least_call_our_workflow: shape(w!, oursLoad),
-    ...(parts.length > 0 ? { least_call_operator_memo_only: shape(partsSequential[0]!, partsLoad[0]!), least_call_operator_search_attributes_only: shape(partsSequential[1]!, partsLoad[1]!) } : {}),
+    ...Object.fromEntries(extras.map((e, i) => [e.key, shape(extrasSequential[i]!, extrasLoad[i]!)])),
     goals_vs_floor: FLOOR_GOALS,
     cores: os.cpus().length,
     loadavg: os.loadavg().map((x) => round(x)),
@@ -167,13 +183,18 @@ try {
         line('least call (3 statements, eager)', report.least_call),
         line('least call, operator shape', report.least_call_operator_shape),
         line('least call with our callWorkflow', report.least_call_our_workflow),
-        report.least_call_operator_memo_only ? line('least call, operator memo alone', report.least_call_operator_memo_only) : '',
-        report.least_call_operator_search_attributes_only ? line('least call, search attributes alone', report.least_call_operator_search_attributes_only) : '',
+        ...extras.map((e) => line(e.label, (report as unknown as Record<string, typeof report.floor>)[e.key]!)),
         allowedLine('least call', report.least_call),
         allowedLine('least call, operator shape', report.least_call_operator_shape),
         ratios('least call, as ratios to the floor', report.least_call.vs_floor),
         ratios('operator shape', report.least_call_operator_shape.vs_floor),
         ratios('with our callWorkflow', report.least_call_our_workflow.vs_floor),
+        ...extras.map((e) => {
+          const x = (report as unknown as Record<string, typeof report.least_call>)[e.key]!;
+          const least = report.least_call.cpu_ms_per_call.gateway;
+          return `${e.label}: gateway CPU ${x.cpu_ms_per_call.gateway.toFixed(2)} ms = ${round(x.cpu_ms_per_call.gateway / least)}× the least call's, throughput ${round(x.per_second / report.least_call.per_second)}×, p50 ${round(x.sequential.p50 / report.least_call.sequential.p50)}×`;
+        }),
+        `the operator shape to the least call: gateway CPU ${round(report.least_call_operator_shape.cpu_ms_per_call.gateway / report.least_call.cpu_ms_per_call.gateway)}×, throughput ${round(report.least_call_operator_shape.per_second / report.least_call.per_second)}×, p50 ${round(report.least_call_operator_shape.sequential.p50 / report.least_call.sequential.p50)}×`,
         `load average ${report.loadavg.join(' ')}`,
       ].filter(Boolean).join('\n') + '\n',
     );

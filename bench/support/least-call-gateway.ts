@@ -14,11 +14,20 @@
 // LEAST_OPERATOR_PARTS=memo or search-attributes starts it with only that one of the two.
 // Besides covered calls (any other POST), `POST /pending` parks a call as pending the least way and
 // `POST /decide/<id>` allows it (bench:least's allowed → upstream figure).
+// LEAST_STACK names the parts of the gateway's stack (DESIGN.md §1) this process runs on instead
+// of the bare ones, comma-separated: `express` routes through an Express 5 app with its JSON body
+// parser; `slonik` sends the same three statements through the gateway's own slonik pool
+// (server/db/pool.ts: zod-checked rows, named prepared statements). Empty: node:http and pg.
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import express from 'express';
 import pg from 'pg';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { createDatabasePool } from '../../server/db/pool.ts';
+import { prepared } from '../../server/db/prepared.ts';
 import { createWatchedWorker } from '../../server/temporal/workflow-threads.ts';
 import { benchWorkflowBundle } from './workflow-bundle.ts';
 import { CALL_SEARCH_ATTRIBUTES as SA, type CallSpec, type CheckResult, type ExecuteCallResult } from '../../workflows/definitions.ts';
@@ -33,12 +42,58 @@ function required(name: string): string {
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const taskQueue = required('LEAST_TASK_QUEUE');
 const upstream = new URL(required('LEAST_UPSTREAM_URL'));
-const pool = new pg.Pool({ connectionString: required('LEAST_DATABASE_URL'), max: 10 });
+const STACK_PARTS = ['express', 'slonik'] as const;
+const stack = new Set((process.env.LEAST_STACK ?? '').split(',').filter(Boolean));
+for (const part of stack) if (!(STACK_PARTS as readonly string[]).includes(part)) throw new Error(`LEAST_STACK parts are ${STACK_PARTS.join(', ')} (got ${JSON.stringify(part)})`);
+const databaseUrl = required('LEAST_DATABASE_URL');
+const pool = stack.has('slonik') ? null : new pg.Pool({ connectionString: databaseUrl, max: 10 });
+const slonikPool = stack.has('slonik') ? await createDatabasePool(databaseUrl, { maxPoolSize: 10 }) : null;
 const connection = await NativeConnection.connect({ address: required('LEAST_TEMPORAL_ADDRESS') });
 const client = new Client({ connection });
 
 /** What a call request carries (the benchmark only ever sends well-formed ones). */
 type CallBody = { service: string; action: string; params: { id: string } };
+
+/** The least gateway's statements, each one round trip, through pg or (LEAST_STACK=slonik) slonik. */
+interface Statements {
+  /** Authenticates the key and inserts the call's row: false when the key is unknown or revoked. */
+  insert(id: string, keyHash: string, path: string): Promise<boolean>;
+  /** The send mark (with an allow's `status`): the path to send, null when marked already. */
+  mark(id: string, status: string | null): Promise<string | null>;
+  /** The final state with its audit row. */
+  finish(id: string, answer: string, event: string): Promise<void>;
+  park(id: string): Promise<void>;
+}
+
+const INSERT = 'INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id';
+const MARK = 'UPDATE least_calls SET marked = true, status = COALESCE($2, status) WHERE id = $1 AND NOT marked RETURNING path';
+const FINISH = `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
+     INSERT INTO least_audit (call_id, event) SELECT id, $3 FROM done`;
+const PARK = `UPDATE least_calls SET status = 'pending_approval' WHERE id = $1`;
+
+const pgStatements = (db: pg.Pool): Statements => ({
+  insert: async (id, keyHash, path) => (await db.query(INSERT, [id, keyHash, path])).rowCount === 1,
+  mark: async (id, status) => ((await db.query(MARK, [id, status])).rows[0] as { path: string } | undefined)?.path ?? null,
+  finish: async (id, answer, event) => void (await db.query(FINISH, [id, answer, event])),
+  park: async (id) => void (await db.query(PARK, [id])),
+});
+
+/** The same statements the gateway's way: typed rows, named prepared statements. */
+const slonikStatements = (db: NonNullable<typeof slonikPool>): Statements => ({
+  insert: async (id, keyHash, path) =>
+    (await db.maybeOne(prepared(sql.type(z.object({ id: z.string() }))`
+      INSERT INTO least_calls (id, key_hash, path) SELECT ${id}, hash, ${path} FROM least_keys WHERE hash = ${keyHash} AND NOT revoked RETURNING id`))) !== null,
+  mark: async (id, status) =>
+    (await db.maybeOne(prepared(sql.type(z.object({ path: z.string() }))`
+      UPDATE least_calls SET marked = true, status = COALESCE(${status}::text, status) WHERE id = ${id} AND NOT marked RETURNING path`)))?.path ?? null,
+  finish: async (id, answer, event) =>
+    void (await db.query(prepared(sql.unsafe`
+      WITH done AS (UPDATE least_calls SET status = 'called', result = ${answer}::jsonb WHERE id = ${id} RETURNING id)
+      INSERT INTO least_audit (call_id, event) SELECT id, ${event} FROM done`))),
+  park: async (id) => void (await db.query(prepared(sql.unsafe`UPDATE least_calls SET status = 'pending_approval' WHERE id = ${id}`))),
+});
+
+const statements = slonikPool ? slonikStatements(slonikPool) : pgStatements(pool!);
 
 /** The callers waiting for their call's in-process answer, by call id. */
 const waiting = new Map<string, (answer: string) => void>();
@@ -66,17 +121,12 @@ if (!(WORKFLOWS as readonly string[]).includes(workflow)) throw new Error(`LEAST
  * the call was marked already: a re-run sends nothing.
  */
 async function markSendRecord(id: string, event: string, status?: string): Promise<{ status: number; result: unknown; answer: string } | null> {
-  const marked = await pool.query('UPDATE least_calls SET marked = true, status = COALESCE($2, status) WHERE id = $1 AND NOT marked RETURNING path', [id, status ?? null]);
-  const path = (marked.rows[0] as { path: string } | undefined)?.path;
+  const path = await statements.mark(id, status ?? null);
   if (!path) return null;
   const sent = await upstreamGet(path);
   const result = JSON.parse(sent.body) as unknown;
   const answer = JSON.stringify({ status: 'called', upstream_status: sent.status, result });
-  await pool.query(
-    `WITH done AS (UPDATE least_calls SET status = 'called', result = $2 WHERE id = $1 RETURNING id)
-     INSERT INTO least_audit (call_id, event) SELECT id, $3 FROM done`,
-    [id, answer, event],
-  );
+  await statements.finish(id, answer, event);
   return { status: sent.status, result, answer };
 }
 
@@ -95,7 +145,7 @@ const activities = {
   },
   // The least approval: parked as pending (one statement), the caller told in-process.
   async benchmarkRaise(id: string) {
-    await pool.query(`UPDATE least_calls SET status = 'pending_approval' WHERE id = $1`, [id]);
+    await statements.park(id);
     waiting.get(id)?.(JSON.stringify({ status: 'pending_approval', approval_id: id }));
   },
   // Allowed: the decision with the send mark (one statement), the send, the final state + audit.
@@ -173,11 +223,7 @@ type Answer = { status: number; body: string };
 async function insertStartAndWait(token: string, item: string, start: (id: string) => Promise<unknown>): Promise<Answer> {
   const id = randomUUID();
   const hash = createHash('sha256').update(token).digest('hex');
-  const inserted = await pool.query(
-    `INSERT INTO least_calls (id, key_hash, path) SELECT $1, hash, $3 FROM least_keys WHERE hash = $2 AND NOT revoked RETURNING id`,
-    [id, hash, `/items/${encodeURIComponent(item)}`],
-  );
-  if (inserted.rowCount !== 1) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
+  if (!(await statements.insert(id, hash, `/items/${encodeURIComponent(item)}`))) return { status: 401, body: '{"error":{"code":"unauthenticated"}}' };
   const answered = new Promise<string>((resolve) => waiting.set(id, resolve));
   try {
     await start(id);
@@ -209,20 +255,45 @@ async function decide(id: string): Promise<Answer> {
   return { status: 200, body: JSON.stringify({ decision }) };
 }
 
-const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    const url = req.url ?? '';
-    const body = () => JSON.parse(Buffer.concat(chunks).toString('utf8')) as CallBody;
-    const handled = url.startsWith('/decide/') ? decide(url.slice('/decide/'.length)) : url === '/pending' ? pending(token, body()) : covered(token, body());
-    handled.then(
-      (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body),
-      (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
-    );
+/** What a request asks for, answered; the same whichever stack carried it in. */
+function handle(url: string, token: string, body: () => CallBody): Promise<Answer> {
+  return url.startsWith('/decide/') ? decide(url.slice('/decide/'.length)) : url === '/pending' ? pending(token, body()) : covered(token, body());
+}
+
+const bearer = (header: string | undefined) => (header ?? '').replace(/^Bearer /, '');
+
+/** Plain node:http: the body gathered and parsed by hand. */
+function plainServer(): http.Server {
+  return http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = () => JSON.parse(Buffer.concat(chunks).toString('utf8')) as CallBody;
+      handle(req.url ?? '', bearer(req.headers.authorization), body).then(
+        (r) => res.writeHead(r.status, { 'content-type': 'application/json' }).end(r.body),
+        (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
+      );
+    });
   });
-});
+}
+
+/** Express 5 with the gateway's JSON body parser settings (server/app.ts), one router. */
+function expressServer(): http.Server {
+  const app = express();
+  app.disable('x-powered-by');
+  const routes = express.Router();
+  routes.post('/{*path}', express.json({ limit: '1mb', strict: false }), async (req, res) => {
+    const r = await handle(req.originalUrl, bearer(req.get('authorization')), () => req.body as CallBody);
+    res.status(r.status).type('application/json').send(r.body);
+  });
+  app.use(routes);
+  app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(500).json({ error: err.message });
+  });
+  return http.createServer(app);
+}
+
+const server = stack.has('express') ? expressServer() : plainServer();
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const running = worker.run();
 process.stdout.write(`ready ${(server.address() as { port: number }).port}\n`);
@@ -232,7 +303,8 @@ process.once('SIGTERM', () => {
   worker.shutdown();
   void running.then(async () => {
     await connection.close();
-    await pool.end();
+    await pool?.end();
+    await slonikPool?.end();
     process.exit(0);
   });
 });

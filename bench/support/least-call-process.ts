@@ -59,6 +59,8 @@ export interface LeastGatewayOptions {
   /** `least`: the one-activity workflow; `operator`: with search attributes, memo, status, result; `call`: the gateway's callWorkflow. */
   workflow: 'least' | 'operator' | 'call';
   taskQueue: string;
+  /** The parts of the gateway's stack to run on instead of node:http and pg (LEAST_STACK in least-call-gateway.ts). */
+  stack?: ('express' | 'slonik')[];
   /** With `operator`: only the memo, or only the search attributes, at start (default both). */
   operatorParts?: 'both' | 'memo' | 'search-attributes';
   upstreamUrl: string;
@@ -78,6 +80,7 @@ export async function startLeastGateway(o: LeastGatewayOptions): Promise<LeastGa
       LEAST_TASK_QUEUE: o.taskQueue,
       LEAST_WORKFLOW: o.workflow,
       LEAST_OPERATOR_PARTS: o.operatorParts ?? 'both',
+      LEAST_STACK: (o.stack ?? []).join(','),
       LEAST_UPSTREAM_URL: o.upstreamUrl,
       LEAST_DATABASE_URL: o.databaseUrl,
       LEAST_TEMPORAL_ADDRESS: o.temporalAddress,
