@@ -33,6 +33,31 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
   /** Holds matching upstream requests until released (the "slow upstream"). */
   const hold = (match: (r: RecordedRequest) => boolean) => holdRequests(up, match);
 
+  /**
+   * Starts `read`, holds it at the executions table with a lock until it waits there, then commits
+   * `writes` in one transaction and releases it: the read falls between two rows one writer changed.
+   */
+  const commitWhileHeldAtExecutions = async <T,>(read: () => Promise<T>, writes: [string, unknown[]][]): Promise<T> => {
+    const writer = new pg.Client({ connectionString: gw.databaseUrl });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
+      const reading = read();
+      await until(
+        () => writer.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'executions'::regclass AND NOT granted`),
+        (r) => r.rows[0].n > 0,
+        30_000,
+      );
+      for (const [text, values] of writes) await writer.query(text, values);
+      await writer.query('COMMIT');
+      return await reading;
+    } finally {
+      await writer.query('ROLLBACK').catch(() => undefined);
+      await writer.end();
+    }
+  };
+
   beforeAll(async () => {
     up = await startUpstream();
     // Raw HTTP to the loopback upstream below is allowed (it is private: refused at once otherwise).
@@ -148,57 +173,33 @@ describe('call ids, GET /v1/calls/{id} and Idempotency-Key', () => {
     const path = `/v1/calls/${pending.body.call_id}`;
     await until(() => gw.as(other.key)('GET', path), (r) => r.body.status === 'executed', 30_000);
     // A writer that changes the call's status and its execution's together (as the execution's
-    // final write does) commits while the read is between the two rows: the read is held at the
-    // executions table by a lock until the writer has committed.
-    const writer = new pg.Client({ connectionString: gw.databaseUrl });
-    await writer.connect();
-    try {
-      await writer.query('BEGIN');
-      await writer.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
-      const read = gw.as(other.key)('GET', path);
-      await until(
-        () => writer.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'executions'::regclass AND NOT granted`),
-        (r) => r.rows[0].n > 0,
-        30_000,
-      );
-      await writer.query(`UPDATE calls SET status = 'execution_failed' WHERE id = $1`, [pending.body.call_id]);
-      await writer.query(`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]);
-      await writer.query('COMMIT');
-      // Both rows as they were when the read began: never the new execution beside the old call.
-      expect((await read).body).toMatchObject({ status: 'executed', execution_status: 'executed' });
-      expect((await gw.as(other.key)('GET', path)).body).toMatchObject({ status: 'execution_failed', execution_status: 'failed' });
-    } finally {
-      await writer.query('ROLLBACK').catch(() => undefined);
-      await writer.end();
-    }
+    // final write does) commits while the read is between the two rows.
+    const read = await commitWhileHeldAtExecutions(
+      () => gw.as(other.key)('GET', path),
+      [
+        [`UPDATE calls SET status = 'execution_failed' WHERE id = $1`, [pending.body.call_id]],
+        [`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]],
+      ],
+    );
+    // Both rows as they were when the read began: never the new execution beside the old call.
+    expect(read.body).toMatchObject({ status: 'executed', execution_status: 'executed' });
+    expect((await gw.as(other.key)('GET', path)).body).toMatchObject({ status: 'execution_failed', execution_status: 'failed' });
   });
 
   it('an approval event reads the approval and its execution as of one moment', async () => {
     const pending = await gw.as(other.key)('POST', '/v1/actions/call', { service: 'widgets', action: 'create_item', params: { name: 'event-moment' } });
     expect((await human('POST', `/v1/approvals/${pending.body.approval_id}/resolve`, { decision: 'allow', reason: 'first' })).status).toBe(200);
     await until(() => gw.as(other.key)('GET', `/v1/calls/${pending.body.call_id}`), (r) => r.body.status === 'executed', 30_000);
-    // As above: a writer changes the approval and its execution together while the event's read
-    // is held between the two rows.
-    const writer = new pg.Client({ connectionString: gw.databaseUrl });
-    await writer.connect();
-    try {
-      await writer.query('BEGIN');
-      await writer.query('LOCK TABLE executions IN ACCESS EXCLUSIVE MODE');
-      const read = approvalEventData(gw.pool, pending.body.approval_id);
-      await until(
-        () => writer.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'executions'::regclass AND NOT granted`),
-        (r) => r.rows[0].n > 0,
-        30_000,
-      );
-      await writer.query(`UPDATE approvals SET reason = 'second' WHERE id = $1`, [pending.body.approval_id]);
-      await writer.query(`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]);
-      await writer.query('COMMIT');
-      expect(await read).toMatchObject({ reason: 'first', execution: { status: 'executed' } });
-      expect(await approvalEventData(gw.pool, pending.body.approval_id)).toMatchObject({ reason: 'second', execution: { status: 'failed' } });
-    } finally {
-      await writer.query('ROLLBACK').catch(() => undefined);
-      await writer.end();
-    }
+    // As above: a writer changes the approval and its execution together.
+    const read = await commitWhileHeldAtExecutions(
+      () => approvalEventData(gw.pool, pending.body.approval_id),
+      [
+        [`UPDATE approvals SET reason = 'second' WHERE id = $1`, [pending.body.approval_id]],
+        [`UPDATE executions SET status = 'failed' WHERE approval_id = $1`, [pending.body.approval_id]],
+      ],
+    );
+    expect(read).toMatchObject({ reason: 'first', execution: { status: 'executed' } });
+    expect(await approvalEventData(gw.pool, pending.body.approval_id)).toMatchObject({ reason: 'second', execution: { status: 'failed' } });
   });
 
   it('GET /v1/calls/{id} settles a call whose workflow never started (the process stopped after writing its row): failed, nothing sent, with its audit row', async () => {
