@@ -27,7 +27,6 @@ export type { ActionCallInput, ConnectionRef, IdentifiedOutcome, RawHttpInput };
 
 /** What the call service reads of stored calls (bound to the pool in wiring.ts). */
 export interface CallReads {
-  getCall(id: string): Promise<CallRow | null>;
   /** The row as it stands, closed first when its workflow never started (never-started.ts). */
   settleIfNeverStarted(call: CallRow): Promise<CallRow>;
   /**
@@ -120,15 +119,14 @@ export function createCallService(deps: CallServiceParts) {
      * above it on its chain, and the org's admins; `not_found` for anyone else.
      */
     async get(p: Principal, callId: string) {
-      const found = await reads.getCall(callId);
-      if (!found || found.org_id !== p.orgId) throw notFound('call');
+      let now = await reads.callAsOfNow(callId);
+      if (!now || now.call.org_id !== p.orgId) throw notFound('call');
       if (!isAdmin(p)) {
-        const chain = await deps.chains.getChain(found.requester_id);
+        const chain = await deps.chains.getChain(now.call.requester_id);
         if (!chain.some((c) => c.id === p.identityId)) throw notFound('call');
       }
-      await reads.settleIfNeverStarted(found);
-      const now = await reads.callAsOfNow(callId);
-      if (!now) throw notFound('call');
+      // Read again only when this read closed a call whose workflow never started.
+      if ((await reads.settleIfNeverStarted(now.call)) !== now.call) now = (await reads.callAsOfNow(callId)) ?? now;
       return presentCall(now.call, now.approval, now.execution);
     },
 

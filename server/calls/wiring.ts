@@ -61,7 +61,6 @@ export interface CallServiceDeps {
 export function callReads(deps: Pick<CallServiceDeps, 'pool' | 'temporal' | 'chains' | 'config'>): CallReads {
   const { pool } = deps;
   return {
-    getCall: (id) => store.getCall(pool, id),
     settleIfNeverStarted: (call) => settleIfNeverStarted({ pool, temporal: deps.temporal, chains: deps.chains }, call),
     callAsOfNow: (callId) => store.callAsOfNow(pool, callId),
     openApprovalsOf: (ids) => store.openApprovalsOf(pool, ids),

@@ -55,7 +55,6 @@ function setup(opts: { approvals?: (o: ReturnType<typeof org>) => ReturnType<typ
   const warn = vi.fn();
   const metrics = { rateLimited: vi.fn(), overheadSeconds: vi.fn() };
   const reads: CallReads = {
-    getCall: (id) => Promise.resolve(calls.find((c) => c.id === id) ?? null),
     settleIfNeverStarted: (c) => {
       settledNeverStarted.push(c.id);
       return Promise.resolve(c);
